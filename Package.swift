@@ -1,0 +1,143 @@
+// swift-tools-version:6.1
+//
+// Layers, lowest first. A target may only depend on targets above it in this list;
+// the JSON-RPC model and router never see sockets, systemd or Avahi.
+//
+//   RPCJSON     JSON scanning, values and string escaping (no dependencies)
+//   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
+//   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
+//   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
+//   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
+//   RPCServer   listeners and channel handlers on NIOPosix; built-in services
+//   RPCClient   a pipelining client over the same wire format
+//   rpcd        the daemon executable: wires everything together
+//   rpcctl      the command-line client
+import PackageDescription
+
+let package = Package(
+    name: "rpcd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "rpcd", targets: ["rpcd"]),
+        .executable(name: "rpcctl", targets: ["rpcctl"]),
+        .library(name: "RPCClient", targets: ["RPCClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+    ],
+    targets: [
+        .target(name: "RPCJSON"),
+        .target(
+            name: "RPCWire",
+            dependencies: [.product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
+            name: "JSONRPC",
+            dependencies: ["RPCJSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
+            name: "RPCCore",
+            dependencies: [
+                "RPCJSON", "JSONRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "RPCConfig",
+            dependencies: ["RPCWire"]
+        ),
+        .target(
+            name: "RPCServer",
+            dependencies: [
+                "RPCWire", "JSONRPC", "RPCCore", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "RPCClient",
+            dependencies: [
+                "RPCWire", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
+        .executableTarget(
+            name: "rpcd",
+            dependencies: [
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "rpcctl",
+            dependencies: [
+                "RPCClient", "RPCJSON", "RPCWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ]
+        ),
+        .executableTarget(
+            name: "rpcd-echo-reference",
+            dependencies: [
+                "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ],
+            path: "Sources/FrameEchoReference"
+        ),
+
+        .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        .testTarget(
+            name: "RPCWireTests",
+            dependencies: [
+                "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOTestUtils", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "RPCJSON"]),
+        .testTarget(
+            name: "RPCCoreTests",
+            dependencies: [
+                "RPCCore", "JSONRPC", "RPCJSON",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig"]),
+        .testTarget(
+            name: "RPCServerTests",
+            dependencies: [
+                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["RPCClient", "RPCJSON", "RPCWire"]
+        ),
+        .testTarget(
+            name: "RPCClientTests",
+            dependencies: ["RPCClient", "RPCJSON", .product(name: "NIOEmbedded", package: "swift-nio")]
+        ),
+    ]
+)

@@ -1,0 +1,162 @@
+import NIOCore
+import RPCJSON
+
+/// Turns one frame's payload into an `RPCMessage` by reading only the JSON-RPC envelope.
+///
+/// The whole payload is validated as strict JSON (so a syntax error anywhere is a parse error, as the
+/// specification requires), but only `jsonrpc`, `method` and `id` are decoded; `params` and `id` are handed on
+/// as slices of the frame, without copying and without building a tree. Nesting is tracked without recursion,
+/// so hostile depth is answered with an error instead of overflowing a stack.
+///
+/// Pure and thread-agnostic; never throws (every failure is a message to answer).
+public struct RPCEnvelopeParser: Sendable {
+    /// Deepest container nesting of a whole message; the request object itself is level 1.
+    public var maxNestingDepth: Int
+    /// Most entries a batch may have.
+    public var maxBatchLength: Int
+
+    public init(maxNestingDepth: Int = 64, maxBatchLength: Int = 1024) {
+        self.maxNestingDepth = maxNestingDepth
+        self.maxBatchLength = maxBatchLength
+    }
+
+    public func parse(_ frame: ByteBuffer) -> RPCMessage {
+        frame.withUnsafeReadableBytes { bytes in
+            var scanner = JSONScanner(bytes: bytes, maxDepth: maxNestingDepth)
+            do {
+                switch scanner.peekNonWhitespace() {
+                case UInt8(ascii: "{"):
+                    let entry = try parseObject(&scanner, depth: 0, frame: frame)
+                    try scanner.expectEnd()
+                    return .single(entry)
+                case UInt8(ascii: "["):
+                    return try parseBatch(&scanner, frame: frame)
+                case nil:
+                    return .failure(.parseError("empty message"))
+                default:
+                    _ = try scanner.scanValue(depth: 0)
+                    try scanner.expectEnd()
+                    return .failure(.invalidRequest("a message must be a request object or a batch array"))
+                }
+            } catch let error as JSONSyntaxError {
+                return .failure(Self.rpcError(for: error, limit: maxNestingDepth))
+            } catch {
+                return .failure(.internalError)  // unreachable: the scanner throws only JSONSyntaxError
+            }
+        }
+    }
+
+    private static func rpcError(for error: JSONSyntaxError, limit: Int) -> RPCError {
+        if case .tooDeep = error.reason { return .nestingTooDeep(limit: limit) }
+        return .parseError(error.description)
+    }
+
+    private func parseBatch(_ scanner: inout JSONScanner, frame: ByteBuffer) throws(JSONSyntaxError) -> RPCMessage {
+        _ = scanner.consume(UInt8(ascii: "["))
+        if scanner.consume(UInt8(ascii: "]")) {
+            try scanner.expectEnd()
+            return .failure(.invalidRequest("a batch must not be empty"))
+        }
+        var entries: [RPCEntry] = []
+        repeat {
+            guard entries.count < maxBatchLength else {
+                // Refuse before scanning the rest: a huge batch costs no more than its first entries.
+                return .failure(.batchTooLarge(limit: maxBatchLength))
+            }
+            if scanner.peekNonWhitespace() == UInt8(ascii: "{") {
+                entries.append(try parseObject(&scanner, depth: 1, frame: frame))
+            } else {
+                _ = try scanner.scanValue(depth: 1)
+                entries.append(.invalid(id: nil, error: .invalidRequest("a batch element must be a request object")))
+            }
+        } while scanner.consume(UInt8(ascii: ","))
+        try scanner.expect(UInt8(ascii: "]"))
+        try scanner.expectEnd()
+        return .batch(entries)
+    }
+
+    /// Parses one request object at `depth` (number of enclosing containers), in a single pass: each member
+    /// value is validated by the scanner, but only the envelope members are looked at.
+    private func parseObject(
+        _ scanner: inout JSONScanner, depth: Int, frame: ByteBuffer
+    ) throws(JSONSyntaxError) -> RPCEntry {
+        guard depth < maxNestingDepth else {
+            throw JSONSyntaxError(reason: .tooDeep(limit: maxNestingDepth), offset: scanner.offset)
+        }
+        _ = scanner.consume(UInt8(ascii: "{"))
+        var members = EnvelopeMembers()
+        var duplicate: StaticString?
+        if !scanner.consume(UInt8(ascii: "}")) {
+            repeat {
+                let (keyRange, _) = try scanner.scanString()
+                try scanner.expect(UInt8(ascii: ":"))
+                let value = try scanner.scanValue(depth: depth + 1)
+                let key = UnsafeRawBufferPointer(rebasing: scanner.bytes[keyRange])
+                if let name = members.assign(key: key, value: value) { duplicate = name }
+            } while scanner.consume(UInt8(ascii: ","))
+            try scanner.expect(UInt8(ascii: "}"))
+        }
+        return members.entry(bytes: scanner.bytes, frame: frame, duplicate: duplicate)
+    }
+}
+
+extension JSONScanner {
+    /// Consumes `byte` after whitespace or throws the syntax error a parser would report there.
+    fileprivate mutating func expect(_ byte: UInt8) throws(JSONSyntaxError) {
+        guard !consume(byte) else { return }
+        throw JSONSyntaxError(reason: peekNonWhitespace().map { .unexpectedByte($0) } ?? .unexpectedEnd, offset: offset)
+    }
+}
+
+/// The envelope members found in one request object, as kinds and byte ranges.
+private struct EnvelopeMembers {
+    typealias Member = (kind: JSONKind, range: Range<Int>)
+    var jsonrpc: Member?
+    var method: Member?
+    var params: Member?
+    var id: Member?
+
+    /// Records a member; returns the member name when it was already present.
+    mutating func assign(key: UnsafeRawBufferPointer, value: Member) -> StaticString? {
+        func set(_ slot: inout Member?, _ name: StaticString) -> StaticString? {
+            defer { slot = value }
+            return slot == nil ? nil : name
+        }
+        if JSONString.token(key, equals: "method") { return set(&method, "method") }
+        if JSONString.token(key, equals: "params") { return set(&params, "params") }
+        if JSONString.token(key, equals: "id") { return set(&id, "id") }
+        if JSONString.token(key, equals: "jsonrpc") { return set(&jsonrpc, "jsonrpc") }
+        return nil  // other members are allowed and ignored
+    }
+
+    func entry(bytes: UnsafeRawBufferPointer, frame: ByteBuffer, duplicate: StaticString?) -> RPCEntry {
+        func slice(_ range: Range<Int>) -> ByteBuffer {
+            frame.getSlice(at: frame.readerIndex + range.lowerBound, length: range.count)!
+        }
+        // The id is echoed in error replies whenever it is a valid id, so clients can match them up.
+        var requestID: RPCID?
+        if let id {
+            switch id.kind {
+            case .string, .number, .null: requestID = RPCID(rawJSON: slice(id.range))
+            default: return .invalid(id: nil, error: .invalidRequest("'id' must be a string, a number or null"))
+            }
+        }
+        func invalid(_ detail: String) -> RPCEntry { .invalid(id: requestID, error: .invalidRequest(detail)) }
+
+        if let duplicate { return invalid("member '\(duplicate)' appears more than once") }
+        guard let jsonrpc, jsonrpc.kind == .string,
+            JSONString.token(UnsafeRawBufferPointer(rebasing: bytes[jsonrpc.range]), equals: "2.0")
+        else { return invalid("'jsonrpc' must be exactly \"2.0\"") }
+        guard let method else { return invalid("'method' is missing") }
+        guard method.kind == .string else { return invalid("'method' must be a string") }
+        var params: ByteBuffer?
+        if let member = self.params {
+            guard member.kind == .object || member.kind == .array else {
+                return invalid("'params' must be an object or an array")
+            }
+            params = slice(member.range)
+        }
+        let name = JSONString.decode(UnsafeRawBufferPointer(rebasing: bytes[method.range]))
+        return .request(RPCRequest(method: name, params: params, id: requestID))
+    }
+}

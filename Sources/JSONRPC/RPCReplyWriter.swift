@@ -1,0 +1,51 @@
+import NIOCore
+import RPCJSON
+
+/// Serializes JSON-RPC 2.0 response objects straight into a `ByteBuffer`.
+///
+/// Results arrive as raw JSON bytes from handlers and ids as the raw bytes of the request, so a reply is a
+/// few `memcpy`s: nothing is decoded or re-encoded. This is the only place an `RPCError` becomes JSON.
+public enum RPCReplyWriter {
+    /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
+    public static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)
+        buffer.writeImmutableBuffer(result)
+        buffer.writeStaticString(#","id":"#)
+        buffer.writeImmutableBuffer(id.rawJSON)
+        buffer.writeInteger(UInt8(ascii: "}"))
+    }
+
+    /// `{"jsonrpc":"2.0","error":{"code":C,"message":M[,"data":D]},"id":ID}`; a nil id is written as `null`.
+    public static func writeError(_ error: RPCError, id: RPCID?, into buffer: inout ByteBuffer) {
+        var object: [UInt8] = []
+        object.reserveCapacity(96)
+        appendStatic(#"{"jsonrpc":"2.0","error":{"code":"#, to: &object)
+        object.append(contentsOf: String(error.code).utf8)
+        appendStatic(#","message":"#, to: &object)
+        JSONString.appendQuoted(error.message, to: &object)
+        if let data = error.data {
+            appendStatic(#","data":"#, to: &object)
+            data.append(to: &object)
+        }
+        appendStatic(#"},"id":"#, to: &object)
+        buffer.writeBytes(object)
+        buffer.writeImmutableBuffer((id ?? .null).rawJSON)
+        buffer.writeInteger(UInt8(ascii: "}"))
+    }
+
+    /// Joins already serialized replies into one batch reply array.
+    public static func writeBatch(_ replies: some Sequence<ByteBuffer>, into buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt8(ascii: "["))
+        var first = true
+        for reply in replies {
+            if !first { buffer.writeInteger(UInt8(ascii: ",")) }
+            first = false
+            buffer.writeImmutableBuffer(reply)
+        }
+        buffer.writeInteger(UInt8(ascii: "]"))
+    }
+
+    private static func appendStatic(_ text: StaticString, to bytes: inout [UInt8]) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+}

@@ -1,0 +1,65 @@
+extension INIDocument {
+    /// Reads and parses one file.
+    ///
+    /// A file that is a symlink to /dev/null (masked) or empty yields a document without entries.
+    /// Throws naming the path when the file does not exist, is not a regular file, cannot be read
+    /// or is not UTF-8, and naming file and line for syntax errors.
+    public static func load(path: String) throws(ConfigError) -> INIDocument {
+        switch try ConfigFiles.kind(of: path) {
+        case .masked:
+            return INIDocument(file: path, entries: [])
+        case .regular:
+            return try parse(ConfigFiles.readText(path), file: path)
+        case .missing:
+            throw ConfigError(file: path, line: nil, message: "configuration file not found")
+        case .directory:
+            throw ConfigError(file: path, line: nil, message: "is a directory; expected a configuration file")
+        case .other:
+            throw ConfigError(file: path, line: nil, message: "is not a regular file")
+        }
+    }
+
+    /// Reads a main file and its drop-ins, in the order their assignments apply.
+    ///
+    /// The main file comes first, then every `*.conf` in `PATH.d/` (for `/etc/rpcd/rpcd.conf`, the
+    /// directory `/etc/rpcd/rpcd.conf.d/`) in lexical (byte) order of file name, so `10-a.conf`
+    /// applies before `20-b.conf` and later assignments win. A missing main file is an error; a
+    /// missing `.d` directory is not. Drop-ins that are empty or symlinks to /dev/null are empty.
+    public static func loadWithDropIns(main path: String) throws(ConfigError) -> [INIDocument] {
+        var documents = [try load(path: path)]
+        for file in try dropInFiles(in: [path + ".d"]) {
+            documents.append(try load(path: file))
+        }
+        return documents
+    }
+
+    /// The drop-in files of a set of directories, with systemd's precedence, in application order.
+    ///
+    /// Every non-hidden entry whose name ends in `suffix` counts, except directories. When several
+    /// directories hold a file of the same name, only the one in the earliest directory is used,
+    /// so listing `["/etc/x.d", "/usr/lib/x.d"]` lets `/etc/x.d/foo.conf` replace the packaged
+    /// `foo.conf`, and a symlink from it to /dev/null masks it. The result is sorted by file name
+    /// (bytewise, like strcmp), regardless of directory. Missing directories are skipped; a path
+    /// that exists but is not a directory, or cannot be listed, is an error naming it.
+    public static func dropInFiles(in directories: [String], suffix: String = ".conf") throws(ConfigError) -> [String] {
+        var chosen: [String: String] = [:]  // file name -> full path, first directory wins
+        for directory in directories {
+            switch try ConfigFiles.kind(of: directory) {
+            case .missing:
+                continue
+            case .directory:
+                break
+            case .regular, .masked, .other:
+                throw ConfigError(file: directory, line: nil, message: "is not a directory; drop-ins belong in a directory of *\(suffix) files")
+            }
+            for name in try ConfigFiles.listDirectory(directory)
+            where name.hasSuffix(suffix) && !name.hasPrefix(".") && chosen[name] == nil {
+                let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+                // A subdirectory named like a drop-in is not one; systemd skips it too.
+                if try ConfigFiles.kind(of: path) == .directory { continue }
+                chosen[name] = path
+            }
+        }
+        return chosen.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map(\.value)
+    }
+}

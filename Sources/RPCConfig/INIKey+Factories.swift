@@ -1,0 +1,87 @@
+import RPCWire
+
+/// Ready-made keys for the value types systemd-style files use. All of them treat an empty
+/// assignment (`Key=`) the systemd way: a single value goes back to its default, a list is
+/// cleared.
+extension INIKey {
+    /// A key holding one value. Later assignments replace earlier ones.
+    public static func value<Value: Sendable>(
+        _ name: String,
+        _ keyPath: WritableKeyPath<Settings, Value> & Sendable,
+        parse: @escaping @Sendable (INIEntry) throws(ConfigError) -> Value,
+        format: @escaping @Sendable (Value) -> String
+    ) -> INIKey {
+        INIKey(
+            name,
+            apply: { settings, entry, context throws(ConfigError) in
+                settings[keyPath: keyPath] = entry.value.isEmpty ? context.defaults[keyPath: keyPath] : try parse(entry)
+            },
+            render: { settings in [format(settings[keyPath: keyPath])] }
+        )
+    }
+
+    /// A repeatable key building a list, with systemd's list semantics: the first assignment
+    /// replaces the default list, each further one appends (a value already in the list is not
+    /// added twice), and an empty assignment clears the list built so far. Renders one line per
+    /// element, or a single empty assignment for an empty list, so that re-parsing gives it back.
+    public static func list<Element: Hashable & Sendable>(
+        _ name: String,
+        _ keyPath: WritableKeyPath<Settings, [Element]> & Sendable,
+        parse: @escaping @Sendable (INIEntry) throws(ConfigError) -> Element,
+        format: @escaping @Sendable (Element) -> String
+    ) -> INIKey {
+        INIKey(
+            name,
+            apply: { settings, entry, context throws(ConfigError) in
+                if context.isFirstAssignment || entry.value.isEmpty { settings[keyPath: keyPath] = [] }
+                guard !entry.value.isEmpty else { return }
+                let element = try parse(entry)
+                if !settings[keyPath: keyPath].contains(element) { settings[keyPath: keyPath].append(element) }
+            },
+            render: { settings in
+                let elements = settings[keyPath: keyPath]
+                return elements.isEmpty ? [""] : elements.map(format)
+            }
+        )
+    }
+
+    /// A decimal integer within `range`.
+    public static func integer(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+        value(name, keyPath, parse: { entry throws(ConfigError) in try entry.integerValue(in: range) }, format: { String($0) })
+    }
+
+    /// A size in bytes (`16M`) within `range`; rendered in the shortest exact form.
+    public static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+        value(name, keyPath, parse: { entry throws(ConfigError) in try entry.sizeValue(in: range) }, format: ValueSyntax.formatSize)
+    }
+
+    /// A boolean; rendered as `yes` or `no`.
+    public static func boolean(_ name: String, _ keyPath: WritableKeyPath<Settings, Bool> & Sendable) -> INIKey {
+        value(name, keyPath, parse: { entry throws(ConfigError) in try entry.boolValue() }, format: { $0 ? "yes" : "no" })
+    }
+
+    /// A time span; nil means `infinity`. With `zeroDisables`, `0` also reads as nil, for keys
+    /// where zero means "never" rather than "immediately".
+    public static func timeSpan(
+        _ name: String, _ keyPath: WritableKeyPath<Settings, Duration?> & Sendable, zeroDisables: Bool
+    ) -> INIKey {
+        value(
+            name, keyPath,
+            parse: { entry throws(ConfigError) in
+                let span = try entry.timeSpanValue()
+                return zeroDisables && span == .zero ? nil : span
+            },
+            format: ValueSyntax.formatTimeSpan
+        )
+    }
+
+    /// A log level name.
+    public static func logLevel(_ name: String, _ keyPath: WritableKeyPath<Settings, LogLevelSetting> & Sendable) -> INIKey {
+        value(name, keyPath, parse: { entry throws(ConfigError) in try entry.logLevelValue() }, format: \.rawValue)
+    }
+
+    /// A repeatable address key (see `list` for the list semantics).
+    public static func endpoints(_ name: String, _ keyPath: WritableKeyPath<Settings, [RPCEndpoint]> & Sendable) -> INIKey {
+        list(name, keyPath, parse: { entry throws(ConfigError) in try entry.endpointValue() }, format: \.description)
+    }
+}

@@ -1,0 +1,143 @@
+/// What the assignments of a set of INI documents mean: the known sections, their keys, and the
+/// defaults that assignments modify. Used for rpcd.conf (`ServerConfiguration.schema`) and meant
+/// for any later file in the same syntax.
+///
+/// Applying documents walks their entries in order (main file, then drop-ins), so later
+/// assignments override earlier ones. Sections and keys whose names start with `X-` are ignored,
+/// as systemd ignores them in unit files; any other unknown section or key is an error naming the
+/// file and line (with a "did you mean" hint when a known name is close).
+public struct INISchema<Settings: Sendable>: Sendable {
+    public var defaults: Settings
+    public var sections: [INISection<Settings>]
+
+    public init(defaults: Settings, sections: [INISection<Settings>]) {
+        self.defaults = defaults
+        self.sections = sections
+    }
+
+    /// The defaults with every assignment of `documents` applied in order.
+    ///
+    /// Problems are reported in file order: within a document, a section header is checked
+    /// before the assignments that follow it.
+    public func settings(from documents: [INIDocument]) throws(ConfigError) -> Settings {
+        var settings = defaults
+        var assigned: Set<String> = []  // "Section\0Key" of keys assigned so far
+        for document in documents {
+            var headers = document.sectionHeaders[...]
+            for entry in document.entries {
+                while let header = headers.first, header.line <= entry.line {
+                    try checkSection(header.name, file: header.file, line: header.line)
+                    headers = headers.dropFirst()
+                }
+                // Documents built in code may lack headers, so the section is checked here too.
+                guard let section = try checkSection(entry.section, file: entry.file, line: entry.line),
+                    !entry.key.hasPrefix("X-")
+                else { continue }
+                guard let key = section.key(named: entry.key) else {
+                    let hint = suggestion(for: entry.key, among: section.keys.map(\.name), bracketed: false) ?? ""
+                    throw entry.error("unknown key '\(entry.key)' in section [\(section.name)]\(hint)")
+                }
+                let first = assigned.insert(section.name + "\0" + key.name).inserted
+                try key.apply(&settings, entry, INIAssignmentContext(defaults: defaults, isFirstAssignment: first))
+            }
+            for header in headers { try checkSection(header.name, file: header.file, line: header.line) }
+        }
+        return settings
+    }
+
+    /// The section called `name`; nil for an ignored `X-` section; throws for an unknown one.
+    @discardableResult
+    private func checkSection(_ name: String, file: String, line: Int) throws(ConfigError) -> INISection<Settings>? {
+        if name.hasPrefix("X-") { return nil }
+        if let section = sections.first(where: { $0.name == name }) { return section }
+        let known = sections.map(\.name)
+        let hint = suggestion(for: name, among: known, bracketed: true)
+            ?? "; known sections: " + known.map { "[\($0)]" }.joined(separator: ", ")
+        throw ConfigError(file: file, line: line, message: "unknown section [\(name)]\(hint)")
+    }
+
+    /// `settings` as INI text with every key of every section, in schema order: one `[Section]`
+    /// block per section, blank lines between them. Parsing the text with this schema gives
+    /// `settings` back, provided no value ends in a backslash (which INI cannot express).
+    public func render(_ settings: Settings) -> String {
+        var blocks: [String] = []
+        for section in sections {
+            var lines = ["[\(section.name)]"]
+            for key in section.keys {
+                lines += key.render(settings).map { "\(key.name)=\($0)" }
+            }
+            blocks.append(lines.joined(separator: "\n") + "\n")
+        }
+        return blocks.joined(separator: "\n")
+    }
+}
+
+/// One `[Section]` of a schema: its name and its keys, in the order `render` writes them.
+public struct INISection<Settings: Sendable>: Sendable {
+    public var name: String
+    public var keys: [INIKey<Settings>]
+
+    public init(_ name: String, keys: [INIKey<Settings>]) {
+        self.name = name
+        self.keys = keys
+    }
+
+    /// Key names are case-sensitive, as in systemd.
+    public func key(named name: String) -> INIKey<Settings>? {
+        keys.first { $0.name == name }
+    }
+}
+
+/// What a key handler knows besides the assignment itself.
+public struct INIAssignmentContext<Settings> {
+    /// The schema's defaults: an empty assignment resets a key to its value here.
+    public let defaults: Settings
+    /// Whether no earlier assignment (in any document of this load) set this key. List keys use it
+    /// to start from an empty list rather than from the defaults.
+    public let isFirstAssignment: Bool
+}
+
+/// One key: how an assignment changes the settings, and how the settings are written back as the
+/// values of `Key=` lines (several for lists). Build keys with the factory methods in
+/// INIKey+Factories.swift, or directly for unusual value types.
+public struct INIKey<Settings: Sendable>: Sendable {
+    public typealias Apply = @Sendable (
+        _ settings: inout Settings, _ entry: INIEntry, _ context: INIAssignmentContext<Settings>
+    ) throws(ConfigError) -> Void
+    public typealias Render = @Sendable (_ settings: Settings) -> [String]
+
+    public var name: String
+    public var apply: Apply
+    public var render: Render
+
+    public init(_ name: String, apply: @escaping Apply, render: @escaping Render) {
+        self.name = name
+        self.apply = apply
+        self.render = render
+    }
+}
+
+/// "; did you mean 'Listen'?" when a known name differs only in case or by a couple of typos.
+private func suggestion(for name: String, among known: [String], bracketed: Bool) -> String? {
+    let lowered = name.lowercased()
+    let scored = known.map { ($0, editDistance(lowered, $0.lowercased())) }
+    // Short names are a couple of edits away from anything; only suggest a real resemblance.
+    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 * 2 < best.0.count else { return nil }
+    return bracketed ? "; did you mean [\(best.0)]?" : "; did you mean '\(best.0)'?"
+}
+
+/// Levenshtein distance over Unicode scalars; names are short, so the quadratic cost is nothing.
+private func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a.unicodeScalars)
+    let b = Array(b.unicodeScalars)
+    // previous[j] is the distance between the prefix of `a` handled so far and b[..<j].
+    var previous = Array(0...b.count)
+    for (i, scalarA) in a.enumerated() {
+        var current = [i + 1]
+        for (j, scalarB) in b.enumerated() {
+            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (scalarA == scalarB ? 0 : 1)))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}

@@ -1,0 +1,31 @@
+extension ServerConfiguration {
+    /// `[Server]`: listeners, resource limits and logging of the daemon itself.
+    /// The order here is the order `rendered()` writes the keys in.
+    static let serverSection = INISection<ServerConfiguration>(
+        "Server",
+        keys: [
+            .endpoints("Listen", \.listen),
+            .value("Threads", \.threads, parse: parseThreads, format: { $0.map(String.init) ?? "auto" }),
+            .size("MaxFrameSize", \.maxFrameSize, in: Limits.maxFrameSize),
+            .integer("MaxBatchLength", \.maxBatchLength, in: Limits.maxBatchLength),
+            .integer("MaxNestingDepth", \.maxNestingDepth, in: Limits.maxNestingDepth),
+            .integer("MaxConnections", \.maxConnections, in: Limits.maxConnections),
+            .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: Limits.maxCallsPerConnection),
+            .timeSpan("IdleTimeout", \.idleTimeout, zeroDisables: true),
+            .logLevel("LogLevel", \.logLevel),
+        ]
+    )
+
+    /// `auto` (nil) or a thread count.
+    @Sendable private static func parseThreads(_ entry: INIEntry) throws(ConfigError) -> Int? {
+        if entry.value == "auto" { return nil }
+        do {
+            return try entry.integerValue(in: Limits.threads)
+        } catch {
+            // The integer errors end in "expected an integer from 1 to 1024"; add the other choice.
+            var error = error
+            error.message += " or 'auto'"
+            throw error
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import RPCWire
+
+/// The settings of rpcd, read from `/etc/rpcd/rpcd.conf` and its drop-ins (docs/CONFIG.md).
+///
+/// Every setting has a default, so an empty file (or `ServerConfiguration.defaults`) is a working
+/// configuration. Loading fails with a `ConfigError` naming file and line for syntax errors,
+/// unknown sections or keys, and values that do not parse or are out of range; nothing is ever
+/// silently ignored except `X-` extension sections and keys.
+///
+/// The file's meaning lives in `schema`: one `INISection` per section, each a table of keys.
+/// Adding a section means a settings property here, a file declaring its `INISection`, and an
+/// entry in `schema.sections`.
+public struct ServerConfiguration: Hashable, Sendable {
+    /// `[Server] Listen=`: the addresses to listen on, in order. May be empty (every `Listen=`
+    /// cleared); whether that is acceptable is for the daemon to decide.
+    public var listen: [RPCEndpoint]
+    /// `[Server] Threads=`: event-loop threads; nil means `auto` (one per core, decided by the daemon).
+    public var threads: Int?
+    /// `[Server] MaxFrameSize=`: the largest frame (one message) accepted, in bytes.
+    public var maxFrameSize: Int
+    /// `[Server] MaxBatchLength=`: the most calls one batch may hold.
+    public var maxBatchLength: Int
+    /// `[Server] MaxNestingDepth=`: the deepest JSON nesting of a whole message; the request
+    /// object itself is level 1.
+    public var maxNestingDepth: Int
+    /// `[Server] MaxConnections=`: connections open at once, across all listeners.
+    public var maxConnections: Int
+    /// `[Server] MaxCallsPerConnection=`: calls in flight on one connection; past it the server
+    /// stops reading from that connection until calls complete.
+    public var maxCallsPerConnection: Int
+    /// `[Server] IdleTimeout=`: how long a connection may stay without traffic; nil never times out.
+    public var idleTimeout: Duration?
+    /// `[Server] LogLevel=`: the least severe level that is logged.
+    public var logLevel: LogLevelSetting
+
+    /// The allowed ranges, for checking values that come from elsewhere (such as the command line).
+    public enum Limits {
+        public static let threads = 1...1024
+        public static let maxFrameSize = 64...(1 << 30)
+        public static let maxBatchLength = 1...1_000_000
+        public static let maxNestingDepth = 2...512
+        public static let maxConnections = 1...1_000_000
+        public static let maxCallsPerConnection = 1...65536
+    }
+
+    /// A configuration with the given settings; omitted ones take their defaults.
+    public init(
+        listen: [RPCEndpoint] = [.unix(path: RPCEndpoint.defaultSocketPath), .tcp(host: "127.0.0.1", port: RPCEndpoint.defaultPort)],
+        threads: Int? = nil,
+        maxFrameSize: Int = 16 << 20,
+        maxBatchLength: Int = 1024,
+        maxNestingDepth: Int = 64,
+        maxConnections: Int = 4096,
+        maxCallsPerConnection: Int = 128,
+        idleTimeout: Duration? = .seconds(300),
+        logLevel: LogLevelSetting = .info
+    ) {
+        self.listen = listen
+        self.threads = threads
+        self.maxFrameSize = maxFrameSize
+        self.maxBatchLength = maxBatchLength
+        self.maxNestingDepth = maxNestingDepth
+        self.maxConnections = maxConnections
+        self.maxCallsPerConnection = maxCallsPerConnection
+        self.idleTimeout = idleTimeout
+        self.logLevel = logLevel
+    }
+
+    /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
+    public static let defaults = ServerConfiguration()
+
+    /// Where the packaged daemon reads its configuration.
+    public static let defaultPath = "/etc/rpcd/rpcd.conf"
+
+    /// The sections and keys of rpcd.conf.
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection])
+
+    /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
+    /// applies them to the defaults. Throws if the main file is missing or anything is invalid.
+    public static func load(path: String = defaultPath) throws(ConfigError) -> ServerConfiguration {
+        try ServerConfiguration(documents: INIDocument.loadWithDropIns(main: path))
+    }
+
+    /// The defaults with the assignments of `documents` applied in order (later ones win).
+    public init(documents: [INIDocument]) throws(ConfigError) {
+        self = try Self.schema.settings(from: documents)
+    }
+
+    /// The configuration as rpcd.conf text listing every key (one `Listen=` line per address),
+    /// for `rpcd --check-config`. Parsing it gives an equal configuration back.
+    public func rendered() -> String {
+        Self.schema.render(self)
+    }
+}

@@ -1,0 +1,70 @@
+import JSONRPC
+import RPCJSON
+
+/// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
+/// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
+/// (name, version, summary, fingerprint of each service).
+public enum OpenRPCDocument {
+    public static let openRPCVersion = "1.3.2"
+
+    public static func make(for services: [RPCServiceDescriptor]) -> JSONValue {
+        var methods: [JSONValue] = []
+        for service in services {
+            for method in service.methods {
+                var entry: [String: JSONValue] = [
+                    "name": .string(service.name + "." + method.name),
+                    "params": .array(method.params.map(contentDescriptor)),
+                    "paramStructure": "either",
+                ]
+                if !method.summary.isEmpty { entry["summary"] = .string(method.summary) }
+                if let result = method.result { entry["result"] = contentDescriptor(result) }
+                if !method.errors.isEmpty {
+                    entry["errors"] = .array(method.errors.map { error -> JSONValue in ["code": .number(error.code), "message": .string(error.message)] })
+                }
+                if method.flags.contains(.mayBlock) { entry["x-rpcd-may-block"] = true }
+                methods.append(.object(entry))
+            }
+        }
+        let serviceList: [JSONValue] = services.map {
+            [
+                "name": .string($0.name), "version": .string($0.version), "summary": .string($0.summary),
+                "fingerprint": .string($0.fingerprint),
+            ]
+        }
+        return [
+            "openrpc": .string(openRPCVersion),
+            "info": [
+                "title": "rpcd", "version": .string(RPCDaemonVersion.version),
+                "x-rpcd-protocol": .number(RPCDaemonVersion.protocolVersion),
+            ],
+            "methods": .array(methods),
+            "x-rpcd-services": .array(serviceList),
+        ]
+    }
+
+    private static func contentDescriptor(_ parameter: RPCParameterDescriptor) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "name": .string(parameter.name), "schema": parameter.schema, "required": .bool(parameter.required),
+        ]
+        if !parameter.summary.isEmpty { object["summary"] = .string(parameter.summary) }
+        return .object(object)
+    }
+}
+
+/// The built-in `rpc` service: `rpc.discover` describes every method of the registry the call was routed
+/// through, so it is always current after a reload.
+public struct RPCDiscoverService: RPCService {
+    public init() {}
+
+    public let descriptor = RPCServiceDescriptor(
+        name: "rpc", version: RPCDaemonVersion.version, summary: "Service discovery (OpenRPC)",
+        methods: [
+            RPCMethodDescriptor(
+                name: "discover", summary: "Returns an OpenRPC document describing every method",
+                result: RPCParameterDescriptor(name: "document", schema: ["type": "object"]))
+        ])
+
+    public func handle(_ call: RPCCall, responder: RPCResponder) {
+        responder.succeed(OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)))
+    }
+}

@@ -1,0 +1,198 @@
+import JSONRPC
+import Logging
+import NIOCore
+import Synchronization
+
+/// Routes parsed messages to services and assembles their replies.
+///
+/// Knows nothing of sockets: a connection handler (or a test) parses a frame, calls `dispatch`, and gets the
+/// reply payload back on the connection's event loop. Calls of one message run concurrently; a batch reply
+/// is sent once every entry has completed. The registry can be replaced at any time (`replaceRegistry`);
+/// calls in flight finish on the registry they were routed through.
+public final class RPCRouter: Sendable {
+    public let parser: RPCEnvelopeParser
+    public let statistics: RPCStatistics
+    private let current: Mutex<RPCServiceRegistry>
+
+    public init(registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics()) {
+        self.current = Mutex(registry)
+        self.parser = parser
+        self.statistics = statistics
+    }
+
+    /// The registry new calls are routed through.
+    public var registry: RPCServiceRegistry {
+        current.withLock { $0 }
+    }
+
+    /// Atomically replaces the registry and returns the previous one.
+    @discardableResult
+    public func replaceRegistry(_ registry: RPCServiceRegistry) -> RPCServiceRegistry {
+        current.withLock { active in
+            let previous = active
+            active = registry
+            return previous
+        }
+    }
+
+    /// Runs every call of `message` and calls `completion` once, on `eventLoop`, with the reply payload, or with
+    /// nil when nothing is to be sent (only notifications). Must be called on `eventLoop`. Completion may happen
+    /// before this returns.
+    public func dispatch(
+        _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
+        completion: @escaping (ByteBuffer?) -> Void
+    ) {
+        let context = DispatchContext(
+            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics)
+        switch message {
+        case .failure(let error):
+            statistics.errors.increment()
+            connection.logger.debug(
+                "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(error, id: nil, into: &buffer)
+            completion(buffer)
+        case .single(let entry):
+            context.run(entry, completion: completion)
+        case .batch(let entries):
+            let collector = BatchCollector(count: entries.count, completion: completion)
+            for (index, entry) in entries.enumerated() {
+                context.run(entry) { collector.complete(index, reply: $0) }
+            }
+        }
+    }
+}
+
+/// Everything one message's calls share.
+private struct DispatchContext {
+    let registry: RPCServiceRegistry
+    let connection: RPCConnectionInfo
+    let eventLoop: any EventLoop
+    let statistics: RPCStatistics
+
+    /// Runs one entry; `completion` gets its serialized reply, or nil for a notification.
+    func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
+        statistics.calls.increment()
+        let request: RPCRequest
+        switch entry {
+        case .invalid(let id, let error):
+            statistics.errors.increment()
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(error, id: id, into: &buffer)
+            return completion(buffer)
+        case .request(let routed):
+            request = routed
+        }
+        guard let route = registry.route(for: request.method) else {
+            statistics.errors.increment()
+            guard let id = request.id else { return completion(nil) }
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(.methodNotFound(request.method), id: id, into: &buffer)
+            return completion(buffer)
+        }
+        let call = RPCCall(
+            request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+            eventLoop: eventLoop, registry: registry)
+        let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
+                                  statistics: statistics, completion: completion)
+        route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })
+    }
+}
+
+/// The state of one call between routing and reply. Confined to the connection's event loop: completions from
+/// other threads hop there first, so the first-completion-wins check needs no lock.
+private final class PendingCall: @unchecked Sendable {
+    private let request: RPCRequest
+    private let eventLoop: any EventLoop
+    private let connection: RPCConnectionInfo
+    private let statistics: RPCStatistics
+    private let started = NIODeadline.now()
+    private var completion: ((ByteBuffer?) -> Void)?
+
+    init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, statistics: RPCStatistics,
+         completion: @escaping (ByteBuffer?) -> Void) {
+        self.request = request
+        self.eventLoop = eventLoop
+        self.connection = connection
+        self.statistics = statistics
+        self.completion = completion
+    }
+
+    func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
+        if eventLoop.inEventLoop {
+            finish(outcome, cause)
+        } else {
+            eventLoop.execute { self.finish(outcome, cause) }
+        }
+    }
+
+    private func finish(_ outcome: RPCOutcome, _ cause: (any Error)?) {
+        guard let completion else {
+            connection.logger.warning(
+                "Call completed more than once; extra completion ignored",
+                metadata: [LogField.method: "\(request.method)"])
+            return
+        }
+        self.completion = nil
+        let micros = (NIODeadline.now() - started).nanoseconds / 1000
+        switch outcome {
+        case .success(let result):
+            connection.logger.trace("Call completed", metadata: callMetadata(micros))
+            guard let id = request.id else { return completion(nil) }
+            var buffer = ByteBuffer()
+            buffer.reserveCapacity(result.readableBytes + id.rawJSON.readableBytes + 32)
+            RPCReplyWriter.writeResult(result, id: id, into: &buffer)
+            completion(buffer)
+        case .failure(let error):
+            statistics.errors.increment()
+            var metadata = callMetadata(micros)
+            metadata[LogField.errorCode] = "\(error.code)"
+            if let cause {
+                // Clients see only "Internal error"; the cause is for the administrator.
+                metadata[LogField.error] = "\(String(reflecting: cause))"
+                connection.logger.error("Call failed with an internal error", metadata: metadata)
+            } else {
+                connection.logger.debug("Call failed", metadata: metadata)
+            }
+            guard let id = request.id else { return completion(nil) }
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(error, id: id, into: &buffer)
+            completion(buffer)
+        }
+    }
+
+    private func callMetadata(_ micros: Int64) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            LogField.method: "\(request.method)", LogField.durationMicroseconds: "\(micros)",
+        ]
+        if let id = request.id { metadata[LogField.callID] = "\(id)" }
+        return metadata
+    }
+}
+
+/// Collects the replies of one batch and sends them as one array once all entries are done.
+/// Confined to the connection's event loop.
+private final class BatchCollector {
+    private var replies: [ByteBuffer?]
+    private var outstanding: Int
+    private let completion: (ByteBuffer?) -> Void
+
+    init(count: Int, completion: @escaping (ByteBuffer?) -> Void) {
+        self.replies = Array(repeating: nil, count: count)
+        self.outstanding = count
+        self.completion = completion
+    }
+
+    func complete(_ index: Int, reply: ByteBuffer?) {
+        replies[index] = reply
+        outstanding -= 1
+        guard outstanding == 0 else { return }
+        let present = replies.compactMap { $0 }
+        // A batch of notifications only gets no reply at all, not an empty array.
+        guard !present.isEmpty else { return completion(nil) }
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(present.reduce(2) { $0 + $1.readableBytes + 1 })
+        RPCReplyWriter.writeBatch(present, into: &buffer)
+        completion(buffer)
+    }
+}

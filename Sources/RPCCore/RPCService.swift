@@ -1,0 +1,119 @@
+import JSONRPC
+import Logging
+import NIOCore
+import RPCJSON
+
+/// A service: one `service.*` namespace of methods behind one small interface.
+///
+/// `handle` is called on the connection's event loop and must not block it: answer at once, or start the work
+/// elsewhere and answer later. The responder must be completed exactly once, from any thread; extra
+/// completions are ignored (and logged). Notifications are handled like calls and their outcome is discarded.
+/// Built-in services, plugin modules and tests all implement this.
+public protocol RPCService: Sendable {
+    var descriptor: RPCServiceDescriptor { get }
+    func handle(_ call: RPCCall, responder: RPCResponder)
+}
+
+/// A service written with async/await. Each call runs in a task, so prefer `RPCService` for methods that answer
+/// immediately on the event loop.
+public protocol RPCAsyncService: RPCService {
+    /// Returns the result as a JSON value or throws (see `RPCError.init(from:)` for what the client sees).
+    func handle(_ call: RPCCall) async throws -> JSONValue
+}
+
+extension RPCAsyncService {
+    public func handle(_ call: RPCCall, responder: RPCResponder) {
+        Task {
+            do {
+                responder.succeed(try await self.handle(call))
+            } catch {
+                responder.fail(error)
+            }
+        }
+    }
+}
+
+/// One routed call, as a service sees it.
+public struct RPCCall: Sendable {
+    /// The request as received; `params` are raw JSON bytes, decoded only by whoever needs them.
+    public let request: RPCRequest
+    /// Index of the method in the service descriptor's `methods`.
+    public let methodIndex: Int
+    public let method: RPCMethodDescriptor
+    public let connection: RPCConnectionInfo
+    /// The loop of the connection; handlers may schedule work on it but never block it.
+    public let eventLoop: any EventLoop
+    /// The registry this call was routed through (what `rpc.discover` describes).
+    public let registry: RPCServiceRegistry
+
+    public var params: ByteBuffer? { request.params }
+    public var isNotification: Bool { request.isNotification }
+
+    /// The connection's logger with this call's method and id attached.
+    public var logger: Logger {
+        var logger = connection.logger
+        logger[metadataKey: LogField.method] = "\(request.method)"
+        if let id = request.id { logger[metadataKey: LogField.callID] = "\(id)" }
+        return logger
+    }
+
+    /// The params as a JSON value tree (slow path, for handlers that want it); `.null` when absent.
+    public func paramsValue() throws(RPCError) -> JSONValue {
+        guard let params else { return .null }
+        do {
+            return try params.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue(parsing: bytes) }
+        } catch {
+            throw .invalidParams(error.description)  // unreachable for frames the envelope parser accepted
+        }
+    }
+}
+
+/// Who is calling: one client connection.
+public struct RPCConnectionInfo: Sendable {
+    /// Unique within one run of the daemon.
+    public var id: UInt64
+    /// `ADDRESS:PORT` for TCP peers, `unix` for Unix-domain sockets.
+    public var peer: String
+    /// A logger carrying `rpcd_conn_id` and `rpcd_peer`.
+    public var logger: Logger
+
+    public init(id: UInt64, peer: String, logger: Logger) {
+        self.id = id
+        self.peer = peer
+        self.logger = logger
+    }
+}
+
+/// How a call ends.
+public enum RPCOutcome: Sendable {
+    /// The `result`, as raw JSON bytes.
+    case success(ByteBuffer)
+    case failure(RPCError)
+}
+
+/// Completes one call. Thread-safe; the first completion wins.
+public struct RPCResponder: Sendable {
+    private let complete: @Sendable (RPCOutcome, (any Error)?) -> Void
+
+    /// `complete` receives the outcome and, for failures that were not `RPCError`s, the original error so it can
+    /// be logged (clients only see `internalError`).
+    public init(_ complete: @escaping @Sendable (RPCOutcome, (any Error)?) -> Void) {
+        self.complete = complete
+    }
+
+    /// Succeeds with a result that is already JSON. The bytes are not checked: they must be one valid JSON value.
+    public func succeed(rawJSON: ByteBuffer) {
+        complete(.success(rawJSON), nil)
+    }
+
+    public func succeed(_ value: JSONValue) {
+        complete(.success(ByteBuffer(bytes: value.serialized())), nil)
+    }
+
+    /// Fails the call; see `RPCError.init(from:)` for what the client sees.
+    public func fail(_ error: any Error) {
+        let rpcError = RPCError(from: error)
+        let isInternal = !(error is RPCError) && !(error is RPCErrorConvertible)
+        complete(.failure(rpcError), isInternal ? error : nil)
+    }
+}

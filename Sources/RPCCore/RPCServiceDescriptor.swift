@@ -1,0 +1,89 @@
+import JSONRPC
+import RPCJSON
+
+/// What a service offers: the single source of `rpc.discover` entries and of the interface fingerprint.
+public struct RPCServiceDescriptor: Hashable, Sendable {
+    /// The service name: the part of a method name before the first dot (`calc` in `calc.add`).
+    public var name: String
+    /// The implementation's version (a module's version; rpcd's for built-in services).
+    public var version: String
+    public var summary: String
+    public var methods: [RPCMethodDescriptor]
+
+    public init(name: String, version: String, summary: String, methods: [RPCMethodDescriptor]) {
+        self.name = name
+        self.version = version
+        self.summary = summary
+        self.methods = methods
+    }
+
+    /// A stable hash of the method signatures (names, parameter names, schemas and requiredness, result
+    /// schemas), as 16 lowercase hex digits. Summaries and versions are not part of it, so a fingerprint
+    /// changes exactly when a client could notice the interface change. FNV-1a 64 over canonical JSON:
+    /// it detects mismatches, it is not meant to resist forgery.
+    public var fingerprint: String {
+        let signature: JSONValue = .array(methods.sorted { $0.name < $1.name }.map(\.signature))
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in Array(name.utf8) + [0] + signature.serialized() {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+}
+
+/// One method of a service, described for discovery and parameter binding.
+public struct RPCMethodDescriptor: Hashable, Sendable {
+    /// The method name within its service (`add` in `calc.add`).
+    public var name: String
+    public var summary: String
+    /// Parameters in positional order; by-name calls use their names.
+    public var params: [RPCParameterDescriptor]
+    public var result: RPCParameterDescriptor?
+    /// Errors the method documents (beyond the standard ones every method can return).
+    public var errors: [RPCError]
+    public var flags: Flags
+
+    public struct Flags: OptionSet, Hashable, Sendable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// The method may block its thread; rpcd runs it on a worker pool instead of an event loop.
+        public static let mayBlock = Flags(rawValue: 1 << 0)
+    }
+
+    public init(
+        name: String, summary: String = "", params: [RPCParameterDescriptor] = [],
+        result: RPCParameterDescriptor? = nil, errors: [RPCError] = [], flags: Flags = []
+    ) {
+        self.name = name
+        self.summary = summary
+        self.params = params
+        self.result = result
+        self.errors = errors
+        self.flags = flags
+    }
+
+    var signature: JSONValue {
+        [
+            "name": .string(name),
+            "params": .array(params.map { ["name": .string($0.name), "required": .bool($0.required), "schema": $0.schema] }),
+            "result": result?.schema ?? .null,
+        ]
+    }
+}
+
+/// A named, typed value: a parameter or a result (an OpenRPC content descriptor).
+public struct RPCParameterDescriptor: Hashable, Sendable {
+    public var name: String
+    /// A JSON Schema, e.g. `["type": "number"]`; `[:]` accepts anything.
+    public var schema: JSONValue
+    public var required: Bool
+    public var summary: String
+
+    public init(name: String, schema: JSONValue = [:], required: Bool = true, summary: String = "") {
+        self.name = name
+        self.schema = schema
+        self.required = required
+        self.summary = summary
+    }
+}

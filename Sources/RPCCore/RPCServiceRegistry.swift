@@ -1,0 +1,57 @@
+import RPCJSON
+
+/// An immutable snapshot of the services being served and the routes to their methods.
+///
+/// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
+/// registry they were routed through. Building one validates names; lookups are a single dictionary access.
+public final class RPCServiceRegistry: Sendable {
+    /// Where a full method name leads.
+    public struct Route: Sendable {
+        public let service: any RPCService
+        public let methodIndex: Int
+        public let method: RPCMethodDescriptor
+    }
+
+    /// Services sorted by name.
+    public let services: [any RPCService]
+    private let routes: [String: Route]
+
+    /// Fails when two services share a name, a service name is empty or contains a dot, or a service
+    /// declares a method twice.
+    public init(services: [any RPCService]) throws(RPCRegistryError) {
+        var routes: [String: Route] = [:]
+        var names = Set<String>()
+        for service in services {
+            let descriptor = service.descriptor
+            guard !descriptor.name.isEmpty, !descriptor.name.contains(".") else {
+                throw RPCRegistryError("service name '\(descriptor.name)' must be non-empty and contain no dot")
+            }
+            guard names.insert(descriptor.name).inserted else {
+                throw RPCRegistryError("service '\(descriptor.name)' is registered twice")
+            }
+            for (index, method) in descriptor.methods.enumerated() {
+                let fullName = descriptor.name + "." + method.name
+                guard routes[fullName] == nil else {
+                    throw RPCRegistryError("method '\(fullName)' is declared twice")
+                }
+                routes[fullName] = Route(service: service, methodIndex: index, method: method)
+            }
+        }
+        self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
+        self.routes = routes
+    }
+
+    public func route(for method: String) -> Route? {
+        routes[method]
+    }
+
+    public func service(named name: String) -> (any RPCService)? {
+        services.first { $0.descriptor.name == name }
+    }
+}
+
+/// A set of services that cannot be served together; the message names the conflict.
+public struct RPCRegistryError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

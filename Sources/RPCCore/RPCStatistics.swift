@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Counters for `rpcd.info` and the daemon's status line. Lock-free; safe from any thread.
+public final class RPCStatistics: Sendable {
+    /// Calls routed (requests and notifications, including those answered with an error).
+    public let calls = Atomic<Int>(0)
+    /// Calls and messages answered with an error object.
+    public let errors = Atomic<Int>(0)
+    /// Connections open now.
+    public let openConnections = Atomic<Int>(0)
+    /// Connections accepted since start.
+    public let acceptedConnections = Atomic<Int>(0)
+    /// Connections closed at once because `MaxConnections=` was reached.
+    public let rejectedConnections = Atomic<Int>(0)
+
+    public init() {}
+}
+
+extension Atomic<Int> {
+    /// Adds one, relaxed: these are statistics, not synchronisation.
+    @inlinable
+    public func increment(by delta: Int = 1) {
+        _ = wrappingAdd(delta, ordering: .relaxed)
+    }
+
+    @inlinable
+    public var value: Int { load(ordering: .relaxed) }
+}

@@ -1,0 +1,159 @@
+// Scalar tokens: strings (with escape and UTF-8 validation), numbers and the three literals.
+
+extension JSONScanner {
+    /// Scans a string whose opening quote is at `offset`; leaves `offset` past the closing quote.
+    /// Returns whether the string contains escapes.
+    mutating func scanStringBody() throws(JSONSyntaxError) -> Bool {
+        let end = bytes.count
+        var i = offset &+ 1
+        var hasEscapes = false
+        while true {
+            i = skipPlainASCII(from: i, end: end)
+            guard i < end else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: i) }
+            let byte = bytes[i]
+            switch byte {
+            case UInt8(ascii: "\""):
+                offset = i &+ 1
+                return hasEscapes
+            case UInt8(ascii: "\\"):
+                hasEscapes = true
+                i = try validateEscape(at: i, end: end)
+            case 0..<0x20:
+                throw JSONSyntaxError(reason: .controlCharacterInString, offset: i)
+            case 0x80...:
+                i = try validateUTF8Sequence(at: i, end: end)
+            default:
+                i &+= 1
+            }
+        }
+    }
+
+    /// Returns the index of the first byte at or after `start` that is a quote, a backslash, a control
+    /// character or non-ASCII, or `end`. Eight bytes at a time: most string content is plain ASCII.
+    private func skipPlainASCII(from start: Int, end: Int) -> Int {
+        var i = start
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while end &- i >= 8 {
+            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+            // Classic "has a byte less than n" tests. Borrows only propagate upwards from a byte that truly
+            // matches, so the lowest flagged byte is exact even though flags above it may be spurious.
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special =
+                ((word &- ones &* 0x20) & ~word)
+                | ((quote &- ones) & ~quote)
+                | ((backslash &- ones) & ~backslash)
+                | word
+            let flags = special & highs
+            if flags != 0 { return i &+ flags.trailingZeroBitCount &>> 3 }
+            i &+= 8
+        }
+        while i < end {
+            let byte = bytes[i]
+            if byte < 0x20 || byte >= 0x80 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return i }
+            i &+= 1
+        }
+        return i
+    }
+
+    /// Validates the escape whose backslash is at `i`; returns the index after it.
+    private func validateEscape(at i: Int, end: Int) throws(JSONSyntaxError) -> Int {
+        guard i &+ 1 < end else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: i &+ 1) }
+        switch bytes[i &+ 1] {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+            UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+            return i &+ 2
+        case UInt8(ascii: "u"):
+            // Surrogates need no pairing check here: JSON allows lone ones textually; decoding replaces them.
+            for j in (i &+ 2)..<(i &+ 6) {
+                guard j < end else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: j) }
+                guard JSONString.hexValue(bytes[j]) != nil else {
+                    throw JSONSyntaxError(reason: .invalidEscape, offset: j)
+                }
+            }
+            return i &+ 6
+        default:
+            throw JSONSyntaxError(reason: .invalidEscape, offset: i &+ 1)
+        }
+    }
+
+    /// Validates the UTF-8 sequence whose lead byte (>= 0x80) is at `i` against the well-formed byte sequences
+    /// of Unicode Table 3-7; returns the index after it. Errors point at the lead byte.
+    private func validateUTF8Sequence(at i: Int, end: Int) throws(JSONSyntaxError) -> Int {
+        let lead = bytes[i]
+        let length: Int
+        // The allowed range of the second byte is what excludes overlongs, surrogates and values > U+10FFFF.
+        var low: UInt8 = 0x80
+        var high: UInt8 = 0xBF
+        switch lead {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: length = 3; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: length = 3; high = 0x9F
+        case 0xF0: length = 4; low = 0x90
+        case 0xF1...0xF3: length = 4
+        case 0xF4: length = 4; high = 0x8F
+        default: throw JSONSyntaxError(reason: .invalidUTF8, offset: i)
+        }
+        var j = i &+ 1
+        while j < i &+ length {
+            guard j < end else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: j) }
+            let byte = bytes[j]
+            guard byte >= low && byte <= high else { throw JSONSyntaxError(reason: .invalidUTF8, offset: i) }
+            low = 0x80
+            high = 0xBF
+            j &+= 1
+        }
+        return j
+    }
+
+    /// Scans a number starting at `offset` (a '-' or a digit); leaves `offset` after its last byte.
+    /// What follows the number is for the caller to judge, except that a digit after a leading zero is
+    /// reported here as `.invalidNumber`.
+    mutating func scanNumber() throws(JSONSyntaxError) {
+        let end = bytes.count
+        var i = offset
+        if bytes[i] == UInt8(ascii: "-") { i &+= 1 }
+        guard i < end, isDigit(bytes[i]) else { throw JSONSyntaxError(reason: .invalidNumber, offset: i) }
+        if bytes[i] == UInt8(ascii: "0") {
+            i &+= 1
+            if i < end && isDigit(bytes[i]) { throw JSONSyntaxError(reason: .invalidNumber, offset: i) }
+        } else {
+            i = skipDigits(from: i &+ 1, end: end)
+        }
+        if i < end && bytes[i] == UInt8(ascii: ".") {
+            i &+= 1
+            guard i < end, isDigit(bytes[i]) else { throw JSONSyntaxError(reason: .invalidNumber, offset: i) }
+            i = skipDigits(from: i &+ 1, end: end)
+        }
+        if i < end && (bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E")) {
+            i &+= 1
+            if i < end && (bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-")) { i &+= 1 }
+            guard i < end, isDigit(bytes[i]) else { throw JSONSyntaxError(reason: .invalidNumber, offset: i) }
+            i = skipDigits(from: i &+ 1, end: end)
+        }
+        offset = i
+    }
+
+    @inline(__always)
+    private func isDigit(_ byte: UInt8) -> Bool { byte &- UInt8(ascii: "0") < 10 }
+
+    private func skipDigits(from start: Int, end: Int) -> Int {
+        var i = start
+        while i < end && isDigit(bytes[i]) { i &+= 1 }
+        return i
+    }
+
+    /// Scans `true`, `false` or `null` (given as ASCII) starting at `offset`.
+    mutating func scanLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
+        let end = bytes.count
+        let expected = literal.utf8Start  // compile-time ASCII literals always have a pointer representation
+        for k in 0..<literal.utf8CodeUnitCount {
+            let i = offset &+ k
+            guard i < end else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: i) }
+            guard bytes[i] == expected[k] else { throw JSONSyntaxError(reason: .unexpectedByte(bytes[i]), offset: i) }
+        }
+        offset &+= literal.utf8CodeUnitCount
+    }
+}

@@ -1,0 +1,107 @@
+extension JSONValue {
+    /// Parses a complete JSON text (whitespace allowed around it, nothing else).
+    ///
+    /// The text is first validated by `JSONScanner`, so the same strictness applies and containers nested
+    /// deeper than `maxDepth` throw `.tooDeep`. Building is iterative too: no input can overflow the stack.
+    /// Repeated object keys keep the last value.
+    public init(parsing bytes: UnsafeRawBufferPointer, maxDepth: Int = 512) throws(JSONSyntaxError) {
+        var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth)
+        _ = try scanner.scanValue(depth: 0)
+        try scanner.expectEnd()
+        scanner.offset = 0
+        var builder = TreeBuilder(scanner: scanner)
+        self = try builder.build()
+    }
+
+    public init(parsing bytes: [UInt8], maxDepth: Int = 512) throws(JSONSyntaxError) {
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(JSONSyntaxError) in try JSONValue(parsing: buffer, maxDepth: maxDepth) }
+        }
+        self = try result.get()
+    }
+
+    public init(parsing text: String, maxDepth: Int = 512) throws(JSONSyntaxError) {
+        var text = text
+        let result = text.withUTF8 { buffer in
+            Result { () throws(JSONSyntaxError) in
+                try JSONValue(parsing: UnsafeRawBufferPointer(buffer), maxDepth: maxDepth)
+            }
+        }
+        self = try result.get()
+    }
+}
+
+/// Builds a tree from already validated input, keeping open containers on an explicit stack.
+private struct TreeBuilder {
+    /// An open container. A struct rather than an enum so elements are appended in place without copying.
+    struct Frame {
+        var isObject: Bool
+        var elements: [JSONValue] = []
+        var members: [String: JSONValue] = [:]
+        var pendingKey = ""
+    }
+
+    var scanner: JSONScanner
+    var stack: [Frame] = []
+
+    mutating func build() throws(JSONSyntaxError) -> JSONValue {
+        valueLoop: while true {
+            var value: JSONValue
+            switch scanner.peekNonWhitespace() {
+            case UInt8(ascii: "["):
+                scanner.offset += 1
+                if scanner.consume(UInt8(ascii: "]")) {
+                    value = .array([])
+                } else {
+                    stack.append(Frame(isObject: false))
+                    continue valueLoop
+                }
+            case UInt8(ascii: "{"):
+                scanner.offset += 1
+                if scanner.consume(UInt8(ascii: "}")) {
+                    value = .object([:])
+                } else {
+                    stack.append(Frame(isObject: true, pendingKey: try memberName()))
+                    continue valueLoop
+                }
+            default:
+                value = try scalar()
+            }
+            // Attach the finished value to its parent, closing parents the input closes.
+            while !stack.isEmpty {
+                let top = stack.count - 1
+                if stack[top].isObject {
+                    let key = stack[top].pendingKey
+                    stack[top].members[key] = value
+                } else {
+                    stack[top].elements.append(value)
+                }
+                if scanner.consume(UInt8(ascii: ",")) {
+                    if stack[top].isObject { stack[top].pendingKey = try memberName() }
+                    continue valueLoop
+                }
+                scanner.offset += 1  // the validated closing bracket
+                let frame = stack.removeLast()
+                value = frame.isObject ? .object(frame.members) : .array(frame.elements)
+            }
+            return value
+        }
+    }
+
+    private mutating func memberName() throws(JSONSyntaxError) -> String {
+        let (range, _) = try scanner.scanString()
+        _ = scanner.consume(UInt8(ascii: ":"))
+        return JSONString.decode(UnsafeRawBufferPointer(rebasing: scanner.bytes[range]))
+    }
+
+    private mutating func scalar() throws(JSONSyntaxError) -> JSONValue {
+        let (kind, range) = try scanner.scanValue(depth: 0)
+        let token = UnsafeRawBufferPointer(rebasing: scanner.bytes[range])
+        switch kind {
+        case .string: return .string(JSONString.decode(token))
+        case .number: return .number(String(decoding: token, as: UTF8.self))
+        case .bool: return .bool(token.first == UInt8(ascii: "t"))
+        case .null, .array, .object: return .null  // containers never reach here: the caller handles them
+        }
+    }
+}

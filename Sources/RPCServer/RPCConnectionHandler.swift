@@ -1,0 +1,152 @@
+import JSONRPC
+import Logging
+import NIOCore
+import RPCCore
+
+/// Dispatches each frame of one connection through the router and writes the replies, with backpressure.
+///
+/// Calls run concurrently and are answered as they complete. At most `maxCallsInFlight` calls (batch entries
+/// count one each) run at once: past that, frames already decoded wait in a queue and the handler stops asking
+/// the socket for more (it holds `read()`), so a fast client is slowed down instead of flooding memory or being
+/// sent errors. The handler also ends the connection when it is idle with nothing in flight (on
+/// `IdleStateHandler`'s event) and when the server quiesces (once the last call has been answered).
+///
+/// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
+/// pipelining client costs one `writev` per burst rather than one per call.
+///
+/// Event-loop confined, like every `ChannelHandler`.
+final class RPCConnectionHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let router: RPCRouter
+    private let connection: RPCConnectionInfo
+    private let maxCallsInFlight: Int
+
+    private var context: ChannelHandlerContext?
+    private var callsInFlight = 0
+    /// Frames decoded while the in-flight limit was reached, in arrival order.
+    private var waitingFrames = CircularBuffer<ByteBuffer>()
+    /// The pipeline asked to read while we were at the limit; honoured once there is room again.
+    private var readHeld = false
+    /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
+    private var batchingFlushes = false
+    private var flushPending = false
+    private var draining = false
+    private var quiescing = false
+
+    init(router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int) {
+        self.router = router
+        self.connection = connection
+        self.maxCallsInFlight = maxCallsInFlight
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        waitingFrames.removeAll()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        batchingFlushes = true
+        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty {
+            waitingFrames.append(frame)
+        } else {
+            process(frame, eventLoop: context.eventLoop)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        batchingFlushes = false
+        flushIfPending()
+        context.fireChannelReadComplete()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if hasRoom {
+            context.read()
+        } else {
+            readHeld = true
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        switch event {
+        case IdleStateHandler.IdleStateEvent.all where isQuiet:
+            connection.logger.debug("Closing idle connection")
+            context.close(promise: nil)
+        case is ChannelShouldQuiesceEvent:
+            quiescing = true
+            closeIfQuiescedAndQuiet()
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
+    }
+
+    private var hasRoom: Bool { callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && !quiescing }
+    private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
+
+    private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
+        let message = router.parser.parse(frame)
+        let weight = message.callCount
+        callsInFlight += weight
+        router.dispatch(message, connection: connection, eventLoop: eventLoop) { [self] reply in
+            self.complete(weight: weight, reply: reply)
+        }
+    }
+
+    private func complete(weight: Int, reply: ByteBuffer?) {
+        callsInFlight -= weight
+        guard let context else { return }  // the connection is gone; the reply has nowhere to go
+        if let reply {
+            context.write(wrapOutboundOut(reply), promise: nil)
+            flushPending = true
+            if !batchingFlushes { flushIfPending() }
+        }
+        drainWaitingFrames(context: context)
+        closeIfQuiescedAndQuiet()
+    }
+
+    private func drainWaitingFrames(context: ChannelHandlerContext) {
+        // Completions can happen synchronously inside `process`; the flag keeps this loop from recursing.
+        guard !draining else { return }
+        draining = true
+        let wasBatching = batchingFlushes
+        batchingFlushes = true
+        while callsInFlight < maxCallsInFlight, let frame = waitingFrames.popFirst() {
+            process(frame, eventLoop: context.eventLoop)
+        }
+        batchingFlushes = wasBatching
+        draining = false
+        if !batchingFlushes { flushIfPending() }
+        if readHeld && hasRoom {
+            readHeld = false
+            context.read()
+        }
+    }
+
+    private func flushIfPending() {
+        guard flushPending, let context else { return }
+        flushPending = false
+        context.flush()
+    }
+
+    private func closeIfQuiescedAndQuiet() {
+        guard quiescing, isQuiet, let context else { return }
+        connection.logger.debug("Closing connection for shutdown")
+        context.close(promise: nil)
+    }
+}
+
+extension RPCMessage {
+    /// How many calls this message occupies for the in-flight limit: a batch counts each entry.
+    var callCount: Int {
+        if case .batch(let entries) = self { return entries.count }
+        return 1
+    }
+}

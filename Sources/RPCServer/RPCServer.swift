@@ -1,0 +1,232 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOExtras
+import NIOPosix
+import RPCCore
+import RPCWire
+import ServiceLifecycle
+import Synchronization
+
+/// The listening half of rpcd: binds every configured endpoint and serves connections through a router.
+///
+/// As a `Service` it binds on `run()`, serves until graceful shutdown is requested, then stops accepting,
+/// lets every connection finish the calls it has in flight (up to `shutdownGracePeriod`), and closes.
+/// `start()` can be called first to learn the bound addresses (port 0 binds an ephemeral port).
+/// Thread-safe. Binding failures throw `RPCServerError`, naming the address and the reason.
+public final class RPCServer: Service, Sendable {
+    public struct Configuration: Sendable {
+        public var listen: [RPCEndpoint]
+        public var maxFrameSize: Int
+        public var maxConnections: Int
+        public var maxCallsPerConnection: Int
+        /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
+        public var idleTimeout: TimeAmount?
+        /// How long shutdown waits for in-flight calls before closing connections anyway.
+        public var shutdownGracePeriod: TimeAmount
+
+        public init(
+            listen: [RPCEndpoint], maxFrameSize: Int = 16 << 20, maxConnections: Int = 4096,
+            maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
+            shutdownGracePeriod: TimeAmount = .seconds(10)
+        ) {
+            self.listen = listen
+            self.maxFrameSize = maxFrameSize
+            self.maxConnections = maxConnections
+            self.maxCallsPerConnection = maxCallsPerConnection
+            self.idleTimeout = idleTimeout
+            self.shutdownGracePeriod = shutdownGracePeriod
+        }
+    }
+
+    public let configuration: Configuration
+    public let router: RPCRouter
+    public let state: RPCServerState
+    private let group: any EventLoopGroup
+    private let logger: Logger
+    private let listeners = Mutex<[Listener]?>(nil)
+    private let nextConnectionID = Atomic<UInt64>(1)
+    /// Created by `run()`, completed once shutdown has closed every listener and connection. Made lazily
+    /// because NIO treats a promise that is never completed as a leak.
+    private let stopped = Mutex<EventLoopPromise<Void>?>(nil)
+
+    private struct Listener: Sendable {
+        let endpoint: RPCEndpoint
+        let channel: any Channel
+        let quiescing: ServerQuiescingHelper
+    }
+
+    public init(
+        configuration: Configuration, router: RPCRouter, state: RPCServerState, group: any EventLoopGroup,
+        logger: Logger
+    ) {
+        self.configuration = configuration
+        self.router = router
+        self.state = state
+        self.group = group
+        self.logger = logger
+    }
+
+    /// Binds every endpoint; returns them as bound (ephemeral ports resolved). Idempotent.
+    @discardableResult
+    public func start() async throws -> [RPCEndpoint] {
+        if let bound = listeners.withLock({ $0 }) { return bound.map(\.endpoint) }
+        var bound: [Listener] = []
+        do {
+            for endpoint in configuration.listen {
+                bound.append(try await bind(endpoint))
+            }
+        } catch {
+            for listener in bound { try? await listener.channel.close() }
+            throw error
+        }
+        listeners.withLock { $0 = bound }
+        state.setListeners(bound.map(\.endpoint))
+        for listener in bound {
+            logger.notice("Listening", metadata: [LogField.listener: "\(listener.endpoint)"])
+        }
+        return bound.map(\.endpoint)
+    }
+
+    public func run() async throws {
+        let stopped = group.next().makePromise(of: Void.self)
+        self.stopped.withLock { $0 = stopped }
+        do {
+            try await start()
+        } catch {
+            stopped.succeed()
+            throw error
+        }
+        await withGracefulShutdownHandler {
+            try? await stopped.futureResult.get()
+        } onGracefulShutdown: {
+            self.initiateShutdown()
+        }
+    }
+
+    /// Stops accepting, asks every connection to close once its calls are answered, and force-closes whatever
+    /// is still open after the grace period.
+    public func initiateShutdown() {
+        let stopped = self.stopped.withLock { $0 }
+        guard let bound = listeners.withLock({ $0 }) else {
+            stopped?.succeed()
+            return
+        }
+        logger.notice("Stopping: no new connections; finishing calls in flight")
+        let loop = group.next()
+        let everyListenerDone = bound.map { listener in
+            let done = loop.makePromise(of: Void.self)
+            listener.quiescing.initiateShutdown(promise: done)
+            return done.futureResult
+        }
+        let deadline = loop.scheduleTask(in: configuration.shutdownGracePeriod) {
+            self.logger.warning("Grace period over; closing connections with calls still in flight")
+            self.forceCloseConnections()
+        }
+        EventLoopFuture.andAllComplete(everyListenerDone, on: loop).whenComplete { _ in
+            deadline.cancel()
+            stopped?.succeed()
+        }
+    }
+
+    private let openChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
+
+    private func forceCloseConnections() {
+        for channel in openChannels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
+    }
+
+    private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
+        let quiescing = ServerQuiescingHelper(group: group)
+        let limiter = { @Sendable in
+            ConnectionLimiter(
+                maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
+                logger: self.logger)
+        }
+        var bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.maxMessagesPerRead, value: 16)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(limiter())
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.autoRead, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try self.initializeConnection(channel, endpoint: endpoint) }
+            }
+        do {
+            let channel: any Channel
+            switch endpoint {
+            case .tcp(let host, let port):
+                bootstrap = bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                channel = try await bootstrap.bind(host: host, port: port).get()
+            case .unix(let path):
+                try Self.prepareSocketDirectory(for: path)
+                channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            }
+            let actual: RPCEndpoint
+            if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {
+                actual = .tcp(host: host, port: port)
+            } else {
+                actual = endpoint
+            }
+            return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
+        } catch {
+            throw RPCServerError(endpoint: endpoint, reason: "\(error)")
+        }
+    }
+
+    private func initializeConnection(_ channel: any Channel, endpoint: RPCEndpoint) throws {
+        let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
+        var logger = self.logger
+        let peer = channel.remoteAddress?.peerDescription ?? "unix"
+        logger[metadataKey: LogField.connectionID] = "\(id)"
+        logger[metadataKey: LogField.peer] = "\(peer)"
+        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger)
+        let connectionLogger = logger
+        logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
+
+        let key = ObjectIdentifier(channel)
+        openChannels.withLock { $0[key] = channel }
+        channel.closeFuture.whenComplete { _ in
+            _ = self.openChannels.withLock { $0.removeValue(forKey: key) }
+            connectionLogger.debug("Connection closed")
+        }
+
+        try channel.pipeline.syncOperations.addHandlers(
+            ConnectionPipeline.handlers(configuration: configuration, router: router, connection: connection))
+    }
+
+    /// Creates a Unix socket's directory when missing, so a development run needs no setup; under systemd,
+    /// `RuntimeDirectory=` has made it already.
+    private static func prepareSocketDirectory(for path: String) throws {
+        let directory = (path as NSString).deletingLastPathComponent
+        guard !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) else { return }
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+}
+
+/// A listener could not be bound.
+public struct RPCServerError: Error, CustomStringConvertible, Sendable {
+    public var endpoint: RPCEndpoint
+    public var reason: String
+    public var description: String { "cannot listen on \(endpoint): \(reason)" }
+}
+
+/// What `rpcd.info` reports about the server itself. Thread-safe.
+public final class RPCServerState: Sendable {
+    public let startTime = ContinuousClock.now
+    public let startDate = Date()
+    private let boundListeners = Mutex<[RPCEndpoint]>([])
+
+    public init() {}
+
+    public var listeners: [RPCEndpoint] { boundListeners.withLock { $0 } }
+
+    func setListeners(_ endpoints: [RPCEndpoint]) {
+        boundListeners.withLock { $0 = endpoints }
+    }
+}

@@ -1,0 +1,85 @@
+import NIOCore
+
+/// Splits a byte stream into frames, each a 4-byte unsigned big-endian payload length followed by the payload.
+///
+///     0                   1                   2                   3
+///     0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///    |                 payload length (big-endian u32)               |
+///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///    |              payload: `length` bytes of UTF-8 JSON ...        |
+///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+///
+/// Emits each payload as a `ByteBuffer` slice (a zero-length frame gives an empty buffer; deciding what that
+/// means is the next handler's job). An announced length above `maxFrameSize` throws `FrameTooLargeError` as
+/// soon as the four length bytes arrive, so no buffer of the announced size is ever accumulated; after that
+/// `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
+///
+/// Runs on the channel's event loop like any `ByteToMessageDecoder`.
+public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
+    public typealias InboundOut = ByteBuffer
+
+    /// Size of the length prefix in bytes.
+    public static let headerSize = 4
+
+    public let maxFrameSize: Int
+
+    public init(maxFrameSize: Int) {
+        precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
+        self.maxFrameSize = maxFrameSize
+    }
+
+    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+            return .needMoreData
+        }
+        guard length <= self.maxFrameSize else {
+            throw FrameTooLargeError(announcedLength: Int(length), maxFrameSize: self.maxFrameSize)
+        }
+        guard buffer.readableBytes >= Self.headerSize + Int(length) else {
+            return .needMoreData
+        }
+        buffer.moveReaderIndex(forwardBy: Self.headerSize)
+        let payload = buffer.readSlice(length: Int(length))!
+        context.fireChannelRead(Self.wrapInboundOut(payload))
+        return .continue
+    }
+
+    public mutating func decodeLast(
+        context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool
+    ) throws -> DecodingState {
+        // Complete frames still buffered at EOF are delivered; a truncated tail has nobody to answer and is dropped.
+        while try self.decode(context: context, buffer: &buffer) == .continue {}
+        return .needMoreData
+    }
+}
+
+/// A peer announced a frame longer than the configured maximum.
+public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var announcedLength: Int
+    public var maxFrameSize: Int
+
+    public init(announcedLength: Int, maxFrameSize: Int) {
+        self.announcedLength = announcedLength
+        self.maxFrameSize = maxFrameSize
+    }
+
+    public var description: String {
+        "frame of \(announcedLength) bytes exceeds the maximum frame size of \(maxFrameSize) bytes"
+    }
+}
+
+extension ByteBuffer {
+    /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes. For clients and tests;
+    /// the server's pipeline uses `LengthFieldPrepender` so large replies are not copied.
+    public mutating func writeLengthPrefixedFrame(_ payload: ByteBuffer) {
+        self.writeInteger(UInt32(payload.readableBytes), endianness: .big)
+        self.writeImmutableBuffer(payload)
+    }
+
+    /// Writes `payload` (UTF-8 text) as one frame.
+    public mutating func writeLengthPrefixedFrame(_ payload: String) {
+        self.writeInteger(UInt32(payload.utf8.count), endianness: .big)
+        self.writeString(payload)
+    }
+}

@@ -1,0 +1,123 @@
+import ArgumentParser
+import Foundation
+import JSONRPC
+import Logging
+import NIOCore
+import NIOPosix
+import RPCConfig
+import RPCCore
+import RPCServer
+import RPCWire
+import ServiceLifecycle
+
+@main
+struct RPCDaemonCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rpcd",
+        abstract: "Serve JSON-RPC 2.0 over length-prefixed frames on TCP and Unix sockets.",
+        discussion: "Configuration: rpcd.conf(5) and docs/CONFIG.md. Protocol: docs/PROTOCOL.md.",
+        version: RPCDaemonVersion.version)
+
+    static let defaultConfigPath = "/etc/rpcd/rpcd.conf"
+
+    @Option(name: .long, help: ArgumentHelp("Configuration file, with drop-ins from FILE.d/*.conf.", valueName: "file"))
+    var config: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Listen on HOST:PORT, [IPV6]:PORT or an absolute socket path; repeatable; replaces Listen=.",
+            valueName: "address"))
+    var listen: [String] = []
+
+    @Flag(name: .long, help: "Validate the configuration, print the effective configuration, and exit.")
+    var checkConfig = false
+
+    func run() async throws {
+        let settings: ServerConfiguration
+        do {
+            settings = try loadConfiguration()
+        } catch {
+            FileHandle.standardError.write(Data("rpcd: \(error)\n".utf8))
+            throw ExitCode(78)  // EX_CONFIG, which systemd shows as "status=78/CONFIG"
+        }
+        if checkConfig {
+            print(settings.rendered(), terminator: "")
+            return
+        }
+
+        let logLevel = Logger.Level(settings.logLevel)
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = logLevel
+            return handler
+        }
+        let logger = Logger(label: "rpcd")
+        ResourceLimits.raiseOpenFileLimit(logger: logger)
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
+        let statistics = RPCStatistics()
+        let state = RPCServerState()
+        let registry = try RPCServiceRegistry(services: [
+            RPCDiscoverService(),
+            DaemonService(state: state, statistics: statistics),
+            DemoService(),
+        ])
+        let router = RPCRouter(
+            registry: registry,
+            parser: RPCEnvelopeParser(
+                maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
+            statistics: statistics)
+        let server = RPCServer(
+            configuration: RPCServer.Configuration(
+                listen: settings.listen, maxFrameSize: settings.maxFrameSize,
+                maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
+                idleTimeout: settings.idleTimeout.map { TimeAmount($0) }),
+            router: router, state: state, group: group, logger: logger)
+
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        do {
+            try await services.run()
+        } catch {
+            logger.critical("rpcd stopped on an error", metadata: [LogField.error: "\(error)"])
+            try? await group.shutdownGracefully()
+            throw ExitCode.failure
+        }
+        try await group.shutdownGracefully()
+        logger.notice("Stopped")
+    }
+
+    /// `--config FILE` must exist; without it the default file is read when present. `--listen` alone runs
+    /// with no file at all.
+    private func loadConfiguration() throws -> ServerConfiguration {
+        var settings: ServerConfiguration
+        if let config {
+            settings = try ServerConfiguration.load(path: config)
+        } else if listen.isEmpty, FileManager.default.fileExists(atPath: Self.defaultConfigPath) {
+            settings = try ServerConfiguration.load(path: Self.defaultConfigPath)
+        } else {
+            settings = .defaults
+        }
+        if !listen.isEmpty {
+            settings.listen = try listen.map { text throws in
+                do { return try RPCEndpoint(parsing: text) } catch { throw ValidationError("--listen: \(error)") }
+            }
+        }
+        return settings
+    }
+}
+
+extension Logger.Level {
+    init(_ setting: LogLevelSetting) {
+        self = Logger.Level(rawValue: setting.rawValue) ?? .info
+    }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

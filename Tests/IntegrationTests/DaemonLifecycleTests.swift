@@ -1,0 +1,77 @@
+import Foundation
+import RPCJSON
+import RPCWire
+import XCTest
+
+final class DaemonLifecycleTests: XCTestCase {
+    func testSIGTERMLetsCallsInFlightFinish() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        try connection.sendFrame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[500],"id":1}"#)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["id"], 0, "the sleep is in flight")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        XCTAssertEqual(try connection.receiveJSON()["result"], "done", "answered before the connection closes")
+        XCTAssertTrue(connection.isClosedByPeer())
+        XCTAssertEqual(daemon.waitForExit(), 0)
+        XCTAssertThrowsError(try RawConnection(daemon.tcpEndpoint), "no longer listening")
+    }
+
+    func testListenWithoutAConfigFile() throws {
+        let port = try freePort()
+        let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"])
+        try daemon.waitForLog(matching: "rpcd_listener=127.0.0.1:\(port)")
+        let connection = try RawConnection(.tcp(host: "127.0.0.1", port: port))
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
+        XCTAssertEqual(daemon.terminate(), 0)
+    }
+
+    func testConfigErrorsNameFileAndLineAndExitWithConfigStatus() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-conf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("rpcd.conf").path
+        try "[Server]\n# comment\nMaxFrameSize=lots\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try DaemonProcess.runTool("rpcd", ["--config", path, "--check-config"])
+        XCTAssertEqual(result.status, 78)
+        XCTAssertTrue(result.stderr.contains("\(path):3"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("MaxFrameSize"), result.stderr)
+    }
+
+    func testCheckConfigPrintsTheEffectiveConfiguration() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-conf-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("rpcd.conf.d"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("rpcd.conf").path
+        try "[Server]\nListen=127.0.0.1:1\nMaxBatchLength=10\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[Server]\nMaxBatchLength=20\n".write(
+            to: directory.appendingPathComponent("rpcd.conf.d/50-batch.conf"), atomically: true, encoding: .utf8)
+        let result = try DaemonProcess.runTool("rpcd", ["--config", path, "--check-config"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.contains("MaxBatchLength=20"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Listen=127.0.0.1:1"), result.stdout)
+    }
+
+    func testBindFailureIsReportedWithTheAddress() throws {
+        let first = try DaemonProcess()
+        let taken = first.tcpEndpoint!
+        let second = try DaemonProcess(arguments: ["--listen", "\(taken)"])
+        XCTAssertNotEqual(second.waitForExit(), 0)
+        XCTAssertTrue(second.stderr.contains("cannot listen on \(taken)"), second.stderr)
+    }
+
+    private func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length)
+                return getsockname(fd, pointer, &length)
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

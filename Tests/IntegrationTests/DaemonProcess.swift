@@ -1,0 +1,135 @@
+import Foundation
+import RPCWire
+import XCTest
+
+/// A real `rpcd` process for a test: its own temporary directory, a Unix socket there, an ephemeral TCP port
+/// on 127.0.0.1. Stops with SIGTERM (or SIGKILL as a last resort) when the test ends.
+final class DaemonProcess: @unchecked Sendable {
+    let directory: URL
+    let process = Process()
+    private let stderrPipe = Pipe()
+    private let lock = NSCondition()
+    private var stderrText = ""
+    private(set) var tcpEndpoint: RPCEndpoint!
+    let socketPath: String
+
+    /// The directory holding the built products (`rpcd`, `rpcctl`): `RPCD_BIN_DIR`, or the test bundle's own.
+    static var productsDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["RPCD_BIN_DIR"] { return URL(fileURLWithPath: dir) }
+        return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    }
+
+    /// Starts rpcd. `config` is the text of rpcd.conf ([Server] lines); listeners are added by the fixture
+    /// unless `arguments` choose otherwise.
+    init(config: String = "", arguments: [String]? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        socketPath = directory.appendingPathComponent("rpcd.sock").path
+        let configPath = directory.appendingPathComponent("rpcd.conf").path
+        let configText = "[Server]\nListen=127.0.0.1:0\nListen=\(socketPath)\n" + config
+        try configText.write(toFile: configPath, atomically: true, encoding: .utf8)
+
+        process.executableURL = Self.productsDirectory.appendingPathComponent("rpcd")
+        process.arguments = arguments ?? ["--config", configPath]
+        process.standardError = stderrPipe
+        process.standardOutput = FileHandle.nullDevice
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let data = handle.availableData
+            guard let self, !data.isEmpty else { return }
+            self.lock.lock()
+            self.stderrText += String(decoding: data, as: UTF8.self)
+            self.lock.broadcast()
+            self.lock.unlock()
+        }
+        try process.run()
+        if arguments == nil {
+            let listening = try waitForLog(matching: #"rpcd_listener=(127\.0\.0\.1:\d+)"#, file: file, line: line)
+            tcpEndpoint = try RPCEndpoint(parsing: listening)
+            _ = try waitForLog(matching: "rpcd_listener=(\(NSRegularExpression.escapedPattern(for: socketPath)))")
+        }
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        stderrPipe.fileHandleForReading.readabilityHandler = nil
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    var stderr: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return stderrText
+    }
+
+    /// Waits until stderr contains a match of `pattern`; returns its first capture group (or the whole match).
+    @discardableResult
+    func waitForLog(matching pattern: String, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let regex = try NSRegularExpression(pattern: pattern)
+        let deadline = Date().addingTimeInterval(timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            let range = NSRange(stderrText.startIndex..., in: stderrText)
+            if let match = regex.firstMatch(in: stderrText, range: range) {
+                let group = match.numberOfRanges > 1 ? match.range(at: 1) : match.range
+                return String(stderrText[Range(group, in: stderrText)!])
+            }
+            guard process.isRunning || !stderrText.isEmpty, lock.wait(until: deadline) else {
+                XCTFail("rpcd did not log /\(pattern)/ in \(timeout)s; stderr:\n\(stderrText)", file: file, line: line)
+                throw CocoaError(.fileReadUnknown)
+            }
+        }
+    }
+
+    /// Sends SIGTERM and waits for the exit status (SIGKILL after `timeout`).
+    @discardableResult
+    func terminate(timeout: TimeInterval = 30) -> Int32 {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(process.processIdentifier, SIGTERM)
+        return waitForExit(timeout: timeout)
+    }
+
+    func waitForExit(timeout: TimeInterval = 30) -> Int32 {
+        let exited = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            self.process.waitUntilExit()
+            exited.signal()
+        }
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
+            XCTFail("rpcd did not exit within \(timeout)s")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        return process.terminationStatus
+    }
+
+    /// Resident memory of the daemon in KiB, from /proc.
+    var residentKiB: Int {
+        let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    /// Runs a command-line tool from the products directory; returns exit status, stdout and stderr.
+    static func runTool(_ name: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> (status: Int32, stdout: String, stderr: String)
+    {
+        let tool = Process()
+        tool.executableURL = productsDirectory.appendingPathComponent(name)
+        tool.arguments = arguments
+        if let environment { tool.environment = environment }
+        let out = Pipe()
+        let err = Pipe()
+        tool.standardOutput = out
+        tool.standardError = err
+        try tool.run()
+        // Read before waiting so a large output cannot fill the pipe and stall the tool.
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        tool.waitUntilExit()
+        return (tool.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import RPCJSON
+import RPCWire
+import XCTest
+
+/// The real rpcd binary over real sockets: the protocol as a client sees it.
+final class DaemonProtocolTests: XCTestCase {
+    func testPingOverTCPAndUnixSocket() throws {
+        let daemon = try DaemonProcess()
+        for endpoint in [daemon.tcpEndpoint!, .unix(path: daemon.socketPath)] {
+            let connection = try RawConnection(endpoint)
+            XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#),
+                           ["jsonrpc": "2.0", "result": "pong", "id": 1], "\(endpoint)")
+        }
+        XCTAssertEqual(daemon.terminate(), 0)
+    }
+
+    func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        try connection.send(RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":{"ms":300},"id":"slow"}"#)
+                            + RawConnection.frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":"fast"}"#))
+        XCTAssertEqual(try connection.receiveJSON()["id"], "fast")
+        XCTAssertEqual(try connection.receiveJSON()["id"], "slow")
+    }
+
+    func testSpecificationBatchOverTheWire() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        let reply = try connection.call(#"""
+            [{"jsonrpc":"2.0","method":"demo.add","params":[1,2],"id":"1"},
+             {"jsonrpc":"2.0","method":"demo.echo","params":[7]},
+             {"foo":"boo"},
+             {"jsonrpc":"2.0","method":"foo.get","params":{"name":"myself"},"id":"5"},
+             {"jsonrpc":"2.0","method":"demo.echo","params":{"x":[1,{"y":null}]},"id":9}]
+            """#)
+        let replies = try XCTUnwrap(reply.arrayValue)
+        XCTAssertEqual(replies.count, 4)
+        XCTAssertEqual(replies.first { $0["id"] == "1" }?["result"]?.doubleValue, 3)
+        XCTAssertEqual(replies.first { $0["id"] == "5" }?["error"]?["code"], -32601)
+        XCTAssertEqual(replies.first { $0["id"] == .null }?["error"]?["code"], -32600)
+        XCTAssertEqual(replies.first { $0["id"] == 9 }?["result"], ["x": [1, ["y": nil]]])
+
+        // A batch of notifications: no reply at all; the next call's reply is the next frame.
+        try connection.sendFrame(#"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"rpcd.ping"}]"#)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)["id"], 2)
+    }
+
+    func testBigIntegerAndOddIdsAreEchoedExactly() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        for id in ["123456789012345678901234567890", "-1.50e+3", #""\ud83d\ude00""#] {
+            try connection.sendFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":\#(id)}"#)
+            XCTAssertEqual(try connection.receiveFrame(), #"{"jsonrpc":"2.0","result":"pong","id":\#(id)}"#)
+        }
+    }
+
+    func testRequestSentByteByByte() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        for byte in RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":["slow"],"id":1}"#) {
+            try connection.send([byte])
+        }
+        XCTAssertEqual(try connection.receiveJSON()["result"], ["slow"])
+    }
+
+    func testRpcDiscoverListsBuiltInsAndDemo() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
+        let names = Set(document?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
+        XCTAssertTrue(names.isSuperset(of: ["rpc.discover", "rpcd.ping", "rpcd.info", "demo.echo", "demo.add"]), "\(names)")
+        let info = try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":2}"#)["result"]
+        XCTAssertEqual(info?["listeners"]?.arrayValue?.count, 2)
+        XCTAssertEqual(info?["connections"]?["open"], 1)
+    }
+}

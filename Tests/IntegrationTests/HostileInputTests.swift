@@ -1,0 +1,104 @@
+import Foundation
+import RPCJSON
+import RPCWire
+import XCTest
+
+/// Hostile clients: the daemon answers or closes cleanly, keeps serving everyone else, keeps memory in check.
+final class HostileInputTests: XCTestCase {
+    private func assertStillServing(_ daemon: DaemonProcess, file: StaticString = #filePath, line: UInt = #line) throws {
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong",
+                       file: file, line: line)
+    }
+
+    func testOversizeLengthIsAnsweredAndClosedWithoutBufferingIt() throws {
+        let daemon = try DaemonProcess(config: "MaxFrameSize=1M\n")
+        let before = daemon.residentKiB
+        for _ in 0..<20 {
+            let connection = try RawConnection(daemon.tcpEndpoint)
+            try connection.send([0xFF, 0xFF, 0xFF, 0xF0] + Array(repeating: UInt8(ascii: "x"), count: 1000))
+            let reply = try connection.receiveJSON()
+            XCTAssertEqual(reply["error"]?["code"], -32000)
+            XCTAssertEqual(reply["error"]?["data"]?["limit"], .number(1 << 20))
+            XCTAssertTrue(connection.isClosedByPeer())
+        }
+        XCTAssertLessThan(daemon.residentKiB - before, 64 * 1024, "4 GiB announcements must not be buffered")
+        try assertStillServing(daemon)
+    }
+
+    func testRandomBytesNeverCrashTheDaemon() throws {
+        let daemon = try DaemonProcess(config: "MaxFrameSize=64K\n")
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<200 {
+            let connection = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 2)
+            let length = Int.random(in: 1...4096, using: &generator)
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            if round % 2 == 0 {
+                // Half the rounds: a well-formed frame with a random payload, which must be answered.
+                bytes = withUnsafeBytes(of: UInt32(length).bigEndian, Array.init) + bytes
+                try connection.send(bytes)
+                let reply = try connection.receiveJSON()
+                XCTAssertNotNil(reply["error"]?["code"]?.intValue, "round \(round)")
+            } else {
+                try? connection.send(bytes)
+            }
+        }
+        try assertStillServing(daemon)
+    }
+
+    func testDeepNestingAndHugeBatchesAreRefusedCheaply() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        let deep = try connection.call(String(repeating: "[", count: 4_000_000))
+        XCTAssertEqual(deep["error"]?["code"], -32002)
+        let entry = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#
+        let huge = "[" + Array(repeating: entry, count: 200_000).joined(separator: ",") + "]"
+        let batch = try connection.call(huge)
+        XCTAssertEqual(batch["error"]?["code"], -32001)
+        XCTAssertEqual(batch["error"]?["data"]?["limit"], 1024)
+        // The connection survives both.
+        XCTAssertEqual(try connection.call(entry)["result"], "pong")
+    }
+
+    func testConnectionFloodBeyondTheLimitIsRefusedAndRecovers() throws {
+        let daemon = try DaemonProcess(config: "MaxConnections=50\n")
+        var open: [RawConnection] = []
+        for _ in 0..<50 {
+            let connection = try RawConnection(daemon.tcpEndpoint)
+            XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
+            open.append(connection)
+        }
+        for _ in 0..<20 {
+            let extra = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 5)
+            XCTAssertTrue(extra.isClosedByPeer(), "the 51st connection is closed at once")
+        }
+        open.removeAll()  // closes them
+        // Closing is asynchronous on the server; a few attempts bound the wait without sleeping blindly.
+        var served = false
+        for _ in 0..<50 where !served {
+            let connection = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 1)
+            served = (try? connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"]) == "pong"
+        }
+        XCTAssertTrue(served, "room again once clients leave")
+        let info = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":1}"#)["result"]
+        XCTAssertGreaterThanOrEqual(info?["connections"]?["rejected"]?.intValue ?? 0, 20)
+    }
+
+    func testManyPipelinedCallsBeyondTheInFlightLimitAllComplete() throws {
+        let daemon = try DaemonProcess(config: "MaxCallsPerConnection=4\n")
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        var burst: [UInt8] = []
+        for id in 0..<2000 { burst += RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":[\#(id)],"id":\#(id)}"#) }
+        try connection.send(burst)
+        var seen = Set<Int>()
+        for _ in 0..<2000 { seen.insert(try connection.receiveJSON()["id"]?.intValue ?? -1) }
+        XCTAssertEqual(seen, Set(0..<2000), "backpressure slows the client down but loses nothing")
+    }
+
+    func testIdleConnectionsAreClosed() throws {
+        let daemon = try DaemonProcess(config: "IdleTimeout=1s\n")
+        let connection = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 10)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
+        XCTAssertTrue(connection.isClosedByPeer(), "closed after about a second of silence")
+    }
+}

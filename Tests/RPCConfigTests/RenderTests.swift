@@ -1,0 +1,52 @@
+import RPCConfig
+import RPCWire
+import XCTest
+
+final class RenderTests: XCTestCase {
+    func testDefaultsRenderEveryKey() {
+        XCTAssertEqual(
+            ServerConfiguration.defaults.rendered(),
+            """
+            [Server]
+            Listen=/run/rpcd/rpcd.sock
+            Listen=127.0.0.1:7390
+            Threads=auto
+            MaxFrameSize=16M
+            MaxBatchLength=1024
+            MaxNestingDepth=64
+            MaxConnections=4096
+            MaxCallsPerConnection=128
+            IdleTimeout=5min
+            LogLevel=info
+
+            """)
+    }
+
+    func testCustomConfigurationRendersItsValues() {
+        let config = ServerConfiguration(
+            listen: [.tcp(host: "::1", port: 9000)], threads: 3, maxFrameSize: 1000, idleTimeout: nil, logLevel: .trace)
+        let text = config.rendered()
+        XCTAssertTrue(text.contains("\nListen=[::1]:9000\nThreads=3\nMaxFrameSize=1000\n"), text)
+        XCTAssertTrue(text.contains("\nIdleTimeout=infinity\nLogLevel=trace\n"), text)
+    }
+
+    func testRenderedTextParsesBackToAnEqualConfiguration() throws {
+        let configurations = [
+            ServerConfiguration.defaults,
+            ServerConfiguration(
+                listen: [.unix(path: "/tmp/x y.sock"), .tcp(host: "::", port: 0), .tcp(host: "example.org", port: 65535)],
+                threads: 1024, maxFrameSize: 64, maxBatchLength: 1, maxNestingDepth: 2, maxConnections: 1_000_000,
+                maxCallsPerConnection: 65536, idleTimeout: .milliseconds(90_500), logLevel: .critical),
+            ServerConfiguration(listen: [], maxFrameSize: (1 << 30) - 1, idleTimeout: nil),
+            ServerConfiguration(idleTimeout: .microseconds(1)),
+        ]
+        for config in configurations {
+            let text = config.rendered()
+            XCTAssertEqual(try configuration(text, file: "rendered"), config, text)
+        }
+    }
+
+    func testEmptyListenListRendersAsAnEmptyAssignment() {
+        XCTAssertTrue(ServerConfiguration(listen: []).rendered().contains("[Server]\nListen=\nThreads=auto\n"))
+    }
+}

@@ -1,0 +1,170 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOEmbedded
+import NIOExtras
+import RPCCore
+import RPCJSON
+@testable import RPCServer
+import RPCWire
+import XCTest
+
+/// Drives the exact per-connection pipeline the server installs through an `EmbeddedChannel`.
+final class ConnectionPipelineTests: XCTestCase {
+    private var channel: EmbeddedChannel!
+    private var reads: ReadCounter!
+    private var router: RPCRouter!
+
+    private func makeChannel(
+        maxCallsPerConnection: Int = 128, maxFrameSize: Int = 1 << 20, idleTimeout: TimeAmount? = nil
+    ) throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [DemoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
+            parser: RPCEnvelopeParser())
+        let configuration = RPCServer.Configuration(
+            listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
+        let connection = RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test"))
+        reads = ReadCounter()
+        channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(reads)
+        try channel.pipeline.syncOperations.addHandlers(
+            ConnectionPipeline.handlers(configuration: configuration, router: router, connection: connection))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    override func tearDown() {
+        _ = try? channel?.finish()
+    }
+
+    private func frame(_ payload: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeLengthPrefixedFrame(payload)
+        return buffer
+    }
+
+    /// Reads every frame written so far (the prepender writes length and payload as two buffers).
+    private func outboundFrames() throws -> [String] {
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        var frames: [String] = []
+        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
+            frames.append(try XCTUnwrap(bytes.readString(length: Int(length))))
+        }
+        XCTAssertEqual(bytes.readableBytes, 0, "no partial frame")
+        return frames
+    }
+
+    func testRequestFrameGetsReplyFrame() throws {
+        try makeChannel()
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":1}"#])
+    }
+
+    func testRequestArrivingByteByByte() throws {
+        try makeChannel()
+        let wire = frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":{"a":[1]},"id":"x"}"#)
+        for index in 0..<wire.readableBytes {
+            try channel.writeInbound(wire.getSlice(at: index, length: 1)!)
+        }
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":{"a":[1]},"id":"x"}"#])
+    }
+
+    func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
+        try makeChannel()
+        var input = frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[100],"id":1}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)
+        try channel.writeInbound(input)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":2}"#])
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+    }
+
+    func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {
+        try makeChannel()
+        try channel.writeInbound(frame("\u{01}\u{02}garbage"))
+        try channel.writeInbound(frame(""))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":3}"#))
+        let replies = try outboundFrames()
+        XCTAssertEqual(replies.count, 3)
+        XCTAssertTrue(replies[0].contains("-32700"))
+        XCTAssertTrue(replies[1].contains("-32700"))
+        XCTAssertEqual(replies[2], #"{"jsonrpc":"2.0","result":"pong","id":3}"#)
+        XCTAssertTrue(channel.isActive)
+    }
+
+    func testOversizeFrameIsAnsweredThenClosed() throws {
+        try makeChannel(maxFrameSize: 64)
+        var header = ByteBuffer()
+        header.writeInteger(UInt32(1 << 30), endianness: .big)
+        try? channel.writeInbound(header)
+        let replies = try outboundFrames()
+        XCTAssertEqual(replies.count, 1)
+        let reply = try JSONValue(parsing: replies[0])
+        XCTAssertEqual(reply["error"]?["code"], -32000)
+        XCTAssertEqual(reply["error"]?["data"]?["length"], .number(1 << 30))
+        XCTAssertEqual(reply["error"]?["data"]?["limit"], 64)
+        XCTAssertEqual(reply["id"], .null)
+        XCTAssertFalse(channel.isActive, "the stream cannot be resynchronised, so it is closed")
+    }
+
+    func testReadingStopsAtTheInFlightLimitAndResumes() throws {
+        try makeChannel(maxCallsPerConnection: 2)
+        var input = ByteBuffer()
+        for (id, ms) in [(1, 10), (2, 30), (3, 10)] {
+            input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[\#(ms)],"id":\#(id)}"#)
+        }
+        try channel.writeInbound(input)
+
+        let readsBefore = reads.count
+        channel.read()
+        XCTAssertEqual(reads.count, readsBefore, "at the limit, with a frame waiting, no read reaches the socket")
+
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        XCTAssertEqual(try outboundFrames().count, 1, "call 1 answered")
+        XCTAssertEqual(reads.count, readsBefore, "call 3 took the free slot: still at the limit, read still held")
+
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        XCTAssertEqual(try outboundFrames().count, 1, "call 3 answered")
+        XCTAssertEqual(reads.count, readsBefore + 1, "room again: the held read is passed on")
+
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        XCTAssertEqual(try outboundFrames().count, 1, "call 2 answered")
+    }
+
+    func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {
+        try makeChannel(idleTimeout: .seconds(5))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[60000],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.all)
+        XCTAssertTrue(channel.isActive, "a call is in flight")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        XCTAssertEqual(try outboundFrames().count, 1)
+        channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.all)
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testQuiescingClosesAfterTheLastReply() throws {
+        try makeChannel()
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[50],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        XCTAssertTrue(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testBatchOfNotificationsWritesNothing() throws {
+        try makeChannel()
+        try channel.writeInbound(frame(#"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"demo.echo","params":[]}]"#))
+        XCTAssertEqual(try outboundFrames(), [])
+    }
+}
+
+/// Counts `read()` calls that get past the handlers above it, i.e. that would reach the socket.
+final class ReadCounter: ChannelOutboundHandler {
+    typealias OutboundIn = Any
+    private(set) var count = 0
+    func read(context: ChannelHandlerContext) {
+        count += 1
+        context.read()
+    }
+}

@@ -1,0 +1,49 @@
+import RPCWire
+import XCTest
+
+final class RPCEndpointTests: XCTestCase {
+    func testParsesEveryForm() throws {
+        XCTAssertEqual(try RPCEndpoint(parsing: "127.0.0.1:7390"), .tcp(host: "127.0.0.1", port: 7390))
+        XCTAssertEqual(try RPCEndpoint(parsing: "[::1]:80"), .tcp(host: "::1", port: 80))
+        XCTAssertEqual(try RPCEndpoint(parsing: "localhost:0"), .tcp(host: "localhost", port: 0))
+        XCTAssertEqual(try RPCEndpoint(parsing: " /run/rpcd/rpcd.sock "), .unix(path: "/run/rpcd/rpcd.sock"))
+        XCTAssertEqual(try RPCEndpoint(parsing: "[fe80::1%eth0]:65535"), .tcp(host: "fe80::1%eth0", port: 65535))
+    }
+
+    func testDescriptionRoundTrips() throws {
+        for text in ["127.0.0.1:7390", "[::1]:80", "/tmp/x.sock", "example.org:1"] {
+            XCTAssertEqual(try RPCEndpoint(parsing: text).description, text)
+        }
+    }
+
+    func testRejectsMalformedAddressesWithAReason() {
+        let cases: [(String, String)] = [
+            ("", "empty"),
+            ("127.0.0.1", "expected HOST:PORT"),
+            ("127.0.0.1:", "port"),
+            ("127.0.0.1:65536", "port"),
+            ("127.0.0.1:-1", "port"),
+            ("127.0.0.1:80x", "port"),
+            (":80", "host is empty"),
+            ("::1:80", "brackets"),
+            ("[::1:80", "closing ']'"),
+            ("[::1]80", "':PORT'"),
+            ("[127.0.0.1]:80", "IPv6 addresses only"),
+            ("relative/path.sock", "expected HOST:PORT"),
+            ("/" + String(repeating: "a", count: 120), "shorter than 108"),
+        ]
+        for (text, reason) in cases {
+            XCTAssertThrowsError(try RPCEndpoint(parsing: text), text) { error in
+                let message = (error as? RPCEndpointError)?.description ?? ""
+                XCTAssertTrue(message.contains(reason), "\(text): \(message)")
+            }
+        }
+    }
+
+    func testLoopbackDetection() throws {
+        XCTAssertTrue(try RPCEndpoint(parsing: "127.0.0.1:1").isLoopback)
+        XCTAssertTrue(try RPCEndpoint(parsing: "[::1]:1").isLoopback)
+        XCTAssertFalse(try RPCEndpoint(parsing: "0.0.0.0:1").isLoopback)
+        XCTAssertFalse(try RPCEndpoint(parsing: "/run/x.sock").isLoopback)
+    }
+}

@@ -1,0 +1,189 @@
+"""A minimal rpcd client using only the Python standard library.
+
+It implements docs/PROTOCOL.md: each message is a frame made of a 4-byte big-endian length and a UTF-8
+JSON-RPC 2.0 payload. Calls may be pipelined; replies are matched by id.
+
+    from rpcd_client import Client
+    with Client("127.0.0.1:7390") as rpcd:
+        print(rpcd.call("rpcd.ping"))                  # 'pong'
+        print(rpcd.call("demo.add", [1, 2]))           # 3
+        print(rpcd.batch([("demo.add", [1, 2]), ("rpcd.ping", None)]))
+
+Run it as a script for a quick call:  python3 rpcd_client.py 127.0.0.1:7390 demo.add '[1, 2]'
+"""
+
+import itertools
+import json
+import socket
+import struct
+import sys
+
+__all__ = ["Client", "RemoteError", "ProtocolError", "connect"]
+
+_HEADER = struct.Struct(">I")
+
+
+class RemoteError(Exception):
+    """The server answered with a JSON-RPC error object."""
+
+    def __init__(self, code, message, data=None):
+        super().__init__(f"{message} ({code})" + (f": {json.dumps(data)}" if data is not None else ""))
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ProtocolError(Exception):
+    """The server sent something that is not a valid reply, or closed the connection early."""
+
+
+def connect(address, timeout=10.0):
+    """Opens a socket to ADDRESS: 'host:port', '[v6]:port', or an absolute Unix socket path."""
+    if address.startswith("/"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        sock.connect(address)
+        return sock
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"invalid address {address!r}: expected HOST:PORT, [IPV6]:PORT or /path")
+    sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+class Client:
+    """One connection to rpcd. Not thread-safe: use one Client per thread."""
+
+    def __init__(self, address, timeout=10.0):
+        self._sock = connect(address, timeout)
+        self._ids = itertools.count(1)
+        self._early = {}  # replies that arrived while waiting for another id
+
+    def close(self):
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # Framing -------------------------------------------------------------------------------------
+
+    def send_payload(self, payload: bytes):
+        self._sock.sendall(_HEADER.pack(len(payload)) + payload)
+
+    def receive_payload(self):
+        """The next frame's payload, or None when the server closed the connection."""
+        header = self._receive_exactly(_HEADER.size)
+        if header is None:
+            return None
+        (length,) = _HEADER.unpack(header)
+        payload = self._receive_exactly(length)
+        if payload is None:
+            raise ProtocolError("connection closed in the middle of a frame")
+        return payload
+
+    def _receive_exactly(self, count):
+        chunks, received = [], 0
+        while received < count:
+            chunk = self._sock.recv(min(count - received, 1 << 20))
+            if not chunk:
+                if received == 0:
+                    return None
+                raise ProtocolError("connection closed in the middle of a frame")
+            chunks.append(chunk)
+            received += len(chunk)
+        return b"".join(chunks)
+
+    # JSON-RPC ------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _request(method, params, id=None):
+        message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        if id is not None:
+            message["id"] = id
+        return message
+
+    def send(self, message):
+        self.send_payload(json.dumps(message, separators=(",", ":")).encode("utf-8"))
+
+    def receive(self):
+        payload = self.receive_payload()
+        if payload is None:
+            raise ProtocolError("connection closed before the reply arrived")
+        try:
+            return json.loads(payload)
+        except ValueError as error:
+            raise ProtocolError(f"reply is not JSON: {error}") from None
+
+    def call(self, method, params=None):
+        """Calls METHOD with PARAMS (a list, a dict or None); returns the result or raises RemoteError."""
+        id = next(self._ids)
+        self.send(self._request(method, params, id))
+        return self._result(self._wait_for(id))
+
+    def notify(self, method, params=None):
+        self.send(self._request(method, params))
+
+    def batch(self, calls):
+        """Sends [(method, params), ...] as one batch; returns results (or RemoteError objects) in call order."""
+        ids = [next(self._ids) for _ in calls]
+        self.send([self._request(method, params, id) for (method, params), id in zip(calls, ids)])
+        replies = self.receive()
+        if not isinstance(replies, list):
+            raise self._error(replies)  # the whole batch was refused
+        by_id = {reply.get("id"): reply for reply in replies}
+        results = []
+        for id in ids:
+            try:
+                results.append(self._result(by_id[id]))
+            except RemoteError as error:
+                results.append(error)
+        return results
+
+    def _wait_for(self, id):
+        if id in self._early:
+            return self._early.pop(id)
+        while True:
+            reply = self.receive()
+            if not isinstance(reply, dict):
+                raise ProtocolError(f"unexpected reply {reply!r}")
+            if reply.get("id") == id:
+                return reply
+            if reply.get("id") is None and "error" in reply:
+                raise self._error(reply)  # the server could not read our request
+            self._early[reply.get("id")] = reply
+
+    @staticmethod
+    def _error(reply):
+        error = reply.get("error") or {}
+        return RemoteError(error.get("code"), error.get("message"), error.get("data"))
+
+    def _result(self, reply):
+        if "error" in reply:
+            raise self._error(reply)
+        if "result" not in reply:
+            raise ProtocolError(f"reply has neither result nor error: {reply!r}")
+        return reply["result"]
+
+
+def main(argv):
+    if len(argv) < 3:
+        print("usage: rpcd_client.py ADDRESS METHOD [PARAMS_JSON]", file=sys.stderr)
+        return 64
+    params = json.loads(argv[3]) if len(argv) > 3 else None
+    with Client(argv[1]) as client:
+        try:
+            print(json.dumps(client.call(argv[2], params), indent=2))
+        except RemoteError as error:
+            print(f"rpcd_client: {argv[2]}: {error}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

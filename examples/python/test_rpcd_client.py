@@ -1,0 +1,125 @@
+"""Interop test: the standard-library Python client against a real rpcd process.
+
+Needs the built daemon: RPCD_BIN_DIR names the directory holding `rpcd` (make test sets it).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rpcd_client import Client, RemoteError  # noqa: E402
+
+
+class Daemon:
+    """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory."""
+
+    def __init__(self):
+        bin_dir = os.environ.get("RPCD_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../.build/debug"))
+        self.directory = tempfile.mkdtemp(prefix="rpcd-py-")
+        self.socket_path = os.path.join(self.directory, "rpcd.sock")
+        config = os.path.join(self.directory, "rpcd.conf")
+        with open(config, "w") as f:
+            f.write(f"[Server]\nListen=127.0.0.1:0\nListen={self.socket_path}\n")
+        self.process = subprocess.Popen(
+            [os.path.join(bin_dir, "rpcd"), "--config", config], stderr=subprocess.PIPE, text=True)
+        self.tcp_address = self._wait_for_listener()
+
+    def _wait_for_listener(self):
+        found = {}
+        done = threading.Event()
+
+        def read():
+            for line in self.process.stderr:
+                match = re.search(r"rpcd_listener=(127\.0\.0\.1:\d+)", line)
+                if match:
+                    found["address"] = match.group(1)
+                    done.set()
+            done.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not done.wait(30) or "address" not in found:
+            self.stop()
+            raise RuntimeError("rpcd did not start listening")
+        return found["address"]
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class PythonClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def test_call_over_tcp_and_unix_socket(self):
+        for address in (self.daemon.tcp_address, self.daemon.socket_path):
+            with Client(address) as client:
+                self.assertEqual(client.call("rpcd.ping"), "pong")
+
+    def test_params_by_position_and_by_name(self):
+        with Client(self.daemon.tcp_address) as client:
+            self.assertEqual(client.call("demo.add", [1, 2.5]), 3.5)
+            self.assertEqual(client.call("demo.add", {"a": 40, "b": 2}), 42)
+            self.assertEqual(client.call("demo.echo", {"nested": [1, {"x": None}]}), {"nested": [1, {"x": None}]})
+
+    def test_errors_are_raised_with_code_and_data(self):
+        with Client(self.daemon.tcp_address) as client:
+            with self.assertRaises(RemoteError) as caught:
+                client.call("no.such", [])
+            self.assertEqual(caught.exception.code, -32601)
+            self.assertEqual(caught.exception.data, {"method": "no.such"})
+            with self.assertRaises(RemoteError) as caught:
+                client.call("demo.fail", {"why": "test"})
+            self.assertEqual((caught.exception.code, caught.exception.data), (1, {"why": "test"}))
+
+    def test_batch_and_notification(self):
+        with Client(self.daemon.tcp_address) as client:
+            client.notify("demo.echo", [1])
+            results = client.batch([("demo.add", [1, 2]), ("nope.nope", None), ("rpcd.ping", None)])
+            self.assertEqual(results[0], 3)
+            self.assertIsInstance(results[1], RemoteError)
+            self.assertEqual(results[2], "pong")
+
+    def test_pipelined_replies_are_matched_by_id(self):
+        with Client(self.daemon.tcp_address) as client:
+            client.send({"jsonrpc": "2.0", "method": "demo.sleep", "params": [200], "id": "slow"})
+            client.send({"jsonrpc": "2.0", "method": "rpcd.ping", "id": "fast"})
+            self.assertEqual(client.receive()["id"], "fast")
+            self.assertEqual(client.receive()["id"], "slow")
+
+    def test_invalid_json_gets_parse_error_and_connection_survives(self):
+        with Client(self.daemon.tcp_address) as client:
+            client.send_payload(b'{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]')
+            reply = json.loads(client.receive_payload())
+            self.assertEqual(reply["error"]["code"], -32700)
+            self.assertIsNone(reply["id"])
+            self.assertEqual(client.call("rpcd.ping"), "pong")
+
+    def test_script_entry_point(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpcd_client.py")
+        result = subprocess.run(
+            [sys.executable, script, self.daemon.tcp_address, "demo.add", "[2, 3]"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout), 5)
+
+
+if __name__ == "__main__":
+    unittest.main()

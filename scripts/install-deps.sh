@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what building, running and testing rpcd needs on Debian 12, beyond the Swift toolchain.
+# Idempotent: apt is only asked when something is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+    python3        # the interop client in examples/python and its tests
+    pkg-config     # SwiftPM finds system libraries through it
+    procps         # pgrep/ps, used by the test and bench scripts
+)
+
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]})); then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    echo "installing: ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then
+    echo "error: the Swift toolchain (6.1 or later) is not installed; see https://www.swift.org/install/linux/" >&2
+    exit 1
+fi
