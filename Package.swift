@@ -9,6 +9,9 @@
 //   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
 //   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
 //   RPCServer   listeners and channel handlers on NIOPosix; built-in services
+//   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
+//   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
+//   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   RPCClient   a pipelining client over the same wire format
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
@@ -21,6 +24,12 @@ let package = Package(
         .executable(name: "rpcd", targets: ["rpcd"]),
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
+        .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
+        // Example plugin modules, loaded by rpcd with dlopen (libecho.so, libcalc.so, ...).
+        .library(name: "echo", type: .dynamic, targets: ["EchoModule"]),
+        .library(name: "calc", type: .dynamic, targets: ["CalcModule"]),
+        .library(name: "kv", type: .dynamic, targets: ["KVModule"]),
+        .library(name: "sysinfo", type: .dynamic, targets: ["SysinfoModule"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -63,6 +72,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .target(name: "CRPCDModule"),
+        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON"]),
+        .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo"),
+        .target(name: "CalcModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Calc"),
+        .target(name: "KVModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/KV"),
+        .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo"),
+        .target(name: "CRPCDHostSupport"),
+        .target(
+            name: "RPCModules",
+            dependencies: [
+                "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .target(
             name: "RPCClient",
             dependencies: [
@@ -75,7 +100,7 @@ let package = Package(
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire",
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -122,6 +147,16 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig"]),
+        .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        .testTarget(
+            name: "RPCModulesTests",
+            dependencies: [
+                "RPCModules", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "RPCServerTests",
             dependencies: [
@@ -137,7 +172,12 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCClientTests",
-            dependencies: ["RPCClient", "RPCJSON", .product(name: "NIOEmbedded", package: "swift-nio")]
+            dependencies: [
+                "RPCClient", "RPCJSON", "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
     ]
 )

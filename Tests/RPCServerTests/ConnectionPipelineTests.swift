@@ -96,7 +96,7 @@ final class ConnectionPipelineTests: XCTestCase {
         try makeChannel(maxFrameSize: 64)
         var header = ByteBuffer()
         header.writeInteger(UInt32(1 << 30), endianness: .big)
-        try? channel.writeInbound(header)
+        _ = try? channel.writeInbound(header)
         let replies = try outboundFrames()
         XCTAssertEqual(replies.count, 1)
         let reply = try JSONValue(parsing: replies[0])

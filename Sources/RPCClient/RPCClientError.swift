@@ -1,0 +1,32 @@
+import RPCJSON
+
+/// Why a client operation failed. `description` is a sentence for humans (rpcctl prints it after `rpcctl: `).
+public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// The server answered with a JSON-RPC error object.
+    case remote(code: Int, message: String, data: JSONValue?)
+    /// No connection could be made; `reason` is short and lower-case, e.g. "connection refused".
+    case connectFailed(endpoint: String, reason: String)
+    /// The connection closed (or was closed) while the call was pending, or before it could be sent.
+    case connectionClosed
+    /// No reply arrived in time (connect, call or `sendRaw` timeout).
+    case timedOut
+    /// The server sent something that is not a valid JSON-RPC reply, or the call could not be encoded.
+    case protocolViolation(String)
+
+    public var description: String {
+        switch self {
+        case .remote(let code, let message, let data):
+            var text = "\(message) (\(code))"
+            if let data { text += "; data: \(String(decoding: data.serialized(), as: UTF8.self))" }
+            return text
+        case .connectFailed(let endpoint, let reason):
+            return "cannot connect to \(endpoint): \(reason)"
+        case .connectionClosed:
+            return "the connection was closed before a reply arrived"
+        case .timedOut:
+            return "timed out waiting for a reply"
+        case .protocolViolation(let detail):
+            return "protocol violation: \(detail)"
+        }
+    }
+}

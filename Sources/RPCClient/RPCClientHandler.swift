@@ -1,0 +1,300 @@
+import NIOCore
+import RPCJSON
+import RPCWire
+
+/// What `RPCClient` asks its channel handler to do; written to the channel with `writeAndFlush`.
+enum RPCClientCommand: Sendable {
+    /// Send `payload` (a request with integer id `id`) and complete `promise` with its reply.
+    case call(id: Int, payload: ByteBuffer, promise: EventLoopPromise<JSONValue>, timeout: TimeAmount?)
+    /// Send `payload` (a batch of requests with `ids`) and complete `promise` with one outcome per id.
+    case batch(ids: [Int], payload: ByteBuffer, promise: EventLoopPromise<[Result<JSONValue, RPCClientError>]>, timeout: TimeAmount?)
+    /// Send `payload` and expect nothing back.
+    case notify(payload: ByteBuffer)
+    /// Send `payload` as one frame (or, unless `framed`, as bytes without a length prefix); with `expectReply`,
+    /// complete `promise` with the next frame that answers no pending call (nil if the connection closes first),
+    /// else with nil once written.
+    case raw(
+        payload: ByteBuffer, framed: Bool, expectReply: Bool, promise: EventLoopPromise<JSONValue?>, timeout: TimeAmount?)
+}
+
+/// The client end of a connection: sends requests and matches reply frames to them by id.
+///
+/// Sits after the frame decoder and the length prepender, so it reads and writes frame payloads. All state
+/// lives on the channel's event loop. Replies may come in any order; a reply whose id is unknown (its call
+/// timed out) is dropped. A frame that is not JSON, or not a reply, cannot be matched to a call, so every
+/// pending call fails with `.protocolViolation`. An error reply with id `null` (a parse-level error such as
+/// *Batch too large*) is given to the only pending call, or to the only pending batch if it is a batch-level
+/// error; with several candidates it is dropped, and their own timeouts or the connection's end finish them.
+final class RPCClientHandler: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = RPCClientCommand
+    typealias OutboundOut = ByteBuffer
+
+    private enum Pending {
+        case call(EventLoopPromise<JSONValue>, Scheduled<Void>?)
+        case batch(ids: [Int], EventLoopPromise<[Result<JSONValue, RPCClientError>]>, Scheduled<Void>?)
+
+        func fail(_ error: RPCClientError) {
+            switch self {
+            case .call(let promise, let timer):
+                timer?.cancel()
+                promise.fail(error)
+            case .batch(_, let promise, let timer):
+                timer?.cancel()
+                promise.fail(error)
+            }
+        }
+    }
+
+    /// Pending calls by id; a batch is filed under its first id.
+    private var pending: [Int: Pending] = [:]
+    /// Every id of a pending batch → the batch's key in `pending`.
+    private var batchKeys: [Int: Int] = [:]
+    private var rawWaiter: (promise: EventLoopPromise<JSONValue?>, timer: Scheduled<Void>?)?
+    private var isClosed = false
+    private let maxNestingDepth: Int
+
+    /// Number of calls and batches waiting for a reply (for tests).
+    var pendingCount: Int { pending.count }
+
+    init(maxNestingDepth: Int = 512) {
+        self.maxNestingDepth = maxNestingDepth
+    }
+
+    // MARK: Outbound
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let command = unwrapOutboundIn(data)
+        if isClosed {
+            switch command {
+            case .call(_, _, let callPromise, _): callPromise.fail(RPCClientError.connectionClosed)
+            case .batch(_, _, let batchPromise, _): batchPromise.fail(RPCClientError.connectionClosed)
+            case .raw(_, _, _, let rawPromise, _): rawPromise.fail(RPCClientError.connectionClosed)
+            case .notify: break
+            }
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        switch command {
+        case .call(let id, let payload, let callPromise, let timeout):
+            pending[id] = .call(callPromise, schedule(timeout, context: context) { $0.expire(key: id) })
+            context.write(wrapOutboundOut(payload), promise: promise)
+
+        case .batch(let ids, let payload, let batchPromise, let timeout):
+            guard let key = ids.first else {
+                batchPromise.succeed([])
+                promise?.succeed()
+                return
+            }
+            pending[key] = .batch(ids: ids, batchPromise, schedule(timeout, context: context) { $0.expire(key: key) })
+            for id in ids { batchKeys[id] = key }
+            context.write(wrapOutboundOut(payload), promise: promise)
+
+        case .notify(let payload):
+            context.write(wrapOutboundOut(payload), promise: promise)
+
+        case .raw(let payload, let framed, let expectReply, let rawPromise, let timeout):
+            if expectReply {
+                guard rawWaiter == nil else {
+                    rawPromise.fail(RPCClientError.protocolViolation("another sendRaw is already waiting for a reply"))
+                    promise?.succeed()
+                    return
+                }
+                rawWaiter = (rawPromise, schedule(timeout, context: context) { $0.expireRawWaiter() })
+                writeRaw(payload, framed: framed, context: context, promise: promise)
+            } else {
+                let written = context.eventLoop.makePromise(of: Void.self)
+                written.futureResult.whenComplete { result in
+                    switch result {
+                    case .success: rawPromise.succeed(nil)
+                    case .failure: rawPromise.fail(RPCClientError.connectionClosed)
+                    }
+                }
+                if let promise { written.futureResult.cascade(to: promise) }
+                writeRaw(payload, framed: framed, context: context, promise: written)
+            }
+        }
+    }
+
+    /// Writes through the length prepender, or (unframed) from the frame decoder's position in the pipeline,
+    /// which is below the prepender, so the bytes go out exactly as given.
+    private func writeRaw(
+        _ payload: ByteBuffer, framed: Bool, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        if !framed,
+            let below = try? context.pipeline.syncOperations.context(
+                handlerType: ByteToMessageHandler<LengthPrefixedFrameDecoder>.self)
+        {
+            below.write(NIOAny(payload), promise: promise)
+        } else {
+            context.write(wrapOutboundOut(payload), promise: promise)
+        }
+    }
+
+    private func schedule(
+        _ timeout: TimeAmount?, context: ChannelHandlerContext, _ body: @escaping (RPCClientHandler) -> Void
+    ) -> Scheduled<Void>? {
+        guard let timeout else { return nil }
+        return context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { body(self) }
+    }
+
+    private func expire(key: Int) {
+        guard let entry = remove(key: key) else { return }
+        entry.fail(.timedOut)
+    }
+
+    private func expireRawWaiter() {
+        guard let waiter = rawWaiter else { return }
+        rawWaiter = nil
+        waiter.promise.fail(RPCClientError.timedOut)
+    }
+
+    private func remove(key: Int) -> Pending? {
+        guard let entry = pending.removeValue(forKey: key) else { return nil }
+        if case .batch(let ids, _, _) = entry {
+            for id in ids { batchKeys[id] = nil }
+        }
+        return entry
+    }
+
+    // MARK: Inbound
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let reply: JSONValue
+        do {
+            let depth = maxNestingDepth
+            reply = try frame.withUnsafeReadableBytes { bytes in try JSONValue(parsing: bytes, maxDepth: depth) }
+        } catch {
+            let text = RPCReply.abbreviated(bytes: Array(frame.readableBytesView))
+            unmatched(.failure(.protocolViolation("reply is not valid JSON (\(error)): \(text)")))
+            return
+        }
+
+        switch reply {
+        case .object:
+            if let id = RPCReply.clientID(of: reply), case .call(let promise, let timer)? = pending[id] {
+                pending[id] = nil
+                timer?.cancel()
+                switch RPCReply.outcome(of: reply) {
+                case .success(let result): promise.succeed(result)
+                case .failure(let error): promise.fail(error)
+                }
+                return
+            }
+        case .array(let replies):
+            if let key = replies.lazy.compactMap({ RPCReply.clientID(of: $0) }).compactMap({ self.batchKeys[$0] }).first,
+                case .batch(let ids, let promise, let timer)? = remove(key: key)
+            {
+                timer?.cancel()
+                promise.succeed(Self.outcomes(ids: ids, replies: replies))
+                return
+            }
+        default:
+            break
+        }
+        unmatched(.success(reply))
+    }
+
+    /// One outcome per id, in the order of `ids`, from a batch reply array in any order.
+    static func outcomes(ids: [Int], replies: [JSONValue]) -> [Result<JSONValue, RPCClientError>] {
+        var byID: [Int: Result<JSONValue, RPCClientError>] = [:]
+        for reply in replies {
+            guard let id = RPCReply.clientID(of: reply) else { continue }
+            byID[id] = RPCReply.outcome(of: reply)
+        }
+        return ids.map { id in
+            byID[id] ?? .failure(.protocolViolation("the batch reply has no entry for id \(id)"))
+        }
+    }
+
+    /// A frame that answers no pending call: the raw waiter's reply, a late reply, an orphan error, or garbage.
+    private func unmatched(_ frame: Result<JSONValue, RPCClientError>) {
+        if let waiter = rawWaiter {
+            rawWaiter = nil
+            waiter.timer?.cancel()
+            switch frame {
+            case .success(let value): waiter.promise.succeed(value)
+            case .failure(let error): waiter.promise.fail(error)
+            }
+            return
+        }
+        let reply: JSONValue
+        switch frame {
+        case .failure(let error):
+            failAll(error)
+            return
+        case .success(let value):
+            reply = value
+        }
+        switch reply {
+        case .object:
+            if RPCReply.clientID(of: reply) != nil { return }  // a late reply: its call timed out
+            if RPCReply.hasNullID(reply), case .failure(let error) = RPCReply.outcome(of: reply),
+                case .remote(let code, _, _) = error
+            {
+                routeOrphan(error, code: code)
+                return
+            }
+        case .array(let replies) where replies.contains(where: { RPCReply.clientID(of: $0) != nil }):
+            return  // a late batch reply
+        default:
+            break
+        }
+        failAll(.protocolViolation("unexpected frame from the server: \(RPCReply.abbreviated(reply))"))
+    }
+
+    /// An error reply with id `null`: give it to the call it must belong to, if that is clear.
+    private func routeOrphan(_ error: RPCClientError, code: Int) {
+        if pending.count == 1, let key = pending.keys.first {
+            remove(key: key)?.fail(error)
+            return
+        }
+        // Batch-level errors (batch too large, empty batch) can only answer a batch.
+        guard code == -32001 || code == -32600 else { return }
+        let batches = pending.filter { if case .batch = $0.value { return true } else { return false } }
+        if batches.count == 1, let key = batches.keys.first {
+            remove(key: key)?.fail(error)
+        }
+    }
+
+    private func failAll(_ error: RPCClientError) {
+        let entries = pending.values
+        pending = [:]
+        batchKeys = [:]
+        for entry in entries { entry.fail(error) }
+        if let waiter = rawWaiter {
+            rawWaiter = nil
+            waiter.timer?.cancel()
+            waiter.promise.fail(error)
+        }
+    }
+
+    // MARK: Lifecycle
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if let tooLarge = error as? FrameTooLargeError {
+            failAll(.protocolViolation("the server sent a \(tooLarge)"))
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connectionEnded()
+        context.fireChannelInactive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        connectionEnded()
+    }
+
+    private func connectionEnded() {
+        isClosed = true
+        if let waiter = rawWaiter {
+            rawWaiter = nil
+            waiter.timer?.cancel()
+            waiter.promise.succeed(nil)
+        }
+        failAll(.connectionClosed)
+    }
+}

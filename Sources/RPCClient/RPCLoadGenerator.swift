@@ -1,0 +1,203 @@
+import NIOCore
+import NIOPosix
+import RPCJSON
+import RPCWire
+
+/// Records call latencies for one connection of a load run; one instance per connection, used only on that
+/// connection's event loop, handed back in the result.
+public protocol RPCLatencyRecorder: Sendable {
+    init()
+    mutating func record(nanoseconds: UInt64)
+}
+
+/// What a load run does (`rpcctl bench`).
+public struct RPCLoadConfiguration: Sendable {
+    public var endpoint: RPCEndpoint
+    public var method: String
+    public var params: JSONValue?
+    /// Number of connections, each on its own socket.
+    public var connections: Int
+    /// Calls each connection keeps in flight.
+    public var depth: Int
+    /// The measured time, after the warm-up.
+    public var duration: Duration
+    /// Time before measuring; calls completing then are not counted.
+    public var warmup: Duration
+    /// Event loop threads of the load generator.
+    public var threads: Int
+    public var connectTimeout: Duration
+    /// How long after the end to wait for calls still in flight (they are not counted either way).
+    public var drainTimeout: Duration
+    public var maxFrameSize: Int
+
+    public init(
+        endpoint: RPCEndpoint, method: String, params: JSONValue? = nil, connections: Int = 50, depth: Int = 1,
+        duration: Duration = .seconds(10), warmup: Duration = .seconds(1), threads: Int = System.coreCount,
+        connectTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5), maxFrameSize: Int = 16 << 20
+    ) {
+        self.endpoint = endpoint
+        self.method = method
+        self.params = params
+        self.connections = connections
+        self.depth = depth
+        self.duration = duration
+        self.warmup = warmup
+        self.threads = threads
+        self.connectTimeout = connectTimeout
+        self.drainTimeout = drainTimeout
+        self.maxFrameSize = maxFrameSize
+    }
+}
+
+/// What a load run measured.
+public struct RPCLoadResult<Recorder: RPCLatencyRecorder>: Sendable {
+    /// One recorder per connection that was established, holding latencies of calls answered in the window.
+    public var recorders: [Recorder]
+    /// Replies received during the measured window (successes and errors).
+    public var calls: Int
+    /// Of those, replies with an `error` member.
+    public var errors: Int
+    /// Replies received during the warm-up (not counted above).
+    public var warmupCalls: Int
+    /// The measured window's length.
+    public var duration: Duration
+    /// Connections that could not be established or that ended early, with the reason for each.
+    public var connectionFailures: [String]
+    /// Calls still unanswered after the drain timeout.
+    public var unanswered: Int
+    /// The first error reply seen (abbreviated JSON), to explain a run where every call failed.
+    public var firstError: String?
+
+    public var callsPerSecond: Double {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return seconds > 0 ? Double(calls) / seconds : 0
+    }
+}
+
+/// A closed-loop load generator: each connection keeps `depth` identical calls in flight and sends the next as
+/// soon as one is answered.
+///
+/// The request frames are built once (one per in-flight slot; the slot number is the id, since a slot has at
+/// most one call in flight), replies are matched by a light scan for `"id"`, and writes are flushed once per
+/// read burst, so the client costs little per call. Runs on its own event loop group.
+public enum RPCLoadGenerator {
+    public static func run<Recorder: RPCLatencyRecorder>(
+        _ configuration: RPCLoadConfiguration, recorder: Recorder.Type = Recorder.self
+    ) async -> RPCLoadResult<Recorder> {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
+        let frames = requestFrames(configuration)
+
+        // Connect every connection before the clock starts.
+        var established: [(channel: any Channel, done: EventLoopFuture<LoadConnectionStats<Recorder>>)] = []
+        var failures: [String] = []
+        await withTaskGroup(of: Result<(any Channel, EventLoopFuture<LoadConnectionStats<Recorder>>), RPCClientError>.self) {
+            tasks in
+            for _ in 0..<configuration.connections {
+                tasks.addTask { await connect(configuration, frames: frames, group: group, recorder: Recorder.self) }
+            }
+            for await outcome in tasks {
+                switch outcome {
+                case .success(let connection): established.append(connection)
+                case .failure(let error): failures.append(error.description)
+                }
+            }
+        }
+
+        let start = NIODeadline.now()
+        let window = LoadWindow(
+            measureStart: start + TimeAmount(configuration.warmup),
+            measureEnd: start + TimeAmount(configuration.warmup) + TimeAmount(configuration.duration),
+            drainTimeout: TimeAmount(configuration.drainTimeout))
+        for connection in established {
+            connection.channel.pipeline.fireUserInboundEventTriggered(window)
+        }
+
+        var result = RPCLoadResult<Recorder>(
+            recorders: [], calls: 0, errors: 0, warmupCalls: 0, duration: configuration.duration,
+            connectionFailures: failures, unanswered: 0, firstError: nil)
+        for connection in established {
+            let stats: LoadConnectionStats<Recorder>
+            do {
+                stats = try await connection.done.get()
+            } catch {
+                result.connectionFailures.append("\(error)")
+                continue
+            }
+            result.recorders.append(stats.recorder)
+            result.calls += stats.calls
+            result.errors += stats.errors
+            result.warmupCalls += stats.warmupCalls
+            result.unanswered += stats.unanswered
+            if result.firstError == nil { result.firstError = stats.firstError }
+            if let failure = stats.failure { result.connectionFailures.append(failure) }
+        }
+        for connection in established {
+            try? await connection.channel.close()
+        }
+        try? await group.shutdownGracefully()
+        return result
+    }
+
+    /// One complete frame (length prefix included) per in-flight slot; slot `n` sends id `n`.
+    static func requestFrames(_ configuration: RPCLoadConfiguration) -> [ByteBuffer] {
+        (0..<max(1, configuration.depth)).map { slot in
+            let payload = RPCRequestEncoding.request(method: configuration.method, params: configuration.params, id: slot)
+            var frame = ByteBuffer()
+            frame.reserveCapacity(payload.count + 4)
+            frame.writeInteger(UInt32(payload.count), endianness: .big)
+            frame.writeBytes(payload)
+            return frame
+        }
+    }
+
+    private static func connect<Recorder: RPCLatencyRecorder>(
+        _ configuration: RPCLoadConfiguration, frames: [ByteBuffer], group: MultiThreadedEventLoopGroup,
+        recorder: Recorder.Type
+    ) async -> Result<(any Channel, EventLoopFuture<LoadConnectionStats<Recorder>>), RPCClientError> {
+        let loop = group.next()
+        let done = loop.makePromise(of: LoadConnectionStats<Recorder>.self)
+        let maxFrameSize = configuration.maxFrameSize
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(TimeAmount(configuration.connectTimeout))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: maxFrameSize)),
+                        LoadConnectionHandler<Recorder>(frames: frames, done: done),
+                    ])
+                }
+            }
+        do {
+            let channel: any Channel
+            switch configuration.endpoint {
+            case .tcp(let host, let port):
+                channel = try await bootstrap.channelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .connect(host: host, port: port).get()
+            case .unix(let path):
+                channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            }
+            return .success((channel, done.futureResult))
+        } catch {
+            done.fail(error)
+            return .failure(
+                .connectFailed(endpoint: configuration.endpoint.description, reason: ConnectFailure.reason(for: error)))
+        }
+    }
+}
+
+/// Sent to every connection's pipeline to start it: the shared measurement window.
+struct LoadWindow: Sendable {
+    var measureStart: NIODeadline
+    var measureEnd: NIODeadline
+    var drainTimeout: TimeAmount
+}
+
+struct LoadConnectionStats<Recorder: RPCLatencyRecorder>: Sendable {
+    var recorder: Recorder
+    var calls = 0
+    var errors = 0
+    var warmupCalls = 0
+    var unanswered = 0
+    var firstError: String?
+    var failure: String?
+}

@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import RPCClient
+import RPCJSON
+import RPCWire
+
+/// Options every subcommand takes: where to connect, machine output, and the timeout.
+struct ClientOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "HOST:PORT, [IPV6]:PORT or a Unix socket path (default: $RPCD_ADDRESS, else \(RPCEndpoint.defaultSocketPath) if it exists, else 127.0.0.1:\(RPCEndpoint.defaultPort)).",
+            valueName: "address"))
+    var address: String?
+
+    @Flag(name: .long, help: "Machine output: one JSON document on stdout.")
+    var json = false
+
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the connection and for each reply.", valueName: "seconds"))
+    var timeout: Double = 10
+
+    mutating func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        _ = try endpoint()
+    }
+
+    var timeoutDuration: Duration { .milliseconds(Int64((timeout * 1000).rounded())) }
+
+    /// The endpoint to use: --address, else $RPCD_ADDRESS, else the default socket if it exists, else TCP.
+    func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> RPCEndpoint {
+        do {
+            return try RPCDefaultEndpoint.resolve(address: address, environment: environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// Connects, runs `body`, closes; every client error is reported (see `report`) and becomes an exit status.
+    func withClient<Value>(
+        method: String? = nil, _ body: (RPCClient) async throws(RPCClientError) -> Value
+    ) async throws -> Value {
+        let endpoint = try endpoint()
+        let client: RPCClient
+        do {
+            client = try await RPCClient.connect(to: endpoint, timeout: timeoutDuration)
+        } catch {
+            throw report(error, method: method)
+        }
+        do {
+            let value = try await body(client)
+            await client.close()
+            return value
+        } catch {
+            await client.close()
+            throw report(error, method: method)
+        }
+    }
+
+    /// Prints `error` (stderr; with --json a remote error object also on stdout) and returns the exit status.
+    func report(_ error: RPCClientError, method: String?) -> ExitCode {
+        let subject = method.map { "\($0): " } ?? ""
+        switch error {
+        case .remote(let code, let message, let data):
+            Terminal.error("\(subject)\(message) (\(code))")
+            if let data, data != .null { Terminal.note("data: \(data.jsonText)") }
+            if json {
+                var object: [String: JSONValue] = ["code": .number(code), "message": .string(message)]
+                if let data { object["data"] = data }
+                Terminal.printJSON(.object(object))
+            }
+            return ExitStatus.remoteError
+        case .connectFailed(_, let reason):
+            let hint = reason.contains("permission denied") ? "check the socket's permissions" : "is rpcd running?"
+            Terminal.error("\(error) (\(hint))")
+            return ExitStatus.unavailable
+        case .timedOut:
+            Terminal.error("\(subject)no reply within \(Terminal.format(timeout, digits: timeout < 1 ? 3 : 0)) s")
+            return ExitStatus.timedOut
+        case .connectionClosed:
+            Terminal.error("\(subject)the server closed the connection before replying")
+            return ExitStatus.protocolError
+        case .protocolViolation:
+            Terminal.error("\(subject)\(error)")
+            return ExitStatus.protocolError
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct RPCCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rpcctl",
+        abstract: "Talk to rpcd: call methods, list services, check health and measure throughput.",
+        discussion: """
+            ADDRESS is HOST:PORT, [IPV6]:PORT or an absolute Unix socket path. Without --address, rpcctl uses \
+            $RPCD_ADDRESS, else /run/rpcd/rpcd.sock if that socket exists, else 127.0.0.1:7390.
+
+            Exit status: 0 success; 1 the server answered with an error; 64 usage error; 69 cannot connect; \
+            75 timed out; 76 the connection broke or the reply was not valid JSON-RPC. Guide: docs/RPCCTL.md.
+            """,
+        subcommands: [
+            CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, BenchCommand.self,
+        ])
+
+    /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                if !message.isEmpty { print(message) }
+            } else if !message.isEmpty {
+                Terminal.error(message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
+            }
+            Foundation.exit(code.rawValue)
+        }
+    }
+}

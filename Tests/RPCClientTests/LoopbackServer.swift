@@ -1,0 +1,95 @@
+import NIOCore
+import NIOPosix
+import RPCJSON
+import RPCWire
+import XCTest
+
+@testable import RPCClient
+
+/// A small JSON-RPC server on 127.0.0.1 for end-to-end client tests (NIOPosix comes with RPCClient).
+///
+/// Methods: `t.ping` → "pong"; `t.echo` → params; `t.fail` → error 7 with data; `t.sleep` [ms] → "slept"
+/// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
+/// error. Batches answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with
+/// id null.
+final class LoopbackServer: Sendable {
+    let channel: any Channel
+    var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
+
+    static func start() async throws -> LoopbackServer {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers(
+                        RPCClient.framingHandlers(maxFrameSize: 1 << 20) + [ServerHandler()])
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return LoopbackServer(channel: channel)
+    }
+
+    private init(channel: any Channel) {
+        self.channel = channel
+    }
+
+    func stop() async {
+        try? await channel.close()
+    }
+
+    final class ServerHandler: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        typealias OutboundOut = ByteBuffer
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let frame = unwrapInboundIn(data)
+            guard let message = try? JSONValue(parsing: Array(frame.readableBytesView)) else {
+                send(#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#, context)
+                return
+            }
+            if case .array(let requests) = message {
+                let replies = requests.reversed().compactMap { immediateReply(to: $0) }
+                if !replies.isEmpty { send(JSONValue.array(replies).jsonText, context) }
+                return
+            }
+            if message["method"] == "t.close" {
+                context.close(promise: nil)
+                return
+            }
+            if message["method"] == "t.sleep", let id = message["id"] {
+                let milliseconds = Int64(message["params"]?[0]?.intValue ?? 0)
+                let loop = context.eventLoop.assumeIsolated()
+                loop.scheduleTask(in: .milliseconds(milliseconds)) {
+                    let reply: JSONValue = ["jsonrpc": "2.0", "result": "slept", "id": id]
+                    self.send(reply.jsonText, context)
+                }
+                return
+            }
+            if let reply = immediateReply(to: message) { send(reply.jsonText, context) }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: Error) {
+            // Like rpcd: an oversized frame is answered with -32000 and the connection is closed.
+            let reply = #"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Frame too large"},"id":null}"#
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: reply))).assumeIsolated().whenComplete { _ in
+                context.close(promise: nil)
+            }
+        }
+
+        private func immediateReply(to request: JSONValue) -> JSONValue? {
+            guard let id = request["id"] else { return nil }
+            switch request["method"]?.stringValue {
+            case "t.ping": return ["jsonrpc": "2.0", "result": "pong", "id": id]
+            case "t.echo": return ["jsonrpc": "2.0", "result": request["params"] ?? .null, "id": id]
+            case "t.fail":
+                return ["jsonrpc": "2.0", "error": ["code": 7, "message": "Failed", "data": ["why": "asked"]], "id": id]
+            case "t.bad": return ["jsonrpc": "2.0", "id": id]
+            default: return ["jsonrpc": "2.0", "error": ["code": -32601, "message": "Method not found"], "id": id]
+            }
+        }
+
+        private func send(_ text: String, _ context: ChannelHandlerContext) {
+            context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: text)), promise: nil)
+        }
+    }
+}

@@ -1,0 +1,214 @@
+import NIOCore
+import NIOPosix
+import RPCJSON
+import RPCWire
+import XCTest
+
+@testable import RPCClient
+
+/// End to end over a real TCP socket to `LoopbackServer`.
+final class RPCClientLoopbackTests: XCTestCase {
+    private var server: LoopbackServer!
+
+    override func setUp() async throws {
+        server = try await LoopbackServer.start()
+    }
+
+    override func tearDown() async throws {
+        await server.stop()
+    }
+
+    func testCallNotifyAndErrors() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        XCTAssertTrue(client.isConnected)
+        let pong = try await client.call("t.ping")
+        XCTAssertEqual(pong, "pong")
+        let echoed = try await client.call("t.echo", params: ["a": [1, 2], "b": "x"])
+        XCTAssertEqual(echoed, ["a": [1, 2], "b": "x"])
+        try await client.notify("t.echo", params: [1])
+        do {
+            _ = try await client.call("t.fail")
+            XCTFail("t.fail must throw")
+        } catch {
+            XCTAssertEqual(error, .remote(code: 7, message: "Failed", data: ["why": "asked"]))
+        }
+        do {
+            _ = try await client.call("t.ping", params: "not allowed")
+            XCTFail("string params must be refused")
+        } catch {
+            guard case .protocolViolation = error else { return XCTFail("\(error)") }
+        }
+        await client.close()
+        XCTAssertFalse(client.isConnected)
+    }
+
+    func testConcurrentCallsArePipelinedAndAnsweredOutOfOrder() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let order = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
+            group.addTask { (0, try await client.call("t.sleep", params: [300])) }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(20))
+                return (1, try await client.call("t.ping"))
+            }
+            var order: [Int] = []
+            for try await (index, _) in group { order.append(index) }
+            return order
+        }
+        XCTAssertEqual(order, [1, 0], "the ping overtakes the sleep on the same connection")
+        XCTAssertLessThan(clock.now - start, .seconds(2))
+        await client.close()
+    }
+
+    func testBatchResultsInCallOrder() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let results = try await client.batch([
+            (method: "t.ping", params: nil), (method: "t.fail", params: nil), (method: "t.echo", params: [3]),
+        ])
+        XCTAssertEqual(results.count, 3)
+        XCTAssertEqual(try results[0].get(), "pong")
+        XCTAssertEqual(results[1], .failure(.remote(code: 7, message: "Failed", data: ["why": "asked"])))
+        XCTAssertEqual(try results[2].get(), [3])
+        let empty = try await client.batch([])
+        XCTAssertTrue(empty.isEmpty)
+        await client.close()
+    }
+
+    func testServerClosingFailsPendingCallsWithConnectionClosed() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        async let slow = client.call("t.sleep", params: [5000])
+        try await Task.sleep(for: .milliseconds(50))
+        let closing = try await client.sendRaw(Array(#"{"jsonrpc":"2.0","method":"t.close","id":99}"#.utf8))
+        XCTAssertNil(closing, "the server closed instead of answering")
+        do {
+            _ = try await slow
+            XCTFail("the pending call must fail")
+        } catch {
+            XCTAssertEqual(error as? RPCClientError, .connectionClosed)
+        }
+        do {
+            _ = try await client.call("t.ping")
+            XCTFail("a call on a closed client must fail")
+        } catch {
+            XCTAssertEqual(error, .connectionClosed)
+        }
+    }
+
+    func testSendRawReturnsTheServersAnswerToGarbage() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let reply = try await client.sendRaw(Array("{oops".utf8))
+        XCTAssertEqual(reply?["error"]?["code"], -32700)
+        XCTAssertEqual(reply?["id"], .null)
+        let none = try await client.sendRaw(Array(#"{"jsonrpc":"2.0","method":"t.ping"}"#.utf8), expectReply: false)
+        XCTAssertNil(none)
+        let pong = try await client.call("t.ping")
+        XCTAssertEqual(pong, "pong", "the connection is still usable")
+        await client.close()
+    }
+
+    func testUnframedRawBytesCanSplitAFrame() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let payload = Array(#"{"jsonrpc":"2.0","method":"t.ping","id":"raw"}"#.utf8)
+        let header: [UInt8] = [0, 0, 0, UInt8(payload.count)]
+        let nothing = try await client.sendRaw(header + payload.prefix(10), expectReply: false, framed: false)
+        XCTAssertNil(nothing)
+        let reply = try await client.sendRaw(Array(payload.dropFirst(10)), framed: false)
+        XCTAssertEqual(reply?["result"], "pong")
+        XCTAssertEqual(reply?["id"], "raw")
+        await client.close()
+    }
+
+    func testOversizedAnnouncedLengthIsAnsweredAndClosed() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let reply = try await client.sendRaw([0x7F, 0, 0, 0], framed: false)
+        XCTAssertEqual(reply?["error"]?["code"], -32000)
+        for _ in 0..<100 where client.isConnected { try await Task.sleep(for: .milliseconds(10)) }
+        XCTAssertFalse(client.isConnected, "the server closes after a frame-too-large error")
+        do {
+            _ = try await client.sendRaw(Array("{}".utf8))
+            XCTFail("sendRaw on a closed connection must throw")
+        } catch {
+            XCTAssertEqual(error, .connectionClosed)
+        }
+    }
+
+    func testMalformedReplyIsAProtocolViolation() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        do {
+            _ = try await client.call("t.bad")
+            XCTFail("t.bad must throw")
+        } catch {
+            guard case .protocolViolation = error else { return XCTFail("\(error)") }
+        }
+        await client.close()
+    }
+
+    func testCallTimeout() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        do {
+            _ = try await client.call("t.sleep", params: [2000], timeout: .milliseconds(100))
+            XCTFail("must time out")
+        } catch {
+            XCTAssertEqual(error, .timedOut)
+        }
+        await client.close()
+    }
+
+    func testLoadGeneratorAgainstLoopbackServer() async throws {
+        let configuration = RPCLoadConfiguration(
+            endpoint: server.endpoint, method: "t.ping", connections: 3, depth: 4, duration: .milliseconds(300),
+            warmup: .milliseconds(100), threads: 2)
+        let result = await RPCLoadGenerator.run(configuration, recorder: CollectingRecorder.self)
+        XCTAssertEqual(result.connectionFailures, [])
+        XCTAssertEqual(result.recorders.count, 3)
+        XCTAssertGreaterThan(result.calls, 0)
+        XCTAssertEqual(result.errors, 0)
+        XCTAssertGreaterThan(result.warmupCalls, 0)
+        XCTAssertEqual(result.recorders.map(\.samples.count).reduce(0, +), result.calls)
+        XCTAssertEqual(result.unanswered, 0)
+
+        let failing = await RPCLoadGenerator.run(
+            RPCLoadConfiguration(
+                endpoint: server.endpoint, method: "t.fail", connections: 1, depth: 1, duration: .milliseconds(100),
+                warmup: .zero, threads: 1),
+            recorder: CollectingRecorder.self)
+        XCTAssertGreaterThan(failing.calls, 0)
+        XCTAssertEqual(failing.errors, failing.calls)
+        XCTAssertNotNil(failing.firstError)
+    }
+}
+
+/// Connection failures need no server.
+final class RPCClientConnectTests: XCTestCase {
+    func testRefusedConnectionNamesEndpointAndReason() async {
+        do {
+            _ = try await RPCClient.connect(to: .tcp(host: "127.0.0.1", port: 1))
+            XCTFail("port 1 must refuse")
+        } catch {
+            XCTAssertEqual(error, .connectFailed(endpoint: "127.0.0.1:1", reason: "connection refused"))
+            XCTAssertEqual(error.description, "cannot connect to 127.0.0.1:1: connection refused")
+        }
+    }
+
+    func testMissingUnixSocket() async {
+        do {
+            _ = try await RPCClient.connect(to: .unix(path: "/nonexistent/rpcd.sock"))
+            XCTFail("a missing socket must fail")
+        } catch {
+            XCTAssertEqual(
+                error, .connectFailed(endpoint: "/nonexistent/rpcd.sock", reason: "no such file or directory"))
+        }
+    }
+
+    func testLoadGeneratorCountsConnectionFailures() async {
+        let result = await RPCLoadGenerator.run(
+            RPCLoadConfiguration(
+                endpoint: .tcp(host: "127.0.0.1", port: 1), method: "t.ping", connections: 2, duration: .milliseconds(10),
+                warmup: .zero, threads: 1),
+            recorder: CollectingRecorder.self)
+        XCTAssertEqual(result.connectionFailures.count, 2)
+        XCTAssertEqual(result.recorders.count, 0)
+        XCTAssertEqual(result.calls, 0)
+    }
+}

@@ -1,0 +1,77 @@
+import NIOCore
+import NIOEmbedded
+import RPCJSON
+import XCTest
+
+@testable import RPCClient
+
+/// The result of a future on an `EmbeddedEventLoop`, or nil if it is not complete yet.
+func outcome<Value>(_ future: EventLoopFuture<Value>) -> Result<Value, any Error>? {
+    var result: Result<Value, any Error>?
+    future.assumeIsolated().whenComplete { result = $0 }
+    return result
+}
+
+/// The client error a completed future failed with (nil if it succeeded or is still pending).
+func clientError<Value>(_ future: EventLoopFuture<Value>) -> RPCClientError? {
+    guard case .failure(let error)? = outcome(future) else { return nil }
+    return error as? RPCClientError
+}
+
+/// The value a completed future succeeded with (nil if it failed or is still pending).
+func value<Value>(_ future: EventLoopFuture<Value>) -> Value? {
+    guard case .success(let value)? = outcome(future) else { return nil }
+    return value
+}
+
+/// An `EmbeddedChannel` around one `RPCClientHandler` (no framing: frames are payload buffers).
+struct HandlerHarness {
+    let channel: EmbeddedChannel
+    let handler: RPCClientHandler
+
+    init() throws {
+        handler = RPCClientHandler()
+        channel = EmbeddedChannel(handler: handler)
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    var loop: EmbeddedEventLoop { channel.embeddedEventLoop }
+
+    /// Sends a call as `RPCClient.call` does and returns its future.
+    func call(
+        _ method: String, params: JSONValue? = nil, id: Int, timeout: TimeAmount? = nil
+    ) throws -> EventLoopFuture<JSONValue> {
+        let promise = loop.makePromise(of: JSONValue.self)
+        let payload = ByteBuffer(bytes: RPCRequestEncoding.request(method: method, params: params, id: id))
+        try channel.writeOutbound(RPCClientCommand.call(id: id, payload: payload, promise: promise, timeout: timeout))
+        return promise.futureResult
+    }
+
+    func batch(
+        _ calls: [(method: String, params: JSONValue?)], ids: [Int], timeout: TimeAmount? = nil
+    ) throws -> EventLoopFuture<[Result<JSONValue, RPCClientError>]> {
+        let promise = loop.makePromise(of: [Result<JSONValue, RPCClientError>].self)
+        let payload = ByteBuffer(bytes: RPCRequestEncoding.batch(calls, ids: ids))
+        try channel.writeOutbound(RPCClientCommand.batch(ids: ids, payload: payload, promise: promise, timeout: timeout))
+        return promise.futureResult
+    }
+
+    func raw(_ text: String, expectReply: Bool = true, timeout: TimeAmount? = .seconds(10)) throws -> EventLoopFuture<JSONValue?> {
+        let promise = loop.makePromise(of: JSONValue?.self)
+        try channel.writeOutbound(
+            RPCClientCommand.raw(
+                payload: ByteBuffer(string: text), framed: true, expectReply: expectReply, promise: promise,
+                timeout: timeout))
+        return promise.futureResult
+    }
+
+    /// The next payload the handler wrote, as text.
+    func sent() throws -> String? {
+        try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
+    }
+
+    /// Delivers one reply frame.
+    func reply(_ text: String) throws {
+        try channel.writeInbound(ByteBuffer(string: text))
+    }
+}
