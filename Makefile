@@ -19,9 +19,10 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-# Runs the daemon in the foreground with the example configuration (Ctrl-C stops it).
+# Runs the daemon in the foreground with the example configuration and the example modules straight from
+# the build tree (Ctrl-C stops it; `kill -HUP` reloads).
 run: build
-	$(BIN)/rpcd --config $(CONFIG)
+	$(BIN)/rpcd --config $(CONFIG) --handlers-dir config/handlers.d --module-dir $(BIN)
 
 test: deps
 	$(SWIFT) build --build-tests

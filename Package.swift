@@ -136,7 +136,10 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "JSONRPCTests", dependencies: ["JSONRPC", "RPCJSON"]),
+        .testTarget(
+            name: "JSONRPCTests",
+            dependencies: ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]
+        ),
         .testTarget(
             name: "RPCCoreTests",
             dependencies: [

@@ -87,7 +87,7 @@ private struct DispatchContext {
             statistics.errors.increment()
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(.methodNotFound(request.method), id: id, into: &buffer)
+            RPCReplyWriter.writeError(registry.missingRouteError(for: request.method), id: id, into: &buffer)
             return completion(buffer)
         }
         let call = RPCCall(

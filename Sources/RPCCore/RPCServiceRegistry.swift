@@ -1,3 +1,4 @@
+import JSONRPC
 import RPCJSON
 
 /// An immutable snapshot of the services being served and the routes to their methods.
@@ -14,11 +15,14 @@ public final class RPCServiceRegistry: Sendable {
 
     /// Services sorted by name.
     public let services: [any RPCService]
+    /// Services that are configured but not running (a plugin module failed to load): calls to them get
+    /// "Service unavailable" rather than "Method not found", which tells the caller the right story.
+    public let unavailableServices: Set<String>
     private let routes: [String: Route]
 
     /// Fails when two services share a name, a service name is empty or contains a dot, or a service
     /// declares a method twice.
-    public init(services: [any RPCService]) throws(RPCRegistryError) {
+    public init(services: [any RPCService], unavailable: Set<String> = []) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
         var names = Set<String>()
         for service in services {
@@ -38,11 +42,21 @@ public final class RPCServiceRegistry: Sendable {
             }
         }
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
+        self.unavailableServices = unavailable.subtracting(names)
         self.routes = routes
     }
 
     public func route(for method: String) -> Route? {
         routes[method]
+    }
+
+    /// The error for a method that has no route.
+    public func missingRouteError(for method: String) -> RPCError {
+        if !unavailableServices.isEmpty, let dot = method.firstIndex(of: "."),
+           unavailableServices.contains(String(method[..<dot])) {
+            return .serviceUnavailable(String(method[..<dot]))
+        }
+        return .methodNotFound(method)
     }
 
     public func service(named name: String) -> (any RPCService)? {

@@ -102,6 +102,9 @@ public final class RPCServer: Service, Sendable {
         } onGracefulShutdown: {
             self.initiateShutdown()
         }
+        // Release the listeners now, while the event loops run: a ServerQuiescingHelper's deinit touches its
+        // loop, and this server may outlive the group (it is freed whenever the service group lets go of it).
+        listeners.withLock { $0 = nil }
     }
 
     /// Stops accepting, asks every connection to close once its calls are answered, and force-closes whatever

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import RPCConfig
 import RPCCore
+import RPCModules
 import RPCServer
 import RPCWire
 import ServiceLifecycle
@@ -30,7 +31,19 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             valueName: "address"))
     var listen: [String] = []
 
-    @Flag(name: .long, help: "Validate the configuration, print the effective configuration, and exit.")
+    @Option(
+        name: .customLong("handlers-dir"),
+        help: ArgumentHelp(
+            "A handlers.d directory; repeatable, lowest priority first; replaces the default search path.",
+            valueName: "dir"))
+    var handlersDirectories: [String] = []
+
+    @Option(
+        name: .customLong("module-dir"),
+        help: ArgumentHelp("Where bare Module= names are looked up (default \(ModuleHost.defaultModuleDirectory)).", valueName: "dir"))
+    var moduleDirectory: String = ModuleHost.defaultModuleDirectory
+
+    @Flag(name: .long, help: "Validate the configuration, print the effective configuration and handlers, and exit.")
     var checkConfig = false
 
     func run() async throws {
@@ -43,6 +56,9 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         }
         if checkConfig {
             print(settings.rendered(), terminator: "")
+            guard HandlerReport.print(directories: handlerDirectories, moduleDirectory: moduleDirectory) else {
+                throw ExitCode(78)
+            }
             return
         }
 
@@ -56,37 +72,28 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         ResourceLimits.raiseOpenFileLimit(logger: logger)
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
-        let statistics = RPCStatistics()
-        let state = RPCServerState()
-        let registry = try RPCServiceRegistry(services: [
-            RPCDiscoverService(),
-            DaemonService(state: state, statistics: statistics),
-            DemoService(),
-        ])
-        let router = RPCRouter(
-            registry: registry,
-            parser: RPCEnvelopeParser(
-                maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
-            statistics: statistics)
-        let server = RPCServer(
-            configuration: RPCServer.Configuration(
-                listen: settings.listen, maxFrameSize: settings.maxFrameSize,
-                maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
-                idleTimeout: settings.idleTimeout.map { TimeAmount($0) }),
-            router: router, state: state, group: group, logger: logger)
-
-        let services = ServiceGroup(
-            configuration: ServiceGroupConfiguration(
-                services: [.init(service: server)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
+        pool.start()
+        let host = ModuleHost(
+            directories: handlerDirectories, moduleDirectory: moduleDirectory,
+            reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
+            pool: pool, logger: logger)
+        let daemon = Daemon(settings: settings, host: host, logger: logger)
         do {
-            try await services.run()
+            try await daemon.run(group: group, pool: pool, reloadConfiguration: { [self] in try self.loadConfiguration() })
         } catch {
             logger.critical("rpcd stopped on an error", metadata: [LogField.error: "\(error)"])
+            try? await pool.shutdownGracefully()
             try? await group.shutdownGracefully()
             throw ExitCode.failure
         }
+        try await pool.shutdownGracefully()
         try await group.shutdownGracefully()
         logger.notice("Stopped")
+    }
+
+    private var handlerDirectories: HandlerDirectories {
+        handlersDirectories.isEmpty ? HandlerDirectories() : HandlerDirectories(directories: handlersDirectories)
     }
 
     /// `--config FILE` must exist; without it the default file is read when present. `--listen` alone runs

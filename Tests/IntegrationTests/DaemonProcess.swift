@@ -21,7 +21,10 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts rpcd. `config` is the text of rpcd.conf ([Server] lines); listeners are added by the fixture
     /// unless `arguments` choose otherwise.
-    init(config: String = "", arguments: [String]? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+    init(
+        config: String = "", arguments: [String]? = nil, extraArguments: [String] = [],
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socketPath = directory.appendingPathComponent("rpcd.sock").path
@@ -30,7 +33,11 @@ final class DaemonProcess: @unchecked Sendable {
         try configText.write(toFile: configPath, atomically: true, encoding: .utf8)
 
         process.executableURL = Self.productsDirectory.appendingPathComponent("rpcd")
-        process.arguments = arguments ?? ["--config", configPath]
+        // Without --handlers-dir the daemon would read the machine's own /etc/rpcd/handlers.d.
+        let isolation = extraArguments.contains("--handlers-dir") ? [] : ["--handlers-dir", directory.appendingPathComponent("none").path]
+        process.arguments = (arguments ?? ["--config", configPath] + isolation) + extraArguments
+        // Strict mode turns NIO's misuse warnings (such as scheduling on a loop that has shut down) into crashes.
+        process.environment = ProcessInfo.processInfo.environment.merging(["SWIFTNIO_STRICT": "1"]) { $1 }
         process.standardError = stderrPipe
         process.standardOutput = FileHandle.nullDevice
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
@@ -104,6 +111,26 @@ final class DaemonProcess: @unchecked Sendable {
             process.waitUntilExit()
         }
         return process.terminationStatus
+    }
+
+    /// Sends SIGHUP and waits for the reload's outcome in the log; returns its line.
+    @discardableResult
+    func reload(file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        let before = stderr.components(separatedBy: "Reload").count
+        kill(process.processIdentifier, SIGHUP)
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let text = stderr
+            if text.components(separatedBy: "Reload").count >= before + 2,
+               let outcome = text.split(separator: "\n").last(where: { $0.contains("Reloaded") || $0.contains("Reload failed") }) {
+                return String(outcome)
+            }
+            lock.lock()
+            _ = lock.wait(until: Date().addingTimeInterval(0.2))
+            lock.unlock()
+        }
+        XCTFail("no reload outcome logged; stderr:\n\(stderr)", file: file, line: line)
+        return ""
     }
 
     /// Resident memory of the daemon in KiB, from /proc.

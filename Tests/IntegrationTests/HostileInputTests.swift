@@ -74,13 +74,13 @@ final class HostileInputTests: XCTestCase {
         }
         open.removeAll()  // closes them
         // Closing is asynchronous on the server; a few attempts bound the wait without sleeping blindly.
-        var served = false
-        for _ in 0..<50 where !served {
+        var served: RawConnection?
+        for _ in 0..<50 where served == nil {
             let connection = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 1)
-            served = (try? connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"]) == "pong"
+            if (try? connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"]) == "pong" { served = connection }
         }
-        XCTAssertTrue(served, "room again once clients leave")
-        let info = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":1}"#)["result"]
+        let connection = try XCTUnwrap(served, "room again once clients leave")
+        let info = try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":1}"#)["result"]
         XCTAssertGreaterThanOrEqual(info?["connections"]?["rejected"]?.intValue ?? 0, 20)
     }
 

@@ -28,7 +28,8 @@ class Daemon:
         with open(config, "w") as f:
             f.write(f"[Server]\nListen=127.0.0.1:0\nListen={self.socket_path}\n")
         self.process = subprocess.Popen(
-            [os.path.join(bin_dir, "rpcd"), "--config", config], stderr=subprocess.PIPE, text=True)
+            [os.path.join(bin_dir, "rpcd"), "--config", config, "--handlers-dir", os.path.join(self.directory, "none")],
+            stderr=subprocess.PIPE, text=True, env=dict(os.environ, SWIFTNIO_STRICT="1"))
         self.tcp_address = self._wait_for_listener()
 
     def _wait_for_listener(self):

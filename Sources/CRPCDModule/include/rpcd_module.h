@@ -1,0 +1,179 @@
+/*
+ * rpcd_module.h -- the ABI between rpcd and its plugin handler modules.
+ *
+ * SYNOPSIS
+ *     #include <rpcd_module.h>
+ *
+ *     const rpcd_module *rpcd_module_entry_v1(void);
+ *
+ * DESCRIPTION
+ *     A module is a shared library that exports one symbol, RPCD_MODULE_ENTRY_SYMBOL
+ *     ("rpcd_module_entry_v1"). rpcd calls it once after dlopen() and receives a pointer to a
+ *     static rpcd_module descriptor: the module's name, version, description, its methods with
+ *     their parameters and JSON Schemas, and three functions: init, call and deinit.
+ *
+ *     Modules never link against rpcd. Everything they need from the daemon (answering a call,
+ *     logging, reading their configuration) comes through the rpcd_host table handed to init.
+ *     This is also what lets a Swift module work: Swift code compiled into two images exists
+ *     twice (its own type metadata and globals), so no Swift value or type ever crosses this
+ *     boundary -- only the C types below.
+ *
+ * LIFECYCLE
+ *     1. rpcd dlopen()s the file and calls rpcd_module_entry_v1().
+ *     2. It checks abi_version == RPCD_MODULE_ABI_VERSION and struct_size, the names and the
+ *        methods. A module that fails a check is refused with a log entry naming the file and
+ *        the reason; other handlers keep serving.
+ *     3. For each handler configured with this module (a module may serve several handlers,
+ *        e.g. two kv stores), rpcd calls init() with the handler's [Config] values. init()
+ *        stores its per-instance state in *instance.
+ *     4. call() is invoked for every call to one of the methods, concurrently, from several
+ *        threads. Methods without RPCD_METHOD_MAY_BLOCK are called on an event-loop thread
+ *        and must return quickly, answering at once or later from another thread. Methods
+ *        with RPCD_METHOD_MAY_BLOCK are called on a bounded worker pool and may block.
+ *     5. When the handler is removed or replaced (reload, shutdown), rpcd waits until the module
+ *        has answered every call it was given -- also calls whose caller already got the timeout
+ *        error -- then calls deinit(instance). A module that never answers a call is never
+ *        de-initialised.
+ *        The library itself is never unloaded (dlclose would leave the Swift runtime with
+ *        dangling pointers), so static data stays valid for the life of the process.
+ *
+ * ANSWERING A CALL
+ *     Each call receives an opaque rpcd_call handle. Answer it exactly once, from any thread,
+ *     now or later, with host->reply_result() or host->reply_error(). After that the handle is
+ *     invalid. A second answer is ignored and logged; a late answer after the handler's
+ *     Timeout= has expired is dropped safely. A call that is never answered is answered with
+ *     the timeout error if a Timeout= is configured, and otherwise hangs its client.
+ *
+ * STRINGS AND JSON
+ *     All strings are UTF-8. JSON arguments are passed as pointer + length and are NOT
+ *     NUL-terminated. params_json is valid only during the call() invocation: copy it to keep
+ *     it. Text handed to the host is copied before the host function returns.
+ *
+ * COMPATIBILITY
+ *     Structures only ever grow at the end. Every structure starts with struct_size so both
+ *     sides can tell which fields the other knows. A module built against an older header
+ *     keeps working with a newer rpcd; RPCD_MODULE_ABI_VERSION changes only when that cannot
+ *     be kept, and then the entry symbol's name changes with it.
+ *
+ * HISTORY
+ *     ABI 1 (rpcd 0.1): rpcd_module, rpcd_method, rpcd_param, rpcd_host with reply_result,
+ *                       reply_error, log, config_get.
+ *
+ * SEE ALSO
+ *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
+ */
+#ifndef RPCD_MODULE_H
+#define RPCD_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RPCD_MODULE_ABI_VERSION 1
+#define RPCD_MODULE_ENTRY_SYMBOL "rpcd_module_entry_v1"
+
+/* Opaque handle of one call; answered exactly once through rpcd_host. */
+typedef struct rpcd_call rpcd_call;
+
+/* Opaque handle of one handler instance, for logging and configuration. */
+typedef struct rpcd_handler rpcd_handler;
+
+/* Log priorities: the syslog(3) levels, as journald stores them. */
+enum {
+    RPCD_LOG_ERR = 3,
+    RPCD_LOG_WARNING = 4,
+    RPCD_LOG_NOTICE = 5,
+    RPCD_LOG_INFO = 6,
+    RPCD_LOG_DEBUG = 7,
+};
+
+/* One structured log field: a journal-style NAME (upper case, digits, underscore) and a value. */
+typedef struct rpcd_log_field {
+    const char *name;
+    const char *value;
+} rpcd_log_field;
+
+/* What the host offers a module. Handed to init(); valid for the life of the process. */
+typedef struct rpcd_host {
+    uint32_t abi_version;   /* RPCD_MODULE_ABI_VERSION of the host */
+    uint32_t struct_size;   /* sizeof(rpcd_host) of the host */
+
+    /* Answers CALL with RESULT_JSON (one complete JSON value, not NUL-terminated). */
+    void (*reply_result)(rpcd_call *call, const char *result_json, size_t result_len);
+
+    /* Answers CALL with a JSON-RPC error. CODE outside -32768..-32000 is the module's own;
+     * MESSAGE is a short sentence (NUL-terminated); DATA_JSON may be NULL (data_len 0). */
+    void (*reply_error)(rpcd_call *call, int64_t code, const char *message,
+                        const char *data_json, size_t data_len);
+
+    /* Logs MESSAGE (a constant sentence) at PRIORITY with N_FIELDS extra fields. The host adds
+     * RPCD_SERVICE and RPCD_MODULE. May be called from any thread, also during init. */
+    void (*log)(rpcd_handler *handler, int priority, const char *message,
+                const rpcd_log_field *fields, size_t n_fields);
+
+    /* The value of KEY in the handler's [Config] section, or NULL when not set. The string
+     * stays valid until deinit. */
+    const char *(*config_get)(rpcd_handler *handler, const char *key);
+} rpcd_host;
+
+/* Parameter flags. */
+#define RPCD_PARAM_OPTIONAL (1u << 0)
+
+/* One parameter, in positional order; by-name calls use NAME. */
+typedef struct rpcd_param {
+    const char *name;          /* an identifier: letters, digits, '_' */
+    const char *schema_json;   /* a JSON Schema, e.g. "{\"type\":\"number\"}"; NULL for any value */
+    const char *summary;       /* may be NULL */
+    uint32_t flags;            /* RPCD_PARAM_* */
+} rpcd_param;
+
+/* Method flags. */
+#define RPCD_METHOD_MAY_BLOCK (1u << 0)   /* call() may block: run it on the worker pool */
+
+typedef struct rpcd_method {
+    uint32_t struct_size;      /* sizeof(rpcd_method) */
+    const char *name;          /* within the service: "add" serves "calc.add" */
+    const char *summary;       /* may be NULL */
+    const rpcd_param *params;
+    size_t n_params;
+    const char *result_schema_json;  /* may be NULL */
+    uint32_t flags;            /* RPCD_METHOD_* */
+} rpcd_method;
+
+typedef struct rpcd_module {
+    uint32_t abi_version;      /* RPCD_MODULE_ABI_VERSION */
+    uint32_t struct_size;      /* sizeof(rpcd_module) */
+    const char *name;          /* default service name: lower case letters, digits, '-' */
+    const char *version;       /* the module's own version, e.g. "1.2.0" */
+    const char *description;   /* one sentence */
+    const rpcd_method *methods;
+    size_t n_methods;
+
+    /* Creates one instance for HANDLER. Returns 0 and sets *instance on success; on failure
+     * returns non-zero and writes a NUL-terminated reason into error (at most error_size bytes). */
+    int (*init)(const rpcd_host *host, rpcd_handler *handler, void **instance,
+                char *error, size_t error_size);
+
+    /* Runs method METHOD_INDEX (into methods[]) with PARAMS_JSON: an array, an object, or
+     * empty (params_len 0) when the caller sent no params. Answer CALL through the host. */
+    void (*call)(void *instance, size_t method_index, const char *params_json, size_t params_len,
+                 rpcd_call *call);
+
+    /* Destroys INSTANCE; no call() of it is running or will run. May be NULL. */
+    void (*deinit)(void *instance);
+} rpcd_module;
+
+/* The entry point every module exports. (Not declared for Swift, where the SDK defines it.) */
+typedef const rpcd_module *(*rpcd_module_entry_fn)(void);
+#if !defined(__swift__)
+const rpcd_module *rpcd_module_entry_v1(void);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RPCD_MODULE_H */

@@ -1,0 +1,117 @@
+import RPCConfig
+
+/// One handler as configured by `handlers.d/NAME.conf` and its drop-ins: which module serves which service,
+/// and how.
+///
+///     [Handler]
+///     Module=calc          # a path, or a bare name looked up in the module directory
+///     Service=calc         # defaults to the module's name
+///     Enabled=yes
+///     Advertise=yes
+///     Timeout=30s          # infinity (the default) disables it
+///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
+///     [Config]
+///     Anything=handed to the module
+public struct HandlerConfiguration: Hashable, Sendable {
+    /// The file name without `.conf`.
+    public var name: String
+    public var module: String = ""
+    /// nil: the module's own name.
+    public var service: String?
+    public var enabled = true
+    public var advertise = true
+    /// nil: calls never time out.
+    public var timeout: Duration?
+    public var maxConcurrency = 1024
+    /// The `[Config]` section, last assignment of each key winning.
+    public var config: [String: String] = [:]
+    /// The files it came from, in application order (main file first, then drop-ins).
+    public var sources: [String] = []
+
+    public init(name: String) {
+        self.name = name
+    }
+
+    public static let maxConcurrencyRange = 1...1_000_000
+
+    /// The `[Handler]` keys; `[Config]` is free-form and read separately.
+    static let schema = INISchema<HandlerConfiguration>(
+        defaults: HandlerConfiguration(name: ""),
+        sections: [
+            INISection(
+                "Handler",
+                keys: [
+                    .value("Module", \.module, parse: { entry throws(ConfigError) in
+                        guard !entry.value.isEmpty else { throw entry.invalidValue(expected: "a module path or name") }
+                        return entry.value
+                    }, format: { $0 }),
+                    .value("Service", \.service, parse: { entry throws(ConfigError) in
+                        guard ServiceName.isValid(entry.value) else {
+                            throw entry.invalidValue(expected: ServiceName.rule)
+                        }
+                        return entry.value
+                    }, format: { $0 ?? "" }),
+                    .boolean("Enabled", \.enabled),
+                    .boolean("Advertise", \.advertise),
+                    .timeSpan("Timeout", \.timeout, zeroDisables: true),
+                    .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
+                ]),
+        ])
+
+    /// Builds the configuration of handler `name` from its documents (main file first). A document with no
+    /// entries and no sections masks the handler: the result is nil.
+    static func make(name: String, documents: [INIDocument]) throws(ConfigError) -> HandlerConfiguration? {
+        guard let main = documents.first, !(main.entries.isEmpty && main.sectionHeaders.isEmpty) else { return nil }
+        var handlerDocuments: [INIDocument] = []
+        var config: [String: String] = [:]
+        for document in documents {
+            var filtered = document
+            filtered.entries = document.entries.filter { $0.section != "Config" }
+            filtered.sectionHeaders = document.sectionHeaders.filter { $0.name != "Config" }
+            handlerDocuments.append(filtered)
+            for entry in document.entries where entry.section == "Config" {
+                // An empty assignment resets the key, as everywhere in systemd-style files.
+                config[entry.key] = entry.value.isEmpty ? nil : entry.value
+            }
+        }
+        var settings = try schema.settings(from: handlerDocuments)
+        guard !settings.module.isEmpty else {
+            throw ConfigError(file: main.file, line: nil, message: "[Handler] needs Module=, the module to load")
+        }
+        settings.name = name
+        settings.config = config
+        settings.sources = documents.map(\.file)
+        return settings
+    }
+
+    /// The configuration as INI text, for `rpcd --check-config`.
+    public func rendered() -> String {
+        var text = "# \(sources.joined(separator: ", "))\n" + Self.schema.render(self)
+        if !config.isEmpty {
+            text += "\n[Config]\n" + config.keys.sorted().map { "\($0)=\(config[$0]!)\n" }.joined()
+        }
+        return text
+    }
+}
+
+/// Service names become method prefixes and DNS-SD subtypes (`_calc._sub._rpcd._tcp`), so they follow
+/// RFC 6335's service-name rules: 1 to 15 characters, lower-case letters, digits and hyphens, at least one
+/// letter, no hyphen at either end or twice in a row. (Lower case only, so method names are unambiguous.)
+public enum ServiceName {
+    public static let rule = "a service name: 1 to 15 lower-case letters, digits and single hyphens, with a letter, not starting or ending with a hyphen"
+
+    public static func isValid(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...15).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-"),
+              bytes.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
+        else { return false }
+        var previous: UInt8 = 0
+        for byte in bytes {
+            let allowed = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
+            guard allowed, !(byte == UInt8(ascii: "-") && previous == UInt8(ascii: "-")) else { return false }
+            previous = byte
+        }
+        return true
+    }
+}

@@ -1,0 +1,63 @@
+import RPCConfig
+
+/// Finds handler files in `handlers.d` directories with systemd's precedence and masking.
+///
+/// Directories are given lowest priority first (the order of `rpcd --handlers-dir`). For each file name the
+/// highest-priority directory's `NAME.conf` is used; a symlink to /dev/null or an empty file there masks
+/// the handler. Drop-ins `NAME.conf.d/*.conf` are collected from all directories (for equal names the
+/// highest-priority one wins) and applied after the main file in lexical order, each overriding single keys.
+/// This is what systemd does for units and for its own `*.conf.d` configuration.
+public struct HandlerDirectories: Sendable {
+    /// Lowest priority first: vendor defaults, then runtime, then the administrator's (systemd's order:
+    /// /etc overrides /run overrides /usr/lib).
+    public static let defaults = ["/usr/lib/rpcd/handlers.d", "/run/rpcd/handlers.d", "/etc/rpcd/handlers.d"]
+
+    public var directories: [String]
+
+    public init(directories: [String] = Self.defaults) {
+        self.directories = directories
+    }
+
+    /// The outcome of reading every handler file.
+    public struct Scan: Sendable {
+        /// Enabled and disabled handlers, by name.
+        public var handlers: [HandlerConfiguration] = []
+        /// Handlers masked by a /dev/null symlink or an empty file: name and the masking file.
+        public var masked: [(name: String, file: String)] = []
+        /// Files that could not be read or parsed; their handlers are not served.
+        public var errors: [ConfigError] = []
+        /// Names of the handlers whose files had those errors.
+        public var failedHandlers: [String] = []
+    }
+
+    public func scan() -> Scan {
+        var scan = Scan()
+        let highestFirst = Array(directories.reversed())
+        let mainFiles: [String]
+        do {
+            mainFiles = try INIDocument.dropInFiles(in: highestFirst)
+        } catch {
+            scan.errors.append(error)
+            return scan
+        }
+        for path in mainFiles {
+            let fileName = String(path.split(separator: "/").last ?? "")
+            let name = String(fileName.dropLast(".conf".count))
+            do {
+                var documents = [try INIDocument.load(path: path)]
+                for dropIn in try INIDocument.dropInFiles(in: highestFirst.map { "\($0)/\(fileName).d" }) {
+                    documents.append(try INIDocument.load(path: dropIn))
+                }
+                if let handler = try HandlerConfiguration.make(name: name, documents: documents) {
+                    scan.handlers.append(handler)
+                } else {
+                    scan.masked.append((name, path))
+                }
+            } catch {
+                scan.errors.append(error)
+                scan.failedHandlers.append(name)
+            }
+        }
+        return scan
+    }
+}

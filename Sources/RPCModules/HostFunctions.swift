@@ -1,0 +1,80 @@
+import CRPCDModule
+import JSONRPC
+import Logging
+import NIOCore
+import RPCCore
+import RPCJSON
+
+/// The `rpcd_host` table every module receives: C entry points that find their Swift state through the
+/// opaque handles. Allocated once, never freed (modules may keep the pointer for the life of the process).
+enum HostFunctions {
+    nonisolated(unsafe) static let table: UnsafeMutablePointer<rpcd_host> = {
+        let table = UnsafeMutablePointer<rpcd_host>.allocate(capacity: 1)
+        table.initialize(to: rpcd_host(
+            abi_version: UInt32(RPCD_MODULE_ABI_VERSION),
+            struct_size: UInt32(MemoryLayout<rpcd_host>.size),
+            reply_result: { call, json, length in
+                let result: ByteBuffer? = json.flatMap { pointer in
+                    let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
+                    return JSONValidation.isSingleValue(bytes) ? ByteBuffer(bytes: bytes) : nil
+                }
+                ModuleCallTable.shared.complete(call, result.map { .success($0) }, invalidResult: result == nil)
+            },
+            reply_error: { call, code, message, data, dataLength in
+                var dataValue: JSONValue?
+                if let data, dataLength > 0 {
+                    dataValue = try? JSONValue(parsing: UnsafeRawBufferPointer(start: data, count: dataLength))
+                }
+                let text = message.map { String(cString: $0) } ?? "Error"
+                ModuleCallTable.shared.complete(call, .failure(RPCError(code: Int(code), message: text, data: dataValue)))
+            },
+            log: { handler, priority, message, fields, count in
+                guard let handler else { return }
+                let context = Unmanaged<HandlerContext>.fromOpaque(UnsafeRawPointer(handler)).takeUnretainedValue()
+                var metadata: Logger.Metadata = [:]
+                for index in 0..<(fields == nil ? 0 : count) {
+                    let field = fields![index]
+                    guard let name = field.name, let value = field.value else { continue }
+                    metadata[String(cString: name).lowercased()] = "\(String(cString: value))"
+                }
+                context.logger.log(
+                    level: Logger.Level(syslogPriority: priority), "\(message.map { String(cString: $0) } ?? "")",
+                    metadata: metadata)
+            },
+            config_get: { handler, key in
+                guard let handler, let key else { return nil }
+                let context = Unmanaged<HandlerContext>.fromOpaque(UnsafeRawPointer(handler)).takeUnretainedValue()
+                return context.configValue(String(cString: key))
+            }))
+        return table
+    }()
+}
+
+extension Logger.Level {
+    /// syslog priorities as modules use them (RPCD_LOG_*); anything unknown is treated as info.
+    init(syslogPriority: Int32) {
+        switch syslogPriority {
+        case ...2: self = .critical
+        case 3: self = .error
+        case 4: self = .warning
+        case 5: self = .notice
+        case 7: self = .debug
+        default: self = .info
+        }
+    }
+}
+
+enum JSONValidation {
+    /// Whether `bytes` hold exactly one JSON value (modules' results are checked so a broken module cannot
+    /// send clients a broken reply).
+    static func isSingleValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var scanner = JSONScanner(bytes: bytes, maxDepth: 512)
+        do {
+            _ = try scanner.scanValue(depth: 0)
+            try scanner.expectEnd()
+            return true
+        } catch {
+            return false
+        }
+    }
+}

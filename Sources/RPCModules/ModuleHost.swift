@@ -1,0 +1,136 @@
+import Logging
+import NIOPosix
+import RPCConfig
+import RPCCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns the handler configuration into running module services, at start-up and on every reload.
+///
+/// `prepare` builds the next generation without touching the current one: unchanged handlers (same
+/// configuration, same module image) keep their instance, changed ones get a new instance, and failures
+/// disable only their own handler. The caller swaps the router's registry, then `commit`s, which retires
+/// the instances no longer used (each is de-initialised after its last call). Thread-safe; `prepare` blocks
+/// (file I/O, `dlopen`, module `init`), so call it off the event loops.
+public final class ModuleHost: Sendable {
+    public static let defaultModuleDirectory = "/usr/lib/rpcd/modules"
+
+    public let directories: HandlerDirectories
+    public let moduleDirectory: String
+    private let reservedServices: Set<String>
+    private let loader = ModuleLoader()
+    private let pool: NIOThreadPool
+    private let logger: Logger
+    private let active = Mutex<[String: ModuleService]>([:])
+
+    /// The handlers of one configuration.
+    public struct Generation: Sendable {
+        /// Services to route to.
+        public var services: [ModuleService] = []
+        /// Services that are configured but could not be started: calls get -32005.
+        public var unavailable: Set<String> = []
+        /// Handler names and what went wrong, for `--check-config` and the status line.
+        public var problems: [String] = []
+        fileprivate var retiring: [ModuleService] = []
+    }
+
+    /// `reservedServices` are names no handler may take (the built-in services).
+    public init(
+        directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
+        pool: NIOThreadPool, logger: Logger
+    ) {
+        self.directories = directories
+        self.moduleDirectory = moduleDirectory
+        self.reservedServices = reservedServices
+        self.pool = pool
+        self.logger = logger
+    }
+
+    /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid
+    /// handler file aborts the whole preparation, so a broken edit keeps the old configuration serving.
+    public func prepare(strict: Bool) throws(ConfigError) -> Generation {
+        let scan = directories.scan()
+        if strict, let error = scan.errors.first { throw error }
+        var generation = Generation()
+        for error in scan.errors {
+            logger.error("Handler configuration refused", metadata: [LogField.error: "\(error)"])
+            generation.problems.append("\(error)")
+        }
+        // The file could not be read, so its Service= is unknown: the handler's name stands in for it.
+        generation.unavailable.formUnion(scan.failedHandlers)
+        for (name, file) in scan.masked {
+            logger.info("Handler masked", metadata: ["rpcd_handler": "\(name)", "rpcd_file": "\(file)"])
+        }
+        let previous = active.withLock { $0 }
+        var taken = reservedServices
+        for configuration in scan.handlers.sorted(by: { $0.name < $1.name }) {
+            guard configuration.enabled else {
+                logger.info("Handler disabled", metadata: ["rpcd_handler": "\(configuration.name)"])
+                continue
+            }
+            let old = previous[configuration.name]
+            do {
+                let service = try start(configuration, reusing: old)
+                guard taken.insert(service.descriptor.name).inserted else {
+                    throw ModuleLoadError(service.image.path, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
+                }
+                generation.services.append(service)
+            } catch {
+                let serviceName = configuration.service ?? configuration.name
+                if let old, strict {
+                    logger.error(
+                        "Handler could not be restarted; the previous instance keeps serving",
+                        metadata: [LogField.service: "\(old.descriptor.name)", LogField.error: "\(error)"])
+                    generation.services.append(old)
+                    taken.insert(old.descriptor.name)
+                } else {
+                    logger.error("Handler refused", metadata: [LogField.service: "\(serviceName)", LogField.error: "\(error)"])
+                    generation.unavailable.insert(serviceName)
+                }
+                generation.problems.append("\(configuration.name): \(error)")
+            }
+        }
+        let kept = Set(generation.services.map(ObjectIdentifier.init))
+        generation.retiring = previous.values.filter { !kept.contains(ObjectIdentifier($0)) }
+        return generation
+    }
+
+    /// Makes `generation` the active one and retires what it replaced. Call after the router serves it.
+    public func commit(_ generation: Generation) {
+        active.withLock { active in
+            active = Dictionary(uniqueKeysWithValues: generation.services.map { ($0.configuration.name, $0) })
+        }
+        for service in generation.retiring { service.retire() }
+    }
+
+    /// Retires every instance (shutdown); each is de-initialised after its last call.
+    public func retireAll() {
+        let services = active.withLock { active in
+            defer { active = [:] }
+            return Array(active.values)
+        }
+        for service in services { service.retire() }
+    }
+
+    private func start(_ configuration: HandlerConfiguration, reusing old: ModuleService?) throws(ModuleLoadError) -> ModuleService {
+        let image = try loader.load(path: Self.modulePath(for: configuration.module, in: moduleDirectory))
+        if let old, old.configuration == configuration, old.image === image { return old }
+        let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger)
+        service.logger.notice(
+            "Handler started",
+            metadata: ["rpcd_handler": "\(configuration.name)", "rpcd_module_version": "\(image.version)",
+                       "rpcd_fingerprint": "\(service.descriptor.fingerprint)"])
+        return service
+    }
+
+    /// `Module=` as a file: a value with a slash is a path; a bare name is looked up in the module directory
+    /// as NAME.so, then libNAME.so (what SwiftPM and most build systems produce).
+    public static func modulePath(for module: String, in moduleDirectory: String) -> String {
+        if module.contains("/") { return module }
+        let candidates = ["\(moduleDirectory)/\(module).so", "\(moduleDirectory)/lib\(module).so"]
+        return candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
+    }
+}

@@ -1,0 +1,149 @@
+import CRPCDModule
+import JSONRPC
+import RPCCore
+import RPCJSON
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One loaded module library and its validated descriptor. Images are never unloaded: the Swift runtime
+/// keeps pointers into every image it has seen, and `dlclose` would leave them dangling.
+///
+/// Immutable after loading; safe to share between threads.
+public final class ModuleImage: @unchecked Sendable {
+    /// The configured path (for messages), not the memfd a changed file may have been loaded from.
+    public let path: String
+    let identity: FileIdentity
+    let module: UnsafePointer<rpcd_module>
+    /// The module's name, version, description and methods, copied out of the C structures.
+    public let name: String
+    public let version: String
+    public let summary: String
+    public let methods: [RPCMethodDescriptor]
+
+    init(path: String, identity: FileIdentity, module: UnsafePointer<rpcd_module>) throws(ModuleLoadError) {
+        self.path = path
+        self.identity = identity
+        self.module = module
+        let m = module.pointee
+        guard m.abi_version == RPCD_MODULE_ABI_VERSION else {
+            throw ModuleLoadError(path, "built for module ABI \(m.abi_version); this rpcd speaks ABI \(RPCD_MODULE_ABI_VERSION)")
+        }
+        guard Int(m.struct_size) >= MemoryLayout<rpcd_module>.size else {
+            throw ModuleLoadError(path, "rpcd_module.struct_size is \(m.struct_size), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(MemoryLayout<rpcd_module>.size)")
+        }
+        guard m.`init` != nil, m.call != nil else {
+            throw ModuleLoadError(path, "rpcd_module has no init or call function")
+        }
+        guard let name = m.name.map({ String(cString: $0) }), ServiceName.isValid(name) else {
+            throw ModuleLoadError(path, "the module name is missing or not \(ServiceName.rule)")
+        }
+        self.name = name
+        self.version = m.version.map { String(cString: $0) } ?? ""
+        self.summary = m.description.map { String(cString: $0) } ?? ""
+        guard !version.isEmpty else { throw ModuleLoadError(path, "the module has no version") }
+        guard m.n_methods == 0 || m.methods != nil else { throw ModuleLoadError(path, "n_methods is \(m.n_methods) but methods is NULL") }
+        self.methods = try Self.readMethods(m, path: path)
+    }
+
+    private static func readMethods(_ m: rpcd_module, path: String) throws(ModuleLoadError) -> [RPCMethodDescriptor] {
+        guard let first = m.methods else { return [] }
+        // The array's element size is the module's sizeof(rpcd_method), which grows with the ABI: step by
+        // the module's struct_size, never by our own MemoryLayout.
+        let stride = Int(first.pointee.struct_size)
+        guard stride >= MemoryLayout<rpcd_method>.size else {
+            throw ModuleLoadError(path, "rpcd_method.struct_size is \(stride), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(MemoryLayout<rpcd_method>.size)")
+        }
+        var methods: [RPCMethodDescriptor] = []
+        var names = Set<String>()
+        for index in 0..<m.n_methods {
+            let method = (UnsafeRawPointer(first) + Int(index) * stride).assumingMemoryBound(to: rpcd_method.self).pointee
+            guard let name = method.name.map({ String(cString: $0) }), MethodName.isValid(name) else {
+                throw ModuleLoadError(path, "method \(index) has a missing or invalid name (\(MethodName.rule))")
+            }
+            guard names.insert(name).inserted else { throw ModuleLoadError(path, "method '\(name)' is declared twice") }
+            guard method.n_params == 0 || method.params != nil else {
+                throw ModuleLoadError(path, "method '\(name)': n_params is \(method.n_params) but params is NULL")
+            }
+            var params: [RPCParameterDescriptor] = []
+            for p in 0..<method.n_params {
+                let param = method.params![Int(p)]
+                guard let paramName = param.name.map({ String(cString: $0) }), MethodName.isValid(paramName) else {
+                    throw ModuleLoadError(path, "method '\(name)': parameter \(p) has a missing or invalid name")
+                }
+                params.append(RPCParameterDescriptor(
+                    name: paramName, schema: try schema(param.schema_json, path: path, what: "'\(name)' parameter '\(paramName)'"),
+                    required: param.flags & RPCD_PARAM_OPTIONAL == 0,
+                    summary: param.summary.map { String(cString: $0) } ?? ""))
+            }
+            let result = method.result_schema_json == nil ? nil : RPCParameterDescriptor(
+                name: "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
+            methods.append(RPCMethodDescriptor(
+                name: name, summary: method.summary.map { String(cString: $0) } ?? "", params: params, result: result,
+                flags: method.flags & RPCD_METHOD_MAY_BLOCK != 0 ? .mayBlock : []))
+        }
+        return methods
+    }
+
+    private static func schema(_ text: UnsafePointer<CChar>?, path: String, what: String) throws(ModuleLoadError) -> JSONValue {
+        guard let text else { return [:] }
+        do {
+            return try JSONValue(parsing: String(cString: text))
+        } catch {
+            throw ModuleLoadError(path, "the JSON Schema of \(what) is not valid JSON: \(error)")
+        }
+    }
+}
+
+/// Method and parameter names: a letter, then letters, digits and underscores, at most 64 characters.
+public enum MethodName {
+    public static let rule = "a letter, then letters, digits and '_', at most 64 characters"
+
+    public static func isValid(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), let first = bytes.first, first.isASCIILetter else { return false }
+        return bytes.allSatisfy { $0.isASCIILetter || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetter: Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
+    }
+}
+
+/// Why a module was refused; `description` names the file and the reason.
+public struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var path: String
+    public var reason: String
+
+    init(_ path: String, _ reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "module \(path) refused: \(reason)" }
+}
+
+/// What identifies a file's contents well enough to notice it was replaced.
+struct FileIdentity: Hashable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+    var modifiedNanoseconds: Int64
+
+    init(path: String) throws(ModuleLoadError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw ModuleLoadError(path, errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ModuleLoadError(path, "not a regular file") }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = Int64(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+    }
+}

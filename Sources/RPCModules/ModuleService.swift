@@ -1,0 +1,128 @@
+import CRPCDModule
+import JSONRPC
+import Logging
+import NIOCore
+import NIOPosix
+import RPCCore
+import Synchronization
+
+/// One handler: a module instance serving one service, as an `RPCService`.
+///
+/// Calls to methods without `RPCD_METHOD_MAY_BLOCK` enter the module on the connection's event loop; the
+/// others on the shared worker pool. `MaxConcurrency=` bounds the calls inside the module (past it callers
+/// get -32004 at once), `Timeout=` answers callers with -32003 while the module keeps its slot until it
+/// answers. After `retire()` the instance is de-initialised once its last call is answered: a reload never
+/// pulls an instance out from under a running call. Thread-safe.
+public final class ModuleService: RPCService, Sendable {
+    public let descriptor: RPCServiceDescriptor
+    public let configuration: HandlerConfiguration
+    public let image: ModuleImage
+    let logger: Logger
+    private let context: HandlerContext
+    private let instance: InstancePointer
+    private let pool: NIOThreadPool
+    private let state = Mutex(State())
+
+    private struct State {
+        var outstanding = 0
+        var retired = false
+        var deinitialized = false
+    }
+
+    /// The module's `void *instance`, only ever passed back to the module.
+    private struct InstancePointer: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer?
+    }
+
+    /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
+    public init(image: ModuleImage, configuration: HandlerConfiguration, pool: NIOThreadPool, logger: Logger) throws(ModuleLoadError) {
+        let service = configuration.service ?? image.name
+        var logger = logger
+        logger[metadataKey: LogField.service] = "\(service)"
+        logger[metadataKey: LogField.module] = "\(image.path.split(separator: "/").last ?? "")"
+        self.logger = logger
+        self.image = image
+        self.configuration = configuration
+        self.pool = pool
+        self.descriptor = RPCServiceDescriptor(name: service, version: image.version, summary: image.summary, methods: image.methods)
+        self.context = HandlerContext(logger: logger, config: configuration.config)
+
+        var instance: UnsafeMutableRawPointer?
+        var error = [CChar](repeating: 0, count: 512)
+        let status = image.module.pointee.`init`!(HostFunctions.table, context.handle, &instance, &error, error.count)
+        guard status == 0 else {
+            let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw ModuleLoadError(image.path, "init failed for handler '\(configuration.name)': \(reason.isEmpty ? "status \(status)" : reason)")
+        }
+        self.instance = InstancePointer(pointer: instance)
+    }
+
+    public func handle(_ call: RPCCall, responder: RPCResponder) {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.deinitialized, state.outstanding < configuration.maxConcurrency else { return false }
+            state.outstanding += 1
+            return true
+        }
+        guard admitted else {
+            let deinitialized = state.withLock { $0.deinitialized }
+            return responder.fail(deinitialized ? RPCError.serviceUnavailable(descriptor.name) : RPCError.serviceBusy(descriptor.name))
+        }
+        let pending = PendingModuleCall(responder: responder, service: self, method: call.request.method)
+        let token = ModuleCallTable.shared.register(pending)
+        if let timeout = configuration.timeout {
+            pending.armTimeout(on: call.eventLoop, after: timeout)
+        }
+        let enter: @Sendable () -> Void = { [instance, image] in
+            let handle = OpaquePointer(bitPattern: token)
+            let index = call.methodIndex
+            if let params = call.params {
+                params.withUnsafeReadableBytes { bytes in
+                    image.module.pointee.call(instance.pointer, index, bytes.baseAddress, bytes.count, handle)
+                }
+            } else {
+                image.module.pointee.call(instance.pointer, index, nil, 0, handle)
+            }
+        }
+        if call.method.flags.contains(.mayBlock) {
+            pool.submit { workState in
+                if workState == .active {
+                    enter()
+                } else {
+                    ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.shuttingDown))
+                }
+            }
+        } else {
+            enter()
+        }
+    }
+
+    /// Stops this instance once nothing runs in it any more (now, if nothing does).
+    public func retire() {
+        let deinitNow = state.withLock { state -> Bool in
+            state.retired = true
+            guard state.outstanding == 0, !state.deinitialized else { return false }
+            state.deinitialized = true
+            return true
+        }
+        if deinitNow { deinitialize() } else { logger.info("Handler retired; waiting for calls in flight") }
+    }
+
+    func moduleCallFinished() {
+        let deinitNow = state.withLock { state -> Bool in
+            state.outstanding -= 1
+            guard state.retired, state.outstanding == 0, !state.deinitialized else { return false }
+            state.deinitialized = true
+            return true
+        }
+        if deinitNow { deinitialize() }
+    }
+
+    private func deinitialize() {
+        image.module.pointee.deinit?(instance.pointer)
+        logger.notice("Handler stopped", metadata: ["rpcd_handler": "\(configuration.name)"])
+    }
+
+    /// Calls inside the module right now (for `rpcd.info` and tests).
+    public var callsInModule: Int { state.withLock { $0.outstanding } }
+    public var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
+}

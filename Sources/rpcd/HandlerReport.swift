@@ -1,0 +1,34 @@
+import RPCModules
+
+/// The handler part of `rpcd --check-config`: every handler with the files it came from, masked handlers,
+/// and whatever would stop one from starting (configuration errors, missing or incompatible modules).
+/// Modules are loaded and their descriptors checked, but not initialised.
+enum HandlerReport {
+    /// Prints the report; returns false when any handler has a problem.
+    static func print(directories: HandlerDirectories, moduleDirectory: String) -> Bool {
+        let scan = directories.scan()
+        let loader = ModuleLoader()
+        var ok = true
+        Swift.print("\n# Handlers from \(directories.directories.joined(separator: ", ")) (lowest priority first)")
+        for handler in scan.handlers.sorted(by: { $0.name < $1.name }) {
+            Swift.print("\n# handler '\(handler.name)'\(handler.enabled ? "" : " (disabled)")")
+            Swift.print(handler.rendered(), terminator: "")
+            let path = ModuleHost.modulePath(for: handler.module, in: moduleDirectory)
+            do {
+                let image = try loader.load(path: path)
+                Swift.print("# module \(path): \(image.name) \(image.version), \(image.methods.count) methods")
+            } catch {
+                ok = ok && !handler.enabled
+                Swift.print("# error: \(error)")
+            }
+        }
+        for (name, file) in scan.masked {
+            Swift.print("\n# handler '\(name)' masked by \(file)")
+        }
+        for error in scan.errors {
+            ok = false
+            Swift.print("\n# error: \(error)")
+        }
+        return ok
+    }
+}

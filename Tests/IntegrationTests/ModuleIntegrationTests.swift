@@ -1,0 +1,190 @@
+import Foundation
+import RPCJSON
+import RPCWire
+import XCTest
+
+/// The example modules (built by this package) loaded by the real daemon through handlers.d.
+final class ModuleIntegrationTests: XCTestCase {
+    private var handlers: URL!
+
+    override func setUpWithError() throws {
+        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-handlers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: handlers)
+    }
+
+    private func handler(_ name: String, _ text: String) throws {
+        try text.write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+    }
+
+    private func startDaemon(_ names: [String] = ["calc", "echo", "sysinfo", "kv"]) throws -> DaemonProcess {
+        for name in names { try handler(name, "[Handler]\nModule=\(name)\n") }
+        return try DaemonProcess(extraArguments: [
+            "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+        ])
+    }
+
+    /// The JSON-RPC 2.0 specification's examples (section 7), `subtract` mapped to calc.subtract,
+    /// `sum` to calc.sum, `update`/`notify_*` to echo.echo, `get_data` to echo.echo with params.
+    func testSpecificationExamplesOverTheWire() throws {
+        let daemon = try startDaemon(["calc", "echo"])
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": [42, 23], "id": 1}"#)["result"]?.doubleValue, 19)
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": [23, 42], "id": 2}"#)["result"]?.doubleValue, -19)
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": {"subtrahend": 23, "minuend": 42}, "id": 3}"#)["result"]?.doubleValue, 19)
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": {"minuend": 42, "subtrahend": 23}, "id": 4}"#)["id"], 4)
+        // Notifications: no reply; the next reply is for the next request.
+        try c.sendFrame(#"{"jsonrpc": "2.0", "method": "echo.echo", "params": [1,2,3,4,5]}"#)
+        try c.sendFrame(#"{"jsonrpc": "2.0", "method": "calc.foobar"}"#)
+        let missing = try c.call(#"{"jsonrpc": "2.0", "method": "calc.foobar", "id": "1"}"#)
+        XCTAssertEqual(missing["error"]?["code"], -32601)
+        XCTAssertEqual(missing["id"], "1")
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "foobar, "params": "bar", "baz]"#)["error"]?["code"], -32700)
+        XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": 1, "params": "bar"}"#)["error"]?["code"], -32600)
+        XCTAssertEqual(try c.call("[]")["error"]?["code"], -32600)
+        XCTAssertEqual(try c.call("[1,2,3]").arrayValue?.count, 3)
+        let batch = try c.call(#"""
+            [
+             {"jsonrpc": "2.0", "method": "calc.sum", "params": [1,2,4], "id": "1"},
+             {"jsonrpc": "2.0", "method": "echo.echo", "params": [7]},
+             {"jsonrpc": "2.0", "method": "calc.subtract", "params": [42,23], "id": "2"},
+             {"foo": "boo"},
+             {"jsonrpc": "2.0", "method": "foo.get", "params": {"name": "myself"}, "id": "5"},
+             {"jsonrpc": "2.0", "method": "echo.echo", "params": ["hello", 5], "id": "9"}
+            ]
+            """#)
+        let replies = try XCTUnwrap(batch.arrayValue)
+        XCTAssertEqual(replies.count, 5)
+        XCTAssertEqual(replies.first { $0["id"] == "1" }?["result"]?.doubleValue, 7)
+        XCTAssertEqual(replies.first { $0["id"] == "2" }?["result"]?.doubleValue, 19)
+        XCTAssertEqual(replies.first { $0["id"] == "5" }?["error"]?["code"], -32601)
+        XCTAssertEqual(replies.first { $0["id"] == "9" }?["result"], ["hello", 5])
+        XCTAssertEqual(replies.first { $0["id"] == .null }?["error"]?["code"], -32600)
+        try c.sendFrame(#"[{"jsonrpc": "2.0", "method": "echo.echo", "params": [1,2,4]},{"jsonrpc": "2.0", "method": "echo.echo", "params": [7]}]"#)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":10}"#)["id"], 10, "the all-notification batch got no reply")
+    }
+
+    func testEveryExampleModuleServes() throws {
+        let kvFile = handlers.appendingPathComponent("kv.json").path
+        try handler("kv", "[Handler]\nModule=kv\n[Config]\nFile=\(kvFile)\n")
+        let daemon = try startDaemon(["calc", "echo", "sysinfo"])
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let divide = try c.call(#"{"jsonrpc":"2.0","method":"calc.divide","params":[1,0],"id":1}"#)
+        XCTAssertEqual(divide["error"]?["message"], "Division by zero")
+        XCTAssertNotNil(divide["error"]?["data"])
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.multiply","params":{"a":6,"b":7},"id":1}"#)["result"]?.doubleValue, 42)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":["x",1],"id":1}"#)["error"]?["code"], -32602)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[10],"id":1}"#)["error"], nil)
+        var name = [CChar](repeating: 0, count: 256)
+        gethostname(&name, name.count)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"sysinfo.hostname","id":1}"#)["result"]?.stringValue,
+                       String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        XCTAssertGreaterThan(try c.call(#"{"jsonrpc":"2.0","method":"sysinfo.uptime","id":1}"#)["result"]?.doubleValue ?? 0, 0)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"sysinfo.loadavg","id":1}"#)["result"]?.arrayValue?.count, 3)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.set","params":{"key":"a","value":{"n":[1]}},"id":1}"#)["error"], nil)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["a"],"id":1}"#)["result"], ["n": [1]])
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["zz"],"id":1}"#)["error"]?["data"]?["key"], "zz")
+        XCTAssertEqual(daemon.terminate(), 0)
+
+        // The store survives a restart through its File=.
+        let again = try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        let c2 = try RawConnection(again.tcpEndpoint)
+        XCTAssertEqual(try c2.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], ["a"])
+    }
+
+    func testDiscoverDescribesModuleMethods() throws {
+        let daemon = try startDaemon(["calc"])
+        let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
+        let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
+        XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
+        let calc = document?["x-rpcd-services"]?.arrayValue?.first { $0["name"] == "calc" }
+        XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
+    }
+
+    func testBrokenModuleDisablesOnlyItsHandler() throws {
+        let notAModule = handlers.appendingPathComponent("broken.so")
+        try "not an ELF file".write(to: notAModule, atomically: true, encoding: .utf8)
+        try handler("broken", "[Handler]\nModule=\(notAModule.path)\nService=broken\n")
+        try handler("missing", "[Handler]\nModule=/nonexistent/missing.so\nService=missing\n")
+        let daemon = try startDaemon(["calc"])
+        try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: notAModule.path)) refused: dlopen failed")
+        try daemon.waitForLog(matching: "module /nonexistent/missing.so refused: no such file")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":1}"#)["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1,1],"id":1}"#)["result"]?.doubleValue, 2)
+    }
+
+    func testReloadUnderLoadLosesNoCallToServicesThatStayed() throws {
+        let daemon = try startDaemon(["calc", "echo"])
+        let endpoint = daemon.tcpEndpoint!
+        let failures = Counter()
+        let answered = Counter()
+        let stop = Counter()
+        let clients = DispatchGroup()
+        let warmedUp = DispatchSemaphore(value: 0)
+        for client in 0..<4 {
+            clients.enter()
+            Thread.detachNewThread {
+                defer { clients.leave() }
+                guard let connection = try? RawConnection(endpoint) else { return failures.add() }
+                // Bounded: at most 20,000 calls per client, and it stops once the reloads are done.
+                for n in 0..<20_000 where stop.value == 0 {
+                    let reply = try? connection.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[\#(client),\#(n)],"id":\#(n)}"#)
+                    if reply?["result"]?.doubleValue == Double(client + n) { answered.add() } else { failures.add() }
+                    if n == 200 { warmedUp.signal() }
+                }
+            }
+        }
+        XCTAssertEqual(warmedUp.wait(timeout: .now() + 60), .success, "the load is running")
+        // Three reloads while the load runs: add kv, remove echo, change calc's Timeout= (a new instance).
+        try handler("kv", "[Handler]\nModule=kv\n")
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        try FileManager.default.removeItem(at: handlers.appendingPathComponent("echo.conf"))
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        try handler("calc", "[Handler]\nModule=calc\nTimeout=10s\n")
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        stop.add()
+        XCTAssertEqual(clients.wait(timeout: .now() + 120), .success)
+        XCTAssertEqual(failures.value, 0, "no call to calc failed across reloads")
+        XCTAssertGreaterThan(answered.value, 0)
+
+        let c = try RawConnection(endpoint)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["error"]?["code"], -32601)
+    }
+
+    func testBrokenConfigurationOnReloadKeepsTheOldOneServing() throws {
+        let daemon = try startDaemon(["calc"])
+        let c = try RawConnection(daemon.tcpEndpoint)
+        try handler("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
+        let outcome = try daemon.reload()
+        XCTAssertTrue(outcome.contains("Reload failed"), outcome)
+        XCTAssertTrue(outcome.contains("calc.conf:3"), outcome)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
+    }
+
+    func testCheckConfigListsHandlersWithTheirFiles() throws {
+        try handler("calc", "[Handler]\nModule=calc\n")
+        try FileManager.default.createSymbolicLink(
+            atPath: handlers.appendingPathComponent("echo.conf").path, withDestinationPath: "/dev/null")
+        let result = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("# \(handlers.path)/calc.conf"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("Module=calc"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("handler 'echo' masked by \(handlers.path)/echo.conf"), result.stdout)
+    }
+}
+
+/// A thread-safe counter for load loops.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}

@@ -1,0 +1,103 @@
+import JSONRPC
+import NIOCore
+import RPCJSON
+import XCTest
+
+final class RPCEnvelopeParserTests: XCTestCase {
+    private let parser = RPCEnvelopeParser(maxNestingDepth: 8, maxBatchLength: 4)
+
+    private struct NotARequest: Error {}
+
+    private func request(_ payload: String) throws -> RPCRequest {
+        let message = parser.parse(ByteBuffer(string: payload))
+        guard case .single(.request(let request)) = message else {
+            XCTFail("not a request: \(payload) -> \(message)")
+            throw NotARequest()
+        }
+        return request
+    }
+
+    func testParamsAndIdAreSlicesOfTheFrameNotCopies() throws {
+        let payload = #"{"id" : 12 , "params":{"a": [1, 2]},"method":"calc.add","jsonrpc":"2.0"}"#
+        let frame = ByteBuffer(string: payload)
+        guard case .single(.request(let request)) = parser.parse(frame) else { return XCTFail("not a request") }
+        XCTAssertEqual(request.method, "calc.add")
+        XCTAssertEqual(request.params.map { String(buffer: $0) }, #"{"a": [1, 2]}"#, "exact bytes, whitespace kept")
+        XCTAssertEqual(request.id?.description, "12")
+        // Slices share the frame's storage: no copy on the hot path.
+        frame.withUnsafeReadableBytes { frameBytes in
+            request.params!.withUnsafeReadableBytes { paramBytes in
+                XCTAssertTrue(frameBytes.baseAddress! <= paramBytes.baseAddress!
+                    && paramBytes.baseAddress! + paramBytes.count <= frameBytes.baseAddress! + frameBytes.count)
+            }
+        }
+    }
+
+    func testNotificationHasNoIdAndNullIdIsNotANotification() throws {
+        XCTAssertNil(try request(#"{"jsonrpc":"2.0","method":"a.b"}"#).id)
+        XCTAssertEqual(try request(#"{"jsonrpc":"2.0","method":"a.b","id":null}"#).id, .null)
+    }
+
+    func testMethodWithEscapesIsDecoded() throws {
+        XCTAssertEqual(try request(#"{"jsonrpc":"2.0","method":"calc.\u0061dd","id":1}"#).method, "calc.add")
+    }
+
+    func testUnknownMembersAreIgnored() throws {
+        XCTAssertEqual(try request(#"{"jsonrpc":"2.0","method":"a.b","extra":{"deep":[1]},"id":1}"#).method, "a.b")
+    }
+
+    func testBatchEntriesKeepTheirOrderAndInvalidOnesAreMarked() {
+        guard case .batch(let entries) = parser.parse(ByteBuffer(string: #"[{"jsonrpc":"2.0","method":"a.b","id":1}, 5, {"id":2}]"#))
+        else { return XCTFail("not a batch") }
+        XCTAssertEqual(entries.count, 3)
+        guard case .request = entries[0], case .invalid(nil, let error) = entries[1], case .invalid(let id, _) = entries[2]
+        else { return XCTFail("\(entries)") }
+        XCTAssertEqual(error.code, RPCError.Code.invalidRequest)
+        XCTAssertEqual(id?.description, "2")
+    }
+
+    func testWholeMessageFailures() {
+        let cases: [(String, Int)] = [
+            ("", -32700), ("{", -32700), ("[", -32700), (#"{"a":1} {}"#, -32700), ("[] x", -32700),
+            ("[]", -32600), ("true", -32600),
+            (String(repeating: "[", count: 9) + String(repeating: "]", count: 9), -32002),
+            ("[1,2,3,4,5]", -32001),
+        ]
+        for (payload, code) in cases {
+            guard case .failure(let error) = parser.parse(ByteBuffer(string: payload)) else {
+                XCTFail("expected a failure for \(payload)")
+                continue
+            }
+            XCTAssertEqual(error.code, code, payload)
+        }
+    }
+}
+
+final class RPCReplyWriterTests: XCTestCase {
+    func testResultWrapsRawBytes() {
+        var buffer = ByteBuffer()
+        RPCReplyWriter.writeResult(ByteBuffer(string: #"{"x": 1.50}"#), id: RPCID("a\"b"), into: &buffer)
+        XCTAssertEqual(String(buffer: buffer), #"{"jsonrpc":"2.0","result":{"x": 1.50},"id":"a\"b"}"#)
+    }
+
+    func testErrorEscapesMessageAndWritesDataAndNullId() {
+        var buffer = ByteBuffer()
+        let error = RPCError(code: -32000, message: "line\nbreak \"quoted\"", data: ["limit": 5])
+        RPCReplyWriter.writeError(error, id: nil, into: &buffer)
+        XCTAssertEqual(String(buffer: buffer),
+                       #"{"jsonrpc":"2.0","error":{"code":-32000,"message":"line\nbreak \"quoted\"","data":{"limit":5}},"id":null}"#)
+        XCTAssertNoThrow(try JSONValue(parsing: String(buffer: buffer)))
+    }
+
+    func testBatchJoinsReplies() {
+        var buffer = ByteBuffer()
+        RPCReplyWriter.writeBatch([ByteBuffer(string: "1"), ByteBuffer(string: "2")], into: &buffer)
+        XCTAssertEqual(String(buffer: buffer), "[1,2]")
+    }
+
+    func testNonRPCErrorsBecomeInternalError() {
+        struct Secret: Error {}
+        XCTAssertEqual(RPCError(from: Secret()), .internalError)
+        XCTAssertEqual(RPCError(from: RPCError.methodNotFound("x.y")).code, -32601)
+    }
+}

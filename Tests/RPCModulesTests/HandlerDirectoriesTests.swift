@@ -1,0 +1,85 @@
+import Foundation
+import RPCConfig
+import RPCModules
+import XCTest
+
+/// systemd's rules for handlers.d: later (higher-priority) directories replace files of the same name,
+/// /dev/null symlinks and empty files mask, NAME.conf.d drop-ins override single keys.
+final class HandlerDirectoriesTests: XCTestCase {
+    private var root: URL!
+    private var vendor: String { root.appendingPathComponent("usr-lib").path }
+    private var runtime: String { root.appendingPathComponent("run").path }
+    private var admin: String { root.appendingPathComponent("etc").path }
+    private var directories: HandlerDirectories { HandlerDirectories(directories: [vendor, runtime, admin]) }
+
+    override func setUp() { root = TestModule.temporaryDirectory() }
+    override func tearDown() { try? FileManager.default.removeItem(at: root) }
+
+    private func write(_ directory: String, _ name: String, _ text: String) throws {
+        let url = URL(fileURLWithPath: directory).appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+    }
+
+    func testHigherPriorityDirectoryReplacesTheWholeFile() throws {
+        try write(vendor, "calc.conf", "[Handler]\nModule=calc\nTimeout=5s\n")
+        try write(admin, "calc.conf", "[Handler]\nModule=/opt/calc.so\n")
+        let handler = try XCTUnwrap(directories.scan().handlers.first)
+        XCTAssertEqual(handler.module, "/opt/calc.so")
+        XCTAssertNil(handler.timeout, "nothing of the vendor file survives")
+        XCTAssertEqual(handler.sources, ["\(admin)/calc.conf"])
+    }
+
+    func testEtcOverridesRunWhichOverridesUsrLib() throws {
+        try write(vendor, "a.conf", "[Handler]\nModule=vendor\n")
+        try write(runtime, "a.conf", "[Handler]\nModule=runtime\n")
+        XCTAssertEqual(directories.scan().handlers.first?.module, "runtime")
+        try write(admin, "a.conf", "[Handler]\nModule=admin\n")
+        XCTAssertEqual(directories.scan().handlers.first?.module, "admin")
+    }
+
+    func testSymlinkToDevNullAndEmptyFileMask() throws {
+        try write(vendor, "calc.conf", "[Handler]\nModule=calc\n")
+        try write(vendor, "echo.conf", "[Handler]\nModule=echo\n")
+        try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(admin)/calc.conf", withDestinationPath: "/dev/null")
+        try write(runtime, "echo.conf", "")
+        let scan = directories.scan()
+        XCTAssertEqual(scan.handlers.map(\.name), [])
+        XCTAssertEqual(scan.masked.map(\.name).sorted(), ["calc", "echo"])
+    }
+
+    func testDropInsOverrideSingleKeysInOrderAcrossDirectories() throws {
+        try write(vendor, "kv.conf", "[Handler]\nModule=kv\nTimeout=5s\nMaxConcurrency=10\n[Config]\nFile=/var/lib/kv.json\nMode=fast\n")
+        try write(vendor, "kv.conf.d/10-timeout.conf", "[Handler]\nTimeout=1s\n")
+        try write(admin, "kv.conf.d/20-limit.conf", "[Handler]\nMaxConcurrency=20\n[Config]\nMode=\n")
+        try write(admin, "kv.conf.d/10-timeout.conf", "[Handler]\nTimeout=2s\n")  // replaces the vendor drop-in
+        let handler = try XCTUnwrap(directories.scan().handlers.first)
+        XCTAssertEqual(handler.timeout, .seconds(2))
+        XCTAssertEqual(handler.maxConcurrency, 20)
+        XCTAssertEqual(handler.config, ["File": "/var/lib/kv.json"], "an empty assignment removes the key")
+        XCTAssertEqual(handler.sources, ["\(vendor)/kv.conf", "\(admin)/kv.conf.d/10-timeout.conf", "\(admin)/kv.conf.d/20-limit.conf"])
+    }
+
+    func testErrorsNameFileAndLineAndSpareOtherHandlers() throws {
+        try write(admin, "bad.conf", "[Handler]\nModule=x\nTimeout=soon\n")
+        try write(admin, "nomodule.conf", "[Handler]\nEnabled=yes\n")
+        try write(admin, "badservice.conf", "[Handler]\nModule=x\nService=Calc.Service\n")
+        try write(admin, "good.conf", "[Handler]\nModule=good\nEnabled=no\n")
+        let scan = directories.scan()
+        XCTAssertEqual(scan.handlers.map(\.name), ["good"])
+        XCTAssertEqual(scan.handlers.first?.enabled, false)
+        let messages = scan.errors.map(\.description).sorted()
+        XCTAssertEqual(messages.count, 3)
+        XCTAssertTrue(messages.contains { $0.hasPrefix("\(admin)/bad.conf:3:") && $0.contains("Timeout") }, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.hasPrefix("\(admin)/badservice.conf:3:") }, "\(messages)")
+        XCTAssertTrue(messages.contains { $0.hasPrefix("\(admin)/nomodule.conf") && $0.contains("Module=") }, "\(messages)")
+    }
+
+    func testServiceNamesFollowRFC6335() {
+        for valid in ["calc", "kv", "a", "my-service", "x1", "abcdefghijklmno"] { XCTAssertTrue(ServiceName.isValid(valid), valid) }
+        for invalid in ["", "-calc", "calc-", "my--svc", "Calc", "12", "abcdefghijklmnop", "a.b", "a_b"] {
+            XCTAssertFalse(ServiceName.isValid(invalid), invalid)
+        }
+    }
+}

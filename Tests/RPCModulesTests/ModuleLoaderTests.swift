@@ -1,0 +1,59 @@
+import Foundation
+import RPCModules
+import XCTest
+
+final class ModuleLoaderTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUp() { directory = TestModule.temporaryDirectory() }
+    override func tearDown() { try? FileManager.default.removeItem(at: directory) }
+
+    func testLoadsDescriptorFromCModule() throws {
+        let image = try ModuleLoader().load(path: TestModule.build(into: directory))
+        XCTAssertEqual(image.name, "testmod")
+        XCTAssertEqual(image.version, "1.0.0")
+        XCTAssertEqual(image.methods.map(\.name), ["ok", "fail", "bad_json", "twice", "later", "block", "greeting", "echo"])
+        XCTAssertEqual(image.methods[4].params.first?.schema, ["type": "integer"])
+        XCTAssertEqual(image.methods[7].params.first?.required, false)
+        XCTAssertTrue(image.methods[5].flags.contains(.mayBlock))
+        XCTAssertEqual(image.methods[0].result?.schema, ["type": "integer"])
+    }
+
+    func testRefusalsNameTheFileAndTheReason() throws {
+        let cases: [(String, [String], String)] = [
+            ("abi99", ["ABI_VERSION=99"], "built for module ABI 99; this rpcd speaks ABI 1"),
+            ("noentry", ["ENTRY=some_other_symbol"], "does not export rpcd_module_entry_v1"),
+            ("badname", [#"MODULE_NAME="Bad_Name""#], "module name is missing or not a service name"),
+        ]
+        for (name, defines, reason) in cases {
+            let path = try TestModule.build(into: directory, name: name, defines: defines)
+            XCTAssertThrowsError(try ModuleLoader().load(path: path), name) { error in
+                XCTAssertTrue("\(error)".hasPrefix("module \(path) refused: "), "\(error)")
+                XCTAssertTrue("\(error)".contains(reason), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try ModuleLoader().load(path: directory.appendingPathComponent("missing.so").path)) { error in
+            XCTAssertTrue("\(error)".contains("no such file"), "\(error)")
+        }
+        let notELF = directory.appendingPathComponent("text.so")
+        try "not a library".write(to: notELF, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try ModuleLoader().load(path: notELF.path)) { error in
+            XCTAssertTrue("\(error)".contains("dlopen failed"), "\(error)")
+        }
+    }
+
+    func testUnchangedFileIsTheSameImageAndAChangedFileANewOne() throws {
+        let loader = ModuleLoader()
+        let path = try TestModule.build(into: directory)
+        let first = try loader.load(path: path)
+        XCTAssertTrue(first === (try loader.load(path: path)))
+        // Replace the file (new inode), as a package upgrade would.
+        let rebuilt = try TestModule.build(into: directory.appendingPathComponent("v2"), defines: [#"MODULE_NAME="testmod-two""#])
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.copyItem(atPath: rebuilt, toPath: path)
+        let second = try loader.load(path: path)
+        XCTAssertFalse(first === second)
+        XCTAssertEqual(second.name, "testmod-two", "the new file's code, not the cached image")
+        XCTAssertEqual(first.name, "testmod", "the old image is still mapped and intact")
+    }
+}

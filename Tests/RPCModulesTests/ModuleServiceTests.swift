@@ -1,0 +1,170 @@
+import Foundation
+import JSONRPC
+import Logging
+import NIOCore
+import NIOPosix
+import RPCCore
+import RPCJSON
+@testable import RPCModules
+import Synchronization
+import XCTest
+
+/// Calls through the real router into a real C module on a real event loop.
+final class ModuleServiceTests: XCTestCase {
+    private var directory: URL!
+    private var group: MultiThreadedEventLoopGroup!
+    private var pool: NIOThreadPool!
+    private var image: ModuleImage!
+
+    override func setUpWithError() throws {
+        directory = TestModule.temporaryDirectory()
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        pool = NIOThreadPool(numberOfThreads: 2)
+        pool.start()
+        image = try ModuleLoader().load(path: TestModule.build(into: directory))
+    }
+
+    override func tearDownWithError() throws {
+        try pool.syncShutdownGracefully()
+        try group.syncShutdownGracefully()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func service(_ configure: (inout HandlerConfiguration) -> Void = { _ in }) throws -> ModuleService {
+        var configuration = HandlerConfiguration(name: "test")
+        configuration.module = image.path
+        configure(&configuration)
+        return try ModuleService(image: image, configuration: configuration, pool: pool, logger: Logger(label: "test"))
+    }
+
+    /// Sends `payload` through a router serving `service`; returns the reply text.
+    private func call(_ service: ModuleService, _ payload: String) throws -> String? {
+        let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let reply = loop.makePromise(of: String?.self)
+        loop.execute {
+            router.dispatch(router.parser.parse(ByteBuffer(string: payload)),
+                            connection: RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test")),
+                            eventLoop: loop) { reply.succeed($0.map { String(buffer: $0) }) }
+        }
+        return try reply.futureResult.wait()
+    }
+
+    private func request(_ method: String, _ params: String? = nil, id: Int = 1) -> String {
+        #"{"jsonrpc":"2.0","method":"testmod.\#(method)""# + (params.map { #","params":\#($0)"# } ?? "") + #","id":\#(id)}"#
+    }
+
+    func testResultsErrorsAndParamsCrossTheABI() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("ok")), #"{"jsonrpc":"2.0","result":42,"id":1}"#)
+        XCTAssertEqual(try call(service, request("fail")),
+                       #"{"jsonrpc":"2.0","error":{"code":7,"message":"Seven","data":{"x":1}},"id":1}"#)
+        XCTAssertEqual(try call(service, request("echo", #"{"value":[1,"two"]}"#)),
+                       #"{"jsonrpc":"2.0","result":{"value":[1,"two"]},"id":1}"#)
+        XCTAssertEqual(try call(service, request("echo")), #"{"jsonrpc":"2.0","result":null,"id":1}"#)
+    }
+
+    func testConfigValuesReachTheModule() throws {
+        let service = try service { $0.config = ["Greeting": "hello from [Config]"] }
+        XCTAssertEqual(try call(service, request("greeting")), #"{"jsonrpc":"2.0","result":"hello from [Config]","id":1}"#)
+    }
+
+    func testInitFailureIsAnErrorNamingModuleHandlerAndReason() {
+        XCTAssertThrowsError(try service { $0.config = ["FailInit": "no database"] }) { error in
+            XCTAssertEqual("\(error)", "module \(image.path) refused: init failed for handler 'test': asked to fail: no database")
+        }
+    }
+
+    func testInvalidJSONFromAModuleBecomesInternalError() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("bad_json")),
+                       #"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":1}"#)
+    }
+
+    func testSecondAnswerIsIgnored() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("twice")), #"{"jsonrpc":"2.0","result":1,"id":1}"#)
+        XCTAssertEqual(service.callsInModule, 0)
+    }
+
+    func testAnswerFromAnotherThreadLater() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("later", "[20]")), #"{"jsonrpc":"2.0","result":"late","id":1}"#)
+    }
+
+    func testTimeoutAnswersTheCallerAndTheLateAnswerIsDropped() throws {
+        let service = try service { $0.timeout = .milliseconds(50) }
+        let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("later", "[400]"))))
+        XCTAssertEqual(reply["error"]?["code"], -32003)
+        XCTAssertEqual(reply["error"]?["data"]?["timeout_ms"], 50)
+        XCTAssertEqual(service.callsInModule, 1, "the module still holds the call until it answers")
+        let drained = expectation(description: "late answer released the slot")
+        DispatchQueue.global().async {
+            while service.callsInModule > 0 { usleep(10_000) }
+            drained.fulfill()
+        }
+        wait(for: [drained], timeout: 10)
+    }
+
+    func testMaxConcurrencyRefusesPastTheLimit() throws {
+        let service = try service { $0.maxConcurrency = 1 }
+        let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let batch = "[" + request("later", "[200]", id: 1) + "," + request("later", "[200]", id: 2) + "]"
+        let reply = loop.makePromise(of: String?.self)
+        loop.execute {
+            router.dispatch(router.parser.parse(ByteBuffer(string: batch)),
+                            connection: RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t")), eventLoop: loop) {
+                reply.succeed($0.map { String(buffer: $0) })
+            }
+        }
+        let replies = try JSONValue(parsing: XCTUnwrap(reply.futureResult.wait())).arrayValue ?? []
+        XCTAssertEqual(Set(replies.map { $0["result"] ?? $0["error"]?["code"] ?? .null }), ["late", -32004])
+    }
+
+    func testBlockingMethodRunsOnThePoolAndLeavesTheLoopFree() throws {
+        let service = try service()
+        let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let connection = RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t"))
+        let order = Mutex<[String]>([])
+        let done = expectation(description: "both answered")
+        done.expectedFulfillmentCount = 2
+        let requests = [("block", request("block", id: 1)), ("ok", request("ok", id: 2))]
+        loop.execute {
+            for (method, payload) in requests {
+                router.dispatch(router.parser.parse(ByteBuffer(string: payload)), connection: connection, eventLoop: loop) { _ in
+                    order.withLock { $0.append(method) }
+                    done.fulfill()
+                }
+            }
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(order.withLock { $0 }, ["ok", "block"], "the 300 ms blocking call did not hold up the loop")
+    }
+
+    func testRetiredInstanceIsDeinitialisedOnlyAfterItsLastCall() throws {
+        let service = try service()
+        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let deinitCount = try XCTUnwrap(dlsym(handle, "test_deinit_count")).assumingMemoryBound(to: Int32.self)
+        let before = deinitCount.pointee
+        let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let reply = loop.makePromise(of: String?.self)
+        let payload = request("later", "[200]")
+        loop.execute {
+            router.dispatch(router.parser.parse(ByteBuffer(string: payload)),
+                            connection: RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t")), eventLoop: loop) {
+                reply.succeed($0.map { String(buffer: $0) })
+            }
+        }
+        try loop.submit {}.wait()  // the call has entered the module
+        service.retire()
+        XCTAssertEqual(deinitCount.pointee, before, "a call is in flight")
+        XCTAssertEqual(try reply.futureResult.wait(), #"{"jsonrpc":"2.0","result":"late","id":1}"#)
+        XCTAssertTrue(service.isDeinitialized)
+        XCTAssertEqual(deinitCount.pointee, before + 1)
+        let late = try JSONValue(parsing: XCTUnwrap(call(service, request("ok"))))
+        XCTAssertEqual(late["error"]?["code"], -32005, "a call routed after de-initialisation is refused, not run")
+    }
+}

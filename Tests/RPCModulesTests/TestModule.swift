@@ -1,0 +1,129 @@
+import Foundation
+import XCTest
+
+/// Compiles small real modules with the system C compiler against the real header, so the host is tested
+/// through actual `dlopen`, symbol lookup and C calls. `defines` select misbehaviours.
+enum TestModule {
+    static let headerDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Sources/CRPCDModule/include").path
+
+    static let source = #"""
+    #include <pthread.h>
+    #include <stdio.h>
+    #include <stdlib.h>
+    #include <string.h>
+    #include <unistd.h>
+    #include <rpcd_module.h>
+
+    #ifndef ABI_VERSION
+    #define ABI_VERSION RPCD_MODULE_ABI_VERSION
+    #endif
+    #ifndef MODULE_NAME
+    #define MODULE_NAME "testmod"
+    #endif
+    #ifndef ENTRY
+    #define ENTRY rpcd_module_entry_v1
+    #endif
+
+    int test_deinit_count = 0;
+    static const rpcd_host *host;
+
+    struct instance { rpcd_handler *handler; };
+    struct later { rpcd_call *call; int ms; };
+
+    static void *answer_later(void *arg) {
+        struct later *l = arg;
+        usleep(l->ms * 1000);
+        host->reply_result(l->call, "\"late\"", 6);
+        free(l);
+        return NULL;
+    }
+
+    static int init(const rpcd_host *h, rpcd_handler *handler, void **out, char *error, size_t size) {
+        host = h;
+        if (h->config_get(handler, "FailInit")) {
+            snprintf(error, size, "asked to fail: %s", h->config_get(handler, "FailInit"));
+            return 1;
+        }
+        struct instance *i = calloc(1, sizeof *i);
+        i->handler = handler;
+        rpcd_log_field fields[] = {{"TEST_FIELD", "x"}};
+        h->log(handler, RPCD_LOG_INFO, "test module ready", fields, 1);
+        *out = i;
+        return 0;
+    }
+
+    static void call(void *instance, size_t method, const char *params, size_t len, rpcd_call *c) {
+        struct instance *i = instance;
+        switch (method) {
+        case 0: host->reply_result(c, "42", 2); break;                                  /* ok */
+        case 1: host->reply_error(c, 7, "Seven", "{\"x\":1}", 7); break;                 /* fail */
+        case 2: host->reply_result(c, "{nope", 5); break;                              /* bad_json */
+        case 3: host->reply_result(c, "1", 1); host->reply_result(c, "2", 1); break;   /* twice */
+        case 4: {                                                                      /* later [ms] */
+            struct later *l = malloc(sizeof *l);
+            l->call = c;
+            l->ms = len > 2 ? atoi(params + 1) : 0;
+            pthread_t t;
+            pthread_create(&t, NULL, answer_later, l);
+            pthread_detach(t);
+            break;
+        }
+        case 5: usleep(300 * 1000); host->reply_result(c, "\"slept\"", 7); break;     /* block (MAY_BLOCK) */
+        case 6: {                                                                      /* greeting */
+            const char *g = host->config_get(i->handler, "Greeting");
+            char buffer[256];
+            int n = snprintf(buffer, sizeof buffer, "\"%s\"", g ? g : "none");
+            host->reply_result(c, buffer, (size_t)n);
+            break;
+        }
+        case 7: host->reply_result(c, params ? params : "null", params ? len : 4); break; /* echo */
+        }
+    }
+
+    static void deinit(void *instance) {
+        free(instance);
+        test_deinit_count++;
+    }
+
+    static const rpcd_param later_params[] = {{"ms", "{\"type\":\"integer\"}", NULL, 0}};
+    static const rpcd_param echo_params[] = {{"value", NULL, "anything", RPCD_PARAM_OPTIONAL}};
+    static const rpcd_method methods[] = {
+        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0},
+        {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "bad_json", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "twice", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "later", NULL, later_params, 1, NULL, 0},
+        {sizeof(rpcd_method), "block", NULL, NULL, 0, NULL, RPCD_METHOD_MAY_BLOCK},
+        {sizeof(rpcd_method), "greeting", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
+    };
+    static const rpcd_module module = {
+        ABI_VERSION, sizeof(rpcd_module), MODULE_NAME, "1.0.0", "A module for the host's tests",
+        methods, sizeof methods / sizeof methods[0], init, call, deinit,
+    };
+
+    const rpcd_module *ENTRY(void) { return &module; }
+    """#
+
+    /// Builds the module into `directory` as `name.so` and returns its path.
+    static func build(into directory: URL, name: String = "testmod", defines: [String] = []) throws -> String {
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let sourcePath = directory.appendingPathComponent("\(name).c").path
+        let output = directory.appendingPathComponent("\(name).so").path
+        try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let compiler = Process()
+        compiler.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        compiler.arguments = ["cc", "-shared", "-fPIC", "-Wall", "-Werror", "-pthread", "-I", headerDirectory]
+            + defines.map { "-D\($0)" } + ["-o", output, sourcePath]
+        try compiler.run()
+        compiler.waitUntilExit()
+        XCTAssertEqual(compiler.terminationStatus, 0, "cc failed for \(name)")
+        return output
+    }
+
+    static func temporaryDirectory() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-modules-\(UUID().uuidString)")
+    }
+}
