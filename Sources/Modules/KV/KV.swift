@@ -1,0 +1,67 @@
+import RPCModuleSDK
+
+/// `kv`: a store of JSON values under string keys, shared by all clients of one handler.
+///
+/// `[Config]` `File=PATH` keeps the store in that file: read when the handler starts (a missing file is an
+/// empty store; a file that cannot be read or is not a JSON object refuses the handler, naming the path),
+/// and rewritten atomically after every change. Without `File=` the store lives in memory only.
+///
+/// Errors of its own: 1 "No such key", data `{"key": KEY}`.
+struct KV: RPCModule {
+    static let name = "kv"
+    static let version = "1.0.0"
+    static let summary = "Stores JSON values under string keys, optionally persisted to a file."
+
+    let store: KVStore
+
+    init(context: RPCModuleContext) throws {
+        let file = context.config("File").flatMap { $0.isEmpty ? nil : $0 }
+        store = try KVStore(file: file)
+        var fields = ["keys": String(store.count)]
+        if let file { fields["file"] = file }
+        context.logger.info("Store opened", fields)
+    }
+
+    struct KeyParams: Decodable {
+        let key: String
+    }
+
+    struct SetParams: Decodable {
+        let key: String
+        let value: JSONValue
+    }
+
+    static var methods: [RPCModuleMethod<KV>] {
+        [
+            .method(
+                "get", summary: "Returns the value stored under key; error 1 when there is none.",
+                params: [.string("key")], result: .any("value")
+            ) { (kv, p: KeyParams) in
+                guard let value = kv.store.get(p.key) else {
+                    throw RPCModuleError(code: 1, message: "No such key", data: ["key": .string(p.key)])
+                }
+                return value
+            },
+            .method(
+                "set", summary: "Stores value (any JSON value) under key, replacing what was there; returns true.",
+                params: [.string("key"), .any("value")], result: .boolean("stored"), mayBlock: true
+            ) { (kv, p: SetParams) in
+                try kv.store.set(p.key, p.value)
+                return true
+            },
+            .method(
+                "delete", summary: "Removes key; returns whether it existed.", params: [.string("key")],
+                result: .boolean("existed"), mayBlock: true
+            ) { (kv, p: KeyParams) in
+                try kv.store.delete(p.key)
+            },
+            .method("list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"])) {
+                kv in
+                kv.store.keys()
+            },
+        ]
+    }
+}
+
+@_cdecl("rpcd_module_entry_v1")
+public func rpcdModuleEntry() -> UnsafeRawPointer { RPCModuleExport.entry(KV.self) }

@@ -1,0 +1,104 @@
+import CRPCDModule
+import RPCJSON
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One handler's connection to the host: the `rpcd_host` table and the `rpcd_handler` handle.
+///
+/// The host table lives as long as the process; the handler handle only until `deinit`. So logging and
+/// configuration reads are refused after `close()`, under a lock that `close()` also takes, which makes a
+/// log call racing with deinit either finish first or do nothing. Replies need no such guard: the host keeps
+/// call handles valid until answered, and drops late answers to timed-out calls safely.
+final class HandlerLink: @unchecked Sendable {
+    let host: UnsafePointer<rpcd_host>
+    let handler: OpaquePointer?
+    private let closed = Mutex(false)
+
+    init(host: UnsafePointer<rpcd_host>, handler: OpaquePointer?) {
+        self.host = host
+        self.handler = handler
+    }
+
+    /// Why this host table cannot be used, or nil.
+    static func problem(with host: UnsafePointer<rpcd_host>?) -> String? {
+        guard let host else { return "the host passed no rpcd_host table" }
+        let table = host.pointee
+        if table.abi_version != UInt32(RPCD_MODULE_ABI_VERSION) {
+            return "host ABI version \(table.abi_version), this module needs \(RPCD_MODULE_ABI_VERSION)"
+        }
+        if Int(table.struct_size) < MemoryLayout<rpcd_host>.stride {
+            return "host table has \(table.struct_size) bytes, this module needs \(MemoryLayout<rpcd_host>.stride)"
+        }
+        if table.reply_result == nil || table.reply_error == nil || table.log == nil || table.config_get == nil {
+            return "the host table lacks a function"
+        }
+        return nil
+    }
+
+    func close() {
+        closed.withLock { $0 = true }
+    }
+
+    func config(_ key: String) -> String? {
+        closed.withLock { closed -> String? in
+            guard !closed else { return nil }
+            let value = key.withCString { host.pointee.config_get!(handler, $0) }
+            return value.map { String(cString: $0) }
+        }
+    }
+
+    func log(_ level: RPCModuleLogLevel, _ message: String, _ fields: [String: String]) {
+        let names = fields.keys.sorted()
+        var cFields: [rpcd_log_field] = names.map { name in
+            rpcd_log_field(name: UnsafePointer(strdup(name)), value: UnsafePointer(strdup(fields[name]!)))
+        }
+        defer {
+            for field in cFields {
+                free(UnsafeMutablePointer(mutating: field.name))
+                free(UnsafeMutablePointer(mutating: field.value))
+            }
+        }
+        closed.withLock { closed in
+            guard !closed else { return }
+            message.withCString { text in
+                cFields.withUnsafeMutableBufferPointer { buffer in
+                    host.pointee.log!(handler, level.rawValue, text, buffer.baseAddress, buffer.count)
+                }
+            }
+        }
+    }
+
+    func reply(_ call: CallHandle, _ outcome: CallOutcome) {
+        switch outcome {
+        case .result(let bytes):
+            bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { text in
+                    host.pointee.reply_result!(call.pointer, text.baseAddress, text.count)
+                }
+            }
+        case .error(let error, _):
+            let data = error.data?.serialized() ?? []
+            error.message.withCString { message in
+                data.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { text in
+                        host.pointee.reply_error!(
+                            call.pointer, Int64(error.code), message, data.isEmpty ? nil : text.baseAddress,
+                            text.count)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An `rpcd_call *`: opaque, and usable from any thread until answered.
+struct CallHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}

@@ -1,0 +1,197 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import RPCJSON
+
+/// Binds a call's params to declared parameters, checks them, and decodes them (see `RPCModuleMethod`).
+enum ParamsBinding {
+    /// The params as an object keyed by parameter name, with absent optional parameters left out.
+    static func bind(_ params: JSONValue, to declared: [RPCModuleParam]) throws(RPCModuleError) -> [String: JSONValue] {
+        var members: [String: JSONValue]
+        switch params {
+        case .null:
+            members = [:]
+        case .array(let elements):
+            guard elements.count <= declared.count else {
+                if declared.isEmpty { throw .invalidParams("this method takes no parameters") }
+                throw .invalidParams(
+                    "too many parameters: expected at most \(declared.count), got \(elements.count)")
+            }
+            members = [:]
+            for (param, element) in zip(declared, elements) { members[param.name] = element }
+        case .object(let given):
+            let known = Set(declared.map(\.name))
+            if let unknown = given.keys.filter({ !known.contains($0) }).sorted().first {
+                throw .invalidParams("unknown parameter '\(unknown)'")
+            }
+            members = given
+        default:
+            throw .invalidParams("params must be an array or an object, not \(kindPhrase(params))")
+        }
+        for param in declared {
+            let value = members[param.name]
+            if value == nil || (value == .null && param.optional) {
+                guard param.optional else { throw .invalidParams("missing parameter '\(param.name)'") }
+                members[param.name] = nil
+            } else if let value, let problem = SchemaCheck.problem(with: value, against: param.schema) {
+                throw .invalidParams("parameter '\(param.name)': \(problem)")
+            }
+        }
+        return members
+    }
+
+    /// Decodes `type` from the bound members (exactly: `JSONValue` properties get the values as sent), turning
+    /// a `DecodingError` into -32602 with a detail.
+    static func decode<Params: Decodable>(_ type: Params.Type, from members: [String: JSONValue]) throws -> Params {
+        let object = JSONValue.object(members)
+        do {
+            return try JSONValueDecoder().decode(Params.self, from: object)
+        } catch let error as DecodingError {
+            throw RPCModuleError.invalidParams(detail(for: error, in: object))
+        }
+    }
+
+    /// "missing parameter 'a'", "parameter 'a': expected a number, got a string", ...
+    static func detail(for error: DecodingError, in value: JSONValue) -> String {
+        switch error {
+        case .keyNotFound(let key, let context):
+            if context.codingPath.isEmpty { return "missing parameter '\(key.stringValue)'" }
+            return "parameter '\(pathText(context.codingPath))': missing member '\(key.stringValue)'"
+        case .typeMismatch(let type, let context):
+            let found = lookup(context.codingPath, in: value).map(kindPhrase) ?? "something else"
+            return "\(subject(context.codingPath)): expected \(expectation(type)), got \(found)"
+        case .valueNotFound(let type, let context):
+            return "\(subject(context.codingPath)): expected \(expectation(type)), got null"
+        case .dataCorrupted(let context):
+            return "\(subject(context.codingPath)): \(context.debugDescription)"
+        @unknown default:
+            return String(describing: error)
+        }
+    }
+
+    private static func subject(_ path: [any CodingKey]) -> String {
+        path.isEmpty ? "params" : "parameter '\(pathText(path))'"
+    }
+
+    /// `a`, `a.b`, `a[0].c`.
+    static func pathText(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text
+    }
+
+    private static func lookup(_ path: [any CodingKey], in value: JSONValue) -> JSONValue? {
+        var current = value
+        for key in path {
+            if case .array = current, let index = key.intValue {
+                guard let element = current[index] else { return nil }
+                current = element
+            } else {
+                guard let member = current[key.stringValue] else { return nil }
+                current = member
+            }
+        }
+        return current
+    }
+
+    private static func expectation(_ type: Any.Type) -> String {
+        if type == String.self || type == Character.self { return "a string" }
+        if type == Bool.self { return "a boolean" }
+        if type is any BinaryInteger.Type { return "an integer" }
+        if type is any BinaryFloatingPoint.Type { return "a number" }
+        if type == [String: Any].self { return "an object" }
+        if type == [Any].self { return "an array" }
+        return "a value of type \(type)"
+    }
+
+    static func kindPhrase(_ value: JSONValue) -> String {
+        switch value {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// The part of JSON Schema the SDK enforces: `type`, `minimum`, `maximum`, `enum` at the top level.
+enum SchemaCheck {
+    /// What is wrong with `value`, or nil when it passes (or the schema is not an object).
+    static func problem(with value: JSONValue, against schema: JSONValue) -> String? {
+        guard case .object(let keywords) = schema else { return nil }
+        if let type = keywords["type"] {
+            let names: [String] = type.stringValue.map { [$0] } ?? type.arrayValue?.compactMap(\.stringValue) ?? []
+            if !names.isEmpty && !names.contains(where: { matches(value, type: $0) }) {
+                let wanted = names.map(typePhrase).joined(separator: " or ")
+                return "expected \(wanted), got \(ParamsBinding.kindPhrase(value))"
+            }
+        }
+        if let options = keywords["enum"]?.arrayValue, !options.contains(where: { equal($0, value) }) {
+            return "must be one of \(JSONValue.array(options).jsonText)"
+        }
+        if let number = value.doubleValue {
+            if let minimum = keywords["minimum"], let bound = minimum.doubleValue, number < bound {
+                return "must be at least \(minimum.jsonText)"
+            }
+            if let maximum = keywords["maximum"], let bound = maximum.doubleValue, number > bound {
+                return "must be at most \(maximum.jsonText)"
+            }
+        }
+        return nil
+    }
+
+    private static func matches(_ value: JSONValue, type: String) -> Bool {
+        switch (type, value) {
+        case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string), ("array", .array),
+            ("object", .object):
+            return true
+        case ("integer", .number(let text)):
+            if value.intValue != nil { return true }
+            guard let number = Double(text), number.isFinite else { return false }
+            return number.rounded(.towardZero) == number
+        case ("null", _), ("boolean", _), ("number", _), ("string", _), ("array", _), ("object", _), ("integer", _):
+            return false
+        default:
+            return true  // a type name this check does not know: leave it to the module
+        }
+    }
+
+    private static func typePhrase(_ type: String) -> String {
+        switch type {
+        case "integer": "an integer"
+        case "number": "a number"
+        case "string": "a string"
+        case "boolean": "a boolean"
+        case "array": "an array"
+        case "object": "an object"
+        case "null": "null"
+        default: type
+        }
+    }
+
+    /// Structural equality, with numbers compared by value (`1` equals `1.0`).
+    private static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
+        if let x = a.doubleValue, let y = b.doubleValue { return x == y }
+        return a == b
+    }
+}
+
+/// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder`.
+enum ResultEncoding {
+    static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
+        if let value = result as? JSONValue { return value.serialized() }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(result))
+    }
+}

@@ -1,0 +1,360 @@
+import CRPCDModule
+import RPCJSON
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns an `RPCModule` type into the C descriptor rpcd loads.
+///
+/// The module's shared library exports the entry point with one line:
+///
+/// ```swift
+/// @_cdecl("rpcd_module_entry_v1")
+/// public func rpcdModuleEntry() -> UnsafeRawPointer { RPCModuleExport.entry(Calc.self) }
+/// ```
+public enum RPCModuleExport {
+    /// The address of the module's `rpcd_module` descriptor (a `const rpcd_module *` for C).
+    ///
+    /// Built on the first call for each type and then returned again unchanged; it and every string it
+    /// points to are allocated once and never freed, as the ABI requires (rpcd never unloads modules). One
+    /// image can export up to eight module types this way (normally it exports one; tests may use more); the
+    /// init of any further one fails with a reason saying so.
+    public static func entry<M: RPCModule>(_ type: M.Type) -> UnsafeRawPointer {
+        UnsafeRawPointer(ModuleRegistry.shared.descriptor(for: type))
+    }
+
+    /// Problems rpcd would refuse the module for (invalid or duplicate names, a missing version), as
+    /// sentences; empty when the module is fine. rpcd applies the same rules when it loads the module, so
+    /// call this from the module's own tests to find out earlier.
+    public static func problems<M: RPCModule>(of type: M.Type) -> [String] {
+        var problems: [String] = []
+        if !isServiceName(M.name) {
+            problems.append(
+                "module name '\(M.name)' is not 1 to 15 lower-case letters, digits and single hyphens with a letter, "
+                    + "not starting or ending with a hyphen")
+        }
+        if M.version.isEmpty { problems.append("module version is empty") }
+        var methodNames: Set<String> = []
+        for method in M.methods {
+            if !isIdentifier(method.name) {
+                problems.append("method name '\(method.name)' is not a letter, then letters, digits and '_' (at most 64)")
+            }
+            if !methodNames.insert(method.name).inserted {
+                problems.append("method '\(method.name)' is declared twice")
+            }
+            var paramNames: Set<String> = []
+            for param in method.params {
+                if !isIdentifier(param.name) {
+                    problems.append(
+                        "parameter '\(param.name)' of '\(method.name)' is not a letter, then letters, digits and '_' (at most 64)")
+                }
+                if !paramNames.insert(param.name).inserted {
+                    problems.append("parameter '\(param.name)' of '\(method.name)' is declared twice")
+                }
+            }
+        }
+        return problems
+    }
+
+    /// RFC 6335 service names, lower case only: the name also becomes a DNS-SD subtype.
+    private static func isServiceName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...15).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-"),
+            bytes.contains(where: isLowerLetter)
+        else { return false }
+        return zip(bytes, [0] + bytes).allSatisfy { byte, previous in
+            (isLowerLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-"))
+                && !(byte == UInt8(ascii: "-") && previous == UInt8(ascii: "-"))
+        }
+    }
+
+    /// Method and parameter names: a letter, then letters, digits and '_', at most 64 characters.
+    private static func isIdentifier(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard (1...64).contains(bytes.count), let first = bytes.first, isLetter(first) else { return false }
+        return bytes.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") }
+    }
+
+    private static func isLowerLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
+    private static func isLetter(_ byte: UInt8) -> Bool {
+        isLowerLetter(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+    }
+    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
+}
+
+// MARK: - Type erasure
+
+/// One method of one instance, with the module value captured.
+struct BoundMethod: Sendable {
+    let name: String
+    let mayBlock: Bool
+    let run: @Sendable (JSONValue) async throws -> [UInt8]
+}
+
+/// Creates instances of one module type.
+struct ModuleFactory: Sendable {
+    let make: @Sendable (RPCModuleContext) throws -> (methods: [BoundMethod], shutdown: @Sendable () -> Void)
+
+    init<M: RPCModule>(_ type: M.Type, methods: [RPCModuleMethod<M>]) {
+        make = { context in
+            let module = try M(context: context)
+            let bound = methods.map { method in
+                BoundMethod(name: method.name, mayBlock: method.mayBlock) { params in
+                    try await method.run(module, params)
+                }
+            }
+            return (bound, { module.shutdown() })
+        }
+    }
+}
+
+/// The module types this image has exported, each with its descriptor and its `init` slot.
+final class ModuleRegistry: Sendable {
+    static let shared = ModuleRegistry()
+
+    struct Entry: @unchecked Sendable {
+        let type: ObjectIdentifier
+        let descriptor: UnsafePointer<rpcd_module>
+        let factory: ModuleFactory
+    }
+
+    private let entries = Mutex<[Entry]>([])
+
+    func descriptor<M: RPCModule>(for type: M.Type) -> UnsafePointer<rpcd_module> {
+        entries.withLock { entries in
+            if let entry = entries.first(where: { $0.type == ObjectIdentifier(type) }) { return entry.descriptor }
+            // C function pointers cannot capture which type they belong to; init is told apart by its slot.
+            // Past the last slot the module still loads, but every init fails with the reason.
+            let initThunk = entries.count < initThunks.count ? initThunks[entries.count] : tooManyTypesInit
+            let methods = M.methods
+            let descriptor = DescriptorBuilder.build(M.self, methods: methods, initThunk: initThunk)
+            entries.append(Entry(type: ObjectIdentifier(type), descriptor: descriptor, factory: ModuleFactory(M.self, methods: methods)))
+            return descriptor
+        }
+    }
+
+    func factory(slot: Int) -> ModuleFactory? {
+        entries.withLock { $0.indices.contains(slot) ? $0[slot].factory : nil }
+    }
+}
+
+// MARK: - The C descriptor
+
+typealias InitFunction = @convention(c) (
+    UnsafePointer<rpcd_host>?, OpaquePointer?, UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    UnsafeMutablePointer<CChar>?, Int
+) -> Int32
+
+private let initThunks: [InitFunction] = [
+    { ModuleRuntime.initialize(slot: 0, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 1, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 2, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 3, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 4, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 5, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 6, $0, $1, $2, $3, $4) },
+    { ModuleRuntime.initialize(slot: 7, $0, $1, $2, $3, $4) },
+]
+
+private let tooManyTypesInit: InitFunction = { _, _, _, reason, reasonSize in
+    ModuleRuntime.writeReason("this image exports more than 8 module types", to: reason, size: reasonSize)
+    return 1
+}
+
+enum DescriptorBuilder {
+    /// Allocates the descriptor, its methods, their params and all strings; nothing of it is ever freed.
+    /// Sizes are C's `sizeof`, which is Swift's stride (a struct's size in Swift leaves out tail padding).
+    static func build<M: RPCModule>(
+        _ type: M.Type, methods: [RPCModuleMethod<M>], initThunk: InitFunction
+    ) -> UnsafePointer<rpcd_module> {
+        let cMethods = UnsafeMutablePointer<rpcd_method>.allocate(capacity: max(methods.count, 1))
+        for (index, method) in methods.enumerated() {
+            var cParams: UnsafeMutablePointer<rpcd_param>? = nil
+            if !method.params.isEmpty { cParams = .allocate(capacity: method.params.count) }
+            for (position, param) in method.params.enumerated() {
+                (cParams! + position).initialize(
+                    to: rpcd_param(
+                        name: permanent(param.name), schema_json: schemaText(param.schema),
+                        summary: permanentOrNull(param.summary),
+                        flags: param.optional ? UInt32(RPCD_PARAM_OPTIONAL) : 0))
+            }
+            (cMethods + index).initialize(
+                to: rpcd_method(
+                    struct_size: UInt32(MemoryLayout<rpcd_method>.stride), name: permanent(method.name),
+                    summary: permanentOrNull(method.summary), params: cParams.map { UnsafePointer($0) },
+                    n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
+                    flags: method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0))
+        }
+        let module = UnsafeMutablePointer<rpcd_module>.allocate(capacity: 1)
+        module.initialize(to: rpcd_module())
+        module.pointee.abi_version = UInt32(RPCD_MODULE_ABI_VERSION)
+        module.pointee.struct_size = UInt32(MemoryLayout<rpcd_module>.stride)
+        module.pointee.name = permanent(M.name)
+        module.pointee.version = permanent(M.version)
+        module.pointee.description = permanent(M.summary)
+        module.pointee.methods = UnsafePointer(cMethods)
+        module.pointee.n_methods = methods.count
+        module.pointee.`init` = initThunk
+        module.pointee.call = { instance, index, params, length, call in
+            ModuleRuntime.call(instance, index, params, length, call)
+        }
+        module.pointee.`deinit` = { instance in ModuleRuntime.deinitialize(instance) }
+        return UnsafePointer(module)
+    }
+
+    private static func permanent(_ text: String) -> UnsafePointer<CChar> {
+        UnsafePointer(strdup(text)!)
+    }
+
+    private static func permanentOrNull(_ text: String) -> UnsafePointer<CChar>? {
+        text.isEmpty ? nil : permanent(text)
+    }
+
+    /// A parameter's schema: NULL for the empty schema (any value), as the header spells it; else the compact
+    /// JSON text. (A result's `{}` stays "{}": there NULL means "not described".)
+    private static func schemaText(_ schema: JSONValue) -> UnsafePointer<CChar>? {
+        schema == [:] ? nil : permanent(schema.jsonText)
+    }
+}
+
+// MARK: - init, call, deinit
+
+enum ModuleRuntime {
+    static func initialize(
+        slot: Int, _ host: UnsafePointer<rpcd_host>?, _ handler: OpaquePointer?,
+        _ instance: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: UnsafeMutablePointer<CChar>?,
+        _ reasonSize: Int
+    ) -> Int32 {
+        if let problem = HandlerLink.problem(with: host) {
+            writeReason(problem, to: reason, size: reasonSize)
+            return 1
+        }
+        guard let host, let instance else {
+            writeReason("the host passed no instance pointer", to: reason, size: reasonSize)
+            return 1
+        }
+        guard let factory = ModuleRegistry.shared.factory(slot: slot) else {
+            writeReason("module slot \(slot) is not registered", to: reason, size: reasonSize)
+            return 1
+        }
+        let link = HandlerLink(host: host, handler: handler)
+        do {
+            let made = try factory.make(RPCModuleContext(link: link))
+            let box = InstanceBox(link: link, methods: made.methods, shutdown: made.shutdown)
+            instance.pointee = Unmanaged.passRetained(box).toOpaque()
+            return 0
+        } catch {
+            link.close()
+            writeReason(String(describing: error), to: reason, size: reasonSize)
+            return 1
+        }
+    }
+
+    static func call(
+        _ instance: UnsafeMutableRawPointer?, _ index: Int, _ params: UnsafePointer<CChar>?, _ length: Int,
+        _ call: OpaquePointer?
+    ) {
+        // Without an instance there is no host table to answer through; the host's timeout covers it.
+        guard let instance, let call else { return }
+        let box = Unmanaged<InstanceBox>.fromOpaque(instance).takeUnretainedValue()
+        // params_json is valid only during this call: copy it.
+        let bytes: [UInt8] =
+            if let params, length > 0 { Array(UnsafeRawBufferPointer(start: params, count: length)) } else { [] }
+        box.start(index, bytes, CallHandle(pointer: call))
+    }
+
+    static func deinitialize(_ instance: UnsafeMutableRawPointer?) {
+        guard let instance else { return }
+        Unmanaged<InstanceBox>.fromOpaque(instance).takeRetainedValue().close()
+    }
+
+    /// Copies `text` into the host's buffer, NUL-terminated, cut at a UTF-8 character boundary if needed.
+    static func writeReason(_ text: String, to buffer: UnsafeMutablePointer<CChar>?, size: Int) {
+        guard let buffer, size > 0 else { return }
+        var bytes = Array(text.utf8)
+        if bytes.count > size - 1 {
+            var cut = size - 1
+            while cut > 0 && bytes[cut] & 0xC0 == 0x80 { cut -= 1 }
+            bytes.removeSubrange(cut...)
+        }
+        for (offset, byte) in bytes.enumerated() { buffer[offset] = CChar(bitPattern: byte) }
+        buffer[bytes.count] = 0
+    }
+}
+
+/// The state behind one `void *instance`: the host link, the bound methods and the calls in flight.
+final class InstanceBox: @unchecked Sendable {
+    let link: HandlerLink
+    let methods: [BoundMethod]
+    let shutdown: @Sendable () -> Void
+
+    private struct InFlight {
+        var next: UInt64 = 0
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+    }
+
+    private let inFlight = Mutex(InFlight())
+
+    init(link: HandlerLink, methods: [BoundMethod], shutdown: @escaping @Sendable () -> Void) {
+        self.link = link
+        self.methods = methods
+        self.shutdown = shutdown
+    }
+
+    /// Starts one call and returns: at once for ordinary methods, after the body has finished for
+    /// `mayBlock` ones (which run on the calling worker thread).
+    func start(_ index: Int, _ params: [UInt8], _ call: CallHandle) {
+        guard methods.indices.contains(index) else {
+            link.reply(call, .error(RPCModuleError(code: -32601, message: "Method not found"), logged: nil))
+            return
+        }
+        let method = methods[index]
+        let executor = method.mayBlock ? CallerThreadExecutor() : nil
+        inFlight.withLock { state in
+            let id = state.next
+            state.next &+= 1
+            state.tasks[id] = Task(executorPreference: executor) { [self] in
+                await execute(method, params, call)
+                inFlight.withLock { _ = $0.tasks.removeValue(forKey: id) }
+                executor?.taskEnded()
+            }
+        }
+        executor?.drain()
+    }
+
+    private func execute(_ method: BoundMethod, _ bytes: [UInt8], _ call: CallHandle) async {
+        let outcome = await CallOutcome.run {
+            let params: JSONValue
+            if bytes.isEmpty {
+                params = .null
+            } else {
+                do {
+                    params = try JSONValue(parsing: bytes)
+                } catch {
+                    throw RPCModuleError.invalidParams("params are not valid JSON: \(error)")
+                }
+            }
+            return try await method.run(params)
+        }
+        if case .error(_, let logged?) = outcome {
+            link.log(.error, "Method failed with an internal error", ["METHOD": method.name, "RPCD_ERROR": logged])
+        }
+        link.reply(call, outcome)
+    }
+
+    /// deinit: let the module clean up, cut the link so nothing logs through a handler handle the host is
+    /// about to free, then cancel what still runs (those calls have timed out for their clients; their late
+    /// answers are dropped by the host).
+    func close() {
+        shutdown()
+        link.close()
+        let running = inFlight.withLock { state in Array(state.tasks.values) }
+        for task in running { task.cancel() }
+    }
+}

@@ -1,0 +1,126 @@
+import RPCJSON
+
+/// One method of a module: how it is described (name, parameters, schemas, flags) and the code that runs it.
+///
+/// Build methods with the static factories:
+/// - ``method(_:summary:params:result:mayBlock:_:)``: typed. The call's params are bound to the declared
+///   parameter names (see ``RPCModuleParam``), checked against their schemas, and decoded into `Params`.
+/// - ``method(_:summary:result:mayBlock:_:)``: typed, without parameters.
+/// - ``raw(_:summary:params:result:mayBlock:_:)``: untyped, for variadic or free-form params.
+///
+/// Binding rules for typed methods:
+/// - by position (`[1, 2]`): element *i* is the *i*-th declared parameter; more elements than parameters is
+///   -32602; missing trailing elements are absent.
+/// - by name (`{"a": 1, "b": 2}`): the members are the parameters; a name that is not declared is -32602.
+/// - no params at all: every parameter is absent.
+/// - `null` for an optional parameter counts as absent (so `[null, 5]` skips the first one).
+/// - an absent required parameter is -32602 "missing parameter 'a'"; an optional one is simply not in the
+///   object `Params` is decoded from, so it must be an `Optional` property.
+/// - each present value is checked against the parameter's schema (`type`, `minimum`, `maximum`, `enum`),
+///   then `Params` is decoded from them (a `JSONValue` property gets its value exactly as sent; integer
+///   properties accept only exact integers in range); a `DecodingError` is -32602 with a detail naming the
+///   field. `Params`' coding keys must be the declared names.
+public struct RPCModuleMethod<Module: RPCModule>: Sendable {
+    /// The name within the service: "add" serves "calc.add".
+    public let name: String
+    public let summary: String
+    /// In positional order.
+    public let params: [RPCModuleParam]
+    /// The result's schema (its name and summary are documentation in Swift only: the ABI carries the schema).
+    public let result: RPCModuleParam?
+    /// Whether the body may block its thread. Such calls are run by rpcd on its bounded worker pool, and the
+    /// SDK runs the body on that worker thread (instead of Swift's shared cooperative pool), which blocks
+    /// until the body finishes. Use it for blocking system calls, file I/O, or CPU-heavy work.
+    public let mayBlock: Bool
+
+    /// Runs the method: params JSON (.null when absent) → result JSON text. Binding problems throw
+    /// `RPCModuleError`s (-32602); errors from the body pass through unchanged.
+    let run: @Sendable (Module, JSONValue) async throws -> [UInt8]
+
+    init(
+        name: String, summary: String, params: [RPCModuleParam], result: RPCModuleParam?, mayBlock: Bool,
+        run: @escaping @Sendable (Module, JSONValue) async throws -> [UInt8]
+    ) {
+        self.name = name
+        self.summary = summary
+        self.params = params
+        self.result = result
+        self.mayBlock = mayBlock
+        self.run = run
+    }
+
+    /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types
+    /// must be `Sendable`, which internal structs of `Sendable` members are implicitly.)
+    public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
+        _ name: String, summary: String = "", params: [RPCModuleParam], result: RPCModuleParam? = nil,
+        mayBlock: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
+            module, raw in
+            let bound = try ParamsBinding.bind(raw, to: params)
+            let decoded = try ParamsBinding.decode(Params.self, from: bound)
+            return try ResultEncoding.encode(try await body(module, decoded))
+        }
+    }
+
+    /// A typed method without parameters: any params other than none, `[]` or `{}` are -32602.
+    public static func method<Output: Encodable & Sendable>(
+        _ name: String, summary: String = "", result: RPCModuleParam? = nil, mayBlock: Bool = false,
+        _ body: @escaping @Sendable (Module) async throws -> Output
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock) {
+            module, raw in
+            _ = try ParamsBinding.bind(raw, to: [])
+            return try ResultEncoding.encode(try await body(module))
+        }
+    }
+
+    /// An untyped method: the body gets the params exactly as sent (an array, an object, or `.null` when the
+    /// call has none) and returns the result. `params` only describes them for `rpc.discover`; nothing is
+    /// bound or checked. Throw `RPCModuleError.invalidParams(_:)` to reject them.
+    public static func raw(
+        _ name: String, summary: String = "", params: [RPCModuleParam] = [], result: RPCModuleParam? = nil,
+        mayBlock: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
+            module, raw in
+            try await body(module, raw).serialized()
+        }
+    }
+
+    /// Runs the method in-process as rpcd would (binding, checking, error mapping), without the C ABI: for
+    /// unit tests of a module. `params` is `.null` for a call without params.
+    public func call(_ module: Module, params: JSONValue = .null) async -> RPCModuleReply {
+        switch await CallOutcome.run({ try await run(module, params) }) {
+        case .result(let bytes):
+            // The SDK produced these bytes itself, so they parse.
+            return .result((try? JSONValue(parsing: bytes)) ?? .null)
+        case .error(let error, _):
+            return .error(error)
+        }
+    }
+}
+
+/// What a call answered, as seen by `RPCModuleMethod.call(_:params:)`.
+public enum RPCModuleReply: Sendable, Hashable {
+    case result(JSONValue)
+    /// For an unexpected error this is -32603 "Internal error" (the description goes to the log).
+    case error(RPCModuleError)
+}
+
+/// The single place where thrown errors become replies.
+enum CallOutcome: Sendable {
+    case result([UInt8])
+    /// `logged` is the description to log at error level (for -32603 from an unexpected error), else nil.
+    case error(RPCModuleError, logged: String?)
+
+    static func run(_ body: () async throws -> [UInt8]) async -> CallOutcome {
+        do {
+            return .result(try await body())
+        } catch let error as RPCModuleError {
+            return .error(error, logged: nil)
+        } catch {
+            return .error(.internalError, logged: String(describing: error))
+        }
+    }
+}
