@@ -31,8 +31,10 @@ test: deps
 test-swift:
 	$(SWIFT) test --skip-build
 
+# The Python interop client, and the module guide's out-of-tree examples built as a module author would.
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
 
 bench: deps
 	bench/run.sh

@@ -7,6 +7,8 @@ packages=(
     python3        # the interop client in examples/python and its tests
     pkg-config     # SwiftPM finds system libraries through it
     procps         # pgrep/ps, used by the test and bench scripts
+    make           # the README's commands
+    gcc            # cc, for the C example module built by the tests (examples/modules/hello-c)
 )
 
 missing=()

@@ -18,17 +18,22 @@ from rpcd_client import Client, RemoteError  # noqa: E402
 
 
 class Daemon:
-    """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory."""
+    """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory, serving the handler
+    files of `handlers_dir` (none by default) with modules from `module_dir`."""
 
-    def __init__(self):
+    def __init__(self, handlers_dir=None, module_dir=None):
         bin_dir = os.environ.get("RPCD_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../.build/debug"))
         self.directory = tempfile.mkdtemp(prefix="rpcd-py-")
         self.socket_path = os.path.join(self.directory, "rpcd.sock")
         config = os.path.join(self.directory, "rpcd.conf")
         with open(config, "w") as f:
             f.write(f"[Server]\nListen=127.0.0.1:0\nListen={self.socket_path}\n")
+        command = [os.path.join(bin_dir, "rpcd"), "--config", config,
+                   "--handlers-dir", handlers_dir or os.path.join(self.directory, "none")]
+        if module_dir:
+            command += ["--module-dir", module_dir]
         self.process = subprocess.Popen(
-            [os.path.join(bin_dir, "rpcd"), "--config", config, "--handlers-dir", os.path.join(self.directory, "none")],
+            command,
             stderr=subprocess.PIPE, text=True, env=dict(os.environ, SWIFTNIO_STRICT="1"))
         self.tcp_address = self._wait_for_listener()
 
@@ -44,7 +49,8 @@ class Daemon:
                     done.set()
             done.set()
 
-        threading.Thread(target=read, daemon=True).start()
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
         if not done.wait(30) or "address" not in found:
             self.stop()
             raise RuntimeError("rpcd did not start listening")
@@ -57,6 +63,8 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._reader.join(10)
+        self.process.stderr.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 

@@ -1,0 +1,68 @@
+"""The module guide's out-of-tree examples, built the way docs/MODULES.md tells a module author to, then
+loaded into a real rpcd and called over the wire.
+
+Needs a C compiler, the Swift toolchain and the built daemon (RPCD_BIN_DIR, set by `make test`).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "../.."))
+sys.path.insert(0, os.path.join(ROOT, "examples/python"))
+from rpcd_client import Client, RemoteError  # noqa: E402
+from test_rpcd_client import Daemon  # noqa: E402
+
+
+class OutOfTreeModuleTests(unittest.TestCase):
+    """Each example serves the same interface, `hello.greet(name?)`, so both get the same checks."""
+
+    def check_hello(self, handlers_dir, module_dir):
+        daemon = Daemon(handlers_dir=handlers_dir, module_dir=module_dir)
+        try:
+            with Client(daemon.tcp_address) as client:
+                self.assertEqual(client.call("hello.greet", ["Ann"]), "Hello, Ann!")
+                self.assertEqual(client.call("hello.greet", {"name": "Bob"}), "Hello, Bob!")
+                self.assertEqual(client.call("hello.greet"), "Hello, world!")
+                with self.assertRaises(RemoteError) as refused:
+                    client.call("hello.greet", [1])
+                self.assertEqual(refused.exception.code, -32602)
+                methods = client.call("rpc.discover")["methods"]
+                greet = next(m for m in methods if m["name"] == "hello.greet")
+                self.assertEqual([p["name"] for p in greet["params"]], ["name"])
+                info = client.call("rpcd.info")
+                return next(s for s in info["services"] if s["name"] == "hello")["fingerprint"]
+        finally:
+            daemon.stop()
+
+    def test_c_module_builds_with_only_the_header_and_loads(self):
+        build = tempfile.mkdtemp(prefix="rpcd-hello-c-")
+        self.addCleanup(shutil.rmtree, build, ignore_errors=True)
+        for name in ("hello.c", "Makefile", "hello.conf"):
+            shutil.copy(os.path.join(HERE, "hello-c", name), build)
+        subprocess.run(
+            ["make", "-C", build, "RPCD_INCLUDE=" + os.path.join(ROOT, "Sources/CRPCDModule/include")],
+            check=True, stdout=subprocess.DEVNULL)
+        type(self).c_fingerprint = self.check_hello(build, build)
+
+    def test_swift_module_builds_as_its_own_package_and_loads(self):
+        scratch = os.path.join(ROOT, ".build-hello")
+        subprocess.run(
+            ["swift", "build", "--package-path", os.path.join(HERE, "hello-swift"), "--scratch-path", scratch],
+            check=True, stdout=subprocess.DEVNULL)
+        type(self).swift_fingerprint = self.check_hello(os.path.join(HERE, "hello-swift"), os.path.join(scratch, "debug"))
+
+    def test_z_both_declare_the_same_interface(self):
+        # Named to run last: the fingerprint hashes method signatures, not the language they were written in.
+        c, swift = getattr(type(self), "c_fingerprint", None), getattr(type(self), "swift_fingerprint", None)
+        if c is None or swift is None:
+            self.skipTest("an example did not build; see its own test")
+        self.assertEqual(c, swift)
+
+
+if __name__ == "__main__":
+    unittest.main()
