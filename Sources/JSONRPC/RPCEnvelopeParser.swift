@@ -143,7 +143,12 @@ private struct EnvelopeMembers {
         }
         func invalid(_ detail: String) -> RPCEntry { .invalid(id: requestID, error: .invalidRequest(detail)) }
 
-        if let duplicate { return invalid("member '\(duplicate)' appears more than once") }
+        if let duplicate {
+            // With two ids, which one the client will match on is unknowable: the specification's "error in
+            // detecting the id" case, answered with a null id.
+            let echoed = "\(duplicate)" == "id" ? nil : requestID
+            return .invalid(id: echoed, error: .invalidRequest("member '\(duplicate)' appears more than once"))
+        }
         guard let jsonrpc, jsonrpc.kind == .string,
             JSONString.token(UnsafeRawBufferPointer(rebasing: bytes[jsonrpc.range]), equals: "2.0")
         else { return invalid("'jsonrpc' must be exactly \"2.0\"") }

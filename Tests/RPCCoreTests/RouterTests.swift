@@ -24,6 +24,7 @@ final class RouterTests: XCTestCase {
             (#"{"jsonrpc":"2.0","method":"spec.sum","id":{"a":1}}"#, .null, "'id'"),
             (#"{"jsonrpc":"2.0","method":"spec.sum","id":true}"#, .null, "'id'"),
             (#"{"jsonrpc":"2.0","method":"spec.sum","method":"spec.sum","id":5}"#, 5, "more than once"),
+            (#"{"jsonrpc":"2.0","method":"spec.sum","id":6,"id":7}"#, .null, "'id' appears more than once"),
             (#"{}"#, .null, "jsonrpc"),
             ("42", .null, "request object"),
             (#""text""#, .null, "request object"),
