@@ -7,6 +7,9 @@ packages=(
     python3        # the interop client in examples/python and its tests
     pkg-config     # SwiftPM finds system libraries through it
     procps         # pgrep/ps, used by the test and bench scripts
+    libsystemd-dev # sd_notify, sd_listen_fds, sd_journal_sendv (the CSystemd target)
+    systemd        # the system tests boot a real systemd in namespaces; systemd-analyze verify/security
+    util-linux     # unshare and nsenter for the system tests
 )
 
 missing=()

@@ -24,13 +24,17 @@ public final class RPCServer: Service, Sendable {
         public var idleTimeout: TimeAmount?
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         public var shutdownGracePeriod: TimeAmount
+        /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
+        /// nothing is bound for them, and the server owns and closes them.
+        public var boundSockets: [Int32]
 
         public init(
-            listen: [RPCEndpoint], maxFrameSize: Int = 16 << 20, maxConnections: Int = 4096,
-            maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
+            listen: [RPCEndpoint], boundSockets: [Int32] = [], maxFrameSize: Int = 16 << 20,
+            maxConnections: Int = 4096, maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
             shutdownGracePeriod: TimeAmount = .seconds(10)
         ) {
             self.listen = listen
+            self.boundSockets = boundSockets
             self.maxFrameSize = maxFrameSize
             self.maxConnections = maxConnections
             self.maxCallsPerConnection = maxCallsPerConnection
@@ -67,12 +71,16 @@ public final class RPCServer: Service, Sendable {
         self.logger = logger
     }
 
-    /// Binds every endpoint; returns them as bound (ephemeral ports resolved). Idempotent.
+    /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
+    /// resolved). Idempotent.
     @discardableResult
     public func start() async throws -> [RPCEndpoint] {
         if let bound = listeners.withLock({ $0 }) { return bound.map(\.endpoint) }
         var bound: [Listener] = []
         do {
+            for descriptor in configuration.boundSockets {
+                bound.append(try await adopt(descriptor))
+            }
             for endpoint in configuration.listen {
                 bound.append(try await bind(endpoint))
             }
@@ -115,7 +123,9 @@ public final class RPCServer: Service, Sendable {
             stopped?.succeed()
             return
         }
-        logger.notice("Stopping: no new connections; finishing calls in flight")
+        logger.notice(
+            "Stopping: no new connections; finishing calls in flight",
+            metadata: [LogField.messageID: "\(LogMessageID.stopping)"])
         let loop = group.next()
         let everyListenerDone = bound.map { listener in
             let done = loop.makePromise(of: Void.self)
@@ -140,26 +150,7 @@ public final class RPCServer: Service, Sendable {
 
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
         let quiescing = ServerQuiescingHelper(group: group)
-        let limiter = { @Sendable in
-            ConnectionLimiter(
-                maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
-                logger: self.logger)
-        }
-        var bootstrap = ServerBootstrap(group: group)
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(.maxMessagesPerRead, value: 16)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(limiter())
-                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
-                }
-            }
-            .childChannelOption(.maxMessagesPerRead, value: 16)
-            .childChannelOption(.autoRead, value: true)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try self.initializeConnection(channel, endpoint: endpoint) }
-            }
+        var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         do {
             let channel: any Channel
             switch endpoint {
@@ -178,8 +169,79 @@ public final class RPCServer: Service, Sendable {
             }
             return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
         } catch {
-            throw RPCServerError(endpoint: endpoint, reason: "\(error)")
+            throw RPCServerError(endpoint: endpoint, reason: "\(error)", errno: (error as? IOError)?.errnoCode)
         }
+    }
+
+    /// Serves a socket that is already bound and listening. Its address is read back from the kernel, for
+    /// `rpcd.info` and the log.
+    private func adopt(_ descriptor: Int32) async throws -> Listener {
+        let quiescing = ServerQuiescingHelper(group: group)
+        let endpoint = try Self.localEndpoint(of: descriptor)
+        var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
+        if case .tcp = endpoint {
+            bootstrap = bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        }
+        do {
+            let channel = try await bootstrap.withBoundSocket(descriptor).get()
+            return Listener(endpoint: endpoint, channel: channel, quiescing: quiescing)
+        } catch {
+            throw RPCServerError(
+                endpoint: endpoint, reason: "cannot serve inherited socket \(descriptor): \(error)",
+                errno: (error as? IOError)?.errnoCode)
+        }
+    }
+
+    /// The address a listening socket is bound to, as an endpoint.
+    static func localEndpoint(of descriptor: Int32) throws -> RPCEndpoint {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let result = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard result == 0 else {
+            throw RPCServerError(
+                endpoint: .unix(path: "fd:\(descriptor)"), reason: "getsockname failed: \(String(cString: strerror(errno)))", errno: errno)
+        }
+        let address: SocketAddress
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            address = withUnsafeBytes(of: storage) { SocketAddress($0.load(as: sockaddr_in.self), host: "") }
+        case AF_INET6:
+            address = withUnsafeBytes(of: storage) { SocketAddress($0.load(as: sockaddr_in6.self), host: "") }
+        case AF_UNIX:
+            address = withUnsafeBytes(of: storage) { SocketAddress($0.load(as: sockaddr_un.self)) }
+        default:
+            throw RPCServerError(
+                endpoint: .unix(path: "fd:\(descriptor)"), reason: "unsupported address family \(storage.ss_family)", errno: EAFNOSUPPORT)
+        }
+        if case .unixDomainSocket = address {
+            return .unix(path: address.pathname ?? "")
+        }
+        return .tcp(host: address.ipAddress ?? "", port: address.port ?? 0)
+    }
+
+    private func makeBootstrap(quiescing: ServerQuiescingHelper, endpoint: RPCEndpoint) -> ServerBootstrap {
+        let limiter = { @Sendable in
+            ConnectionLimiter(
+                maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
+                logger: self.logger)
+        }
+        return ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.maxMessagesPerRead, value: 16)
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(limiter())
+                    try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel))
+                }
+            }
+            .childChannelOption(.maxMessagesPerRead, value: 16)
+            .childChannelOption(.autoRead, value: true)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try self.initializeConnection(channel, endpoint: endpoint) }
+            }
     }
 
     private func initializeConnection(_ channel: any Channel, endpoint: RPCEndpoint) throws {
@@ -216,6 +278,8 @@ public final class RPCServer: Service, Sendable {
 public struct RPCServerError: Error, CustomStringConvertible, Sendable {
     public var endpoint: RPCEndpoint
     public var reason: String
+    /// The system's errno, when the failure was a system call's (EADDRINUSE, EACCES, ...).
+    public var errno: Int32?
     public var description: String { "cannot listen on \(endpoint): \(reason)" }
 }
 
