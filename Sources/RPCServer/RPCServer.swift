@@ -155,7 +155,7 @@ public final class RPCServer: Service, Sendable {
             let channel: any Channel
             switch endpoint {
             case .tcp(let host, let port):
-                bootstrap = bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+                bootstrap = bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
                 channel = try await bootstrap.bind(host: host, port: port).get()
             case .unix(let path):
                 try Self.prepareSocketDirectory(for: path)
@@ -180,7 +180,7 @@ public final class RPCServer: Service, Sendable {
         let endpoint = try Self.localEndpoint(of: descriptor)
         var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         if case .tcp = endpoint {
-            bootstrap = bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            bootstrap = bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
         }
         do {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()

@@ -7,7 +7,7 @@ import ServiceLifecycle
 /// Every `interval` it asks `status` for the text and sends it when it changed. Put it last in the service
 /// group: the group shuts services down in reverse order, so systemd hears of the shutdown before the
 /// server stops accepting. Runs on the Swift concurrency pool; `status` must be cheap and must not block.
-public struct NotifyStatusService: Service {
+public struct NotifyStatusService: Service, CustomStringConvertible {
     private let notifier: any ServiceNotifier
     private let interval: Duration
     private let status: @Sendable () -> String
@@ -22,6 +22,9 @@ public struct NotifyStatusService: Service {
         self.status = status
         self.onStopping = onStopping
     }
+
+    /// What swift-service-lifecycle logs for this service.
+    public var description: String { "NotifyStatusService" }
 
     public func run() async throws {
         var sent = ""

@@ -11,7 +11,7 @@ import ServiceLifecycle
 /// that round (so a stuck loop does not pile up probes). A stall that lasts about `WatchdogSec=` thus stops
 /// the pings for longer than systemd allows, and systemd kills and restarts rpcd. There is deliberately no
 /// unconditional ping. Runs on the Swift concurrency pool, never on an event loop. Ends at graceful shutdown.
-public struct WatchdogService: Service {
+public struct WatchdogService: Service, CustomStringConvertible {
     public let interval: Duration
     private let notifier: any ServiceNotifier
     private let probe: LivenessProbe
@@ -32,6 +32,9 @@ public struct WatchdogService: Service {
         guard enabled > 0, microseconds > 0 else { return nil }
         return .microseconds(Int64(clamping: microseconds))
     }
+
+    /// What swift-service-lifecycle logs for this service.
+    public var description: String { "WatchdogService" }
 
     public func run() async throws {
         let period = interval / 3

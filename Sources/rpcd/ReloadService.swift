@@ -12,7 +12,7 @@ import UnixSignals
 ///
 /// systemd hears `RELOADING=1` (with `MONOTONIC_USEC=`) when a reload begins and `READY=1` when it is over,
 /// successful or not: a failed reload leaves the previous configuration serving, which is ready too.
-struct ReloadService: Service {
+struct ReloadService: Service, CustomStringConvertible {
     let host: ModuleHost
     let router: RPCRouter
     let builtins: [any RPCService]
@@ -22,6 +22,9 @@ struct ReloadService: Service {
     let notifier: any ServiceNotifier
     let status: DaemonStatus
     let logger: Logger
+
+    /// What swift-service-lifecycle logs for this service (the default would print every stored property).
+    var description: String { "ReloadService" }
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {

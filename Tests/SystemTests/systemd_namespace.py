@@ -252,5 +252,5 @@ class SystemdNamespace:
             systemd-sysusers /usr/local/lib/sysusers.d/rpcd.conf
             systemd-tmpfiles --create /usr/local/lib/tmpfiles.d/rpcd.conf
             journalctl --update-catalog
-            exec {SYSTEMD} --system --unit=basic.target --log-target=console --log-level=notice
+            exec {SYSTEMD} --system --unit=basic.target --log-target=journal --log-level=notice
             """)
