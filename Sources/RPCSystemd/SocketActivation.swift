@@ -10,6 +10,11 @@ public struct ActivatedSocket: Equatable, Sendable {
     public var descriptor: Int32
     /// `FileDescriptorName=` of the socket unit, by default the unit's name (`rpcd.socket`).
     public var name: String
+
+    public init(descriptor: Int32, name: String) {
+        self.descriptor = descriptor
+        self.name = name
+    }
 }
 
 /// Taking over the sockets systemd opened for rpcd (`sd_listen_fds_with_names(3)`).
