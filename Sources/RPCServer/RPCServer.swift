@@ -48,6 +48,7 @@ public final class RPCServer: Service, Sendable {
     public let state: RPCServerState
     private let group: any EventLoopGroup
     private let logger: Logger
+    private let whenListening: @Sendable ([RPCEndpoint]) throws -> Void
     private let listeners = Mutex<[Listener]?>(nil)
     private let nextConnectionID = Atomic<UInt64>(1)
     /// Created by `run()`, completed once shutdown has closed every listener and connection. Made lazily
@@ -60,15 +61,18 @@ public final class RPCServer: Service, Sendable {
         let quiescing: ServerQuiescingHelper
     }
 
+    /// `whenListening` runs once `run()` has bound every listener, before the first connection is served
+    /// (the daemon says READY=1 there); what it throws ends `run()` with that error.
     public init(
         configuration: Configuration, router: RPCRouter, state: RPCServerState, group: any EventLoopGroup,
-        logger: Logger
+        logger: Logger, whenListening: @escaping @Sendable ([RPCEndpoint]) throws -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.router = router
         self.state = state
         self.group = group
         self.logger = logger
+        self.whenListening = whenListening
     }
 
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
@@ -100,9 +104,11 @@ public final class RPCServer: Service, Sendable {
         let stopped = group.next().makePromise(of: Void.self)
         self.stopped.withLock { $0 = stopped }
         do {
-            try await start()
+            try whenListening(try await start())
         } catch {
             stopped.succeed()
+            for listener in listeners.withLock({ $0 }) ?? [] { try? await listener.channel.close() }
+            listeners.withLock { $0 = nil }
             throw error
         }
         await withGracefulShutdownHandler {

@@ -57,26 +57,28 @@ struct Daemon {
                 "Socket activated; Listen= is not bound",
                 metadata: ["rpcd_sockets": "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
+        let status = DaemonStatus(router: router, listeners: { state.listeners.count })
+        // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
+        // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
                 listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
                 idleTimeout: settings.idleTimeout.map { TimeAmount($0) },
                 shutdownGracePeriod: TimeAmount(settings.shutdownGracePeriod)),
-            router: router, state: state, group: group, logger: logger)
-        notifier.send(.status("Binding listeners"))
-        let endpoints = try await server.start()
-        guard !endpoints.isEmpty else {
-            throw DaemonStartError("nothing to listen on: Listen= is empty and systemd passed no sockets")
+            router: router, state: state, group: group, logger: logger
+        ) { [notifier, logger] endpoints in
+            guard !endpoints.isEmpty else {
+                throw DaemonStartError("nothing to listen on: Listen= is empty and systemd passed no sockets")
+            }
+            notifier.send(.ready, .status(status.text()))
+            logger.notice(
+                "Started",
+                metadata: [LogField.messageID: "\(LogMessageID.started)",
+                           "rpcd_listeners": "\(endpoints.map(\.description).joined(separator: ","))",
+                           "rpcd_services": "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         }
-
-        let status = DaemonStatus(router: router, listeners: endpoints.count)
-        notifier.send(.ready, .status(status.text()))
-        logger.notice(
-            "Started",
-            metadata: [LogField.messageID: "\(LogMessageID.started)",
-                       "rpcd_listeners": "\(endpoints.map(\.description).joined(separator: ","))",
-                       "rpcd_services": "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+        notifier.send(.status("Binding listeners"))
 
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,

@@ -9,10 +9,10 @@ import Synchronization
 /// Calls per second are averaged between two calls of `text()`. Thread-safe.
 final class DaemonStatus: Sendable {
     private let router: RPCRouter
-    private let listeners: Int
+    private let listeners: @Sendable () -> Int
     private let previous: Mutex<(time: ContinuousClock.Instant, calls: Int)>
 
-    init(router: RPCRouter, listeners: Int) {
+    init(router: RPCRouter, listeners: @escaping @Sendable () -> Int) {
         self.router = router
         self.listeners = listeners
         self.previous = Mutex((ContinuousClock.now, router.statistics.calls.value))
@@ -28,6 +28,8 @@ final class DaemonStatus: Sendable {
             let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             return seconds > 0 ? Double(calls - previous.calls) / seconds : 0
         }
+        let listeners = self.listeners()
+        guard listeners > 0 else { return "Binding listeners" }
         let registry = router.registry
         var text = "Serving \(registry.services.count) services"
         if !registry.unavailableServices.isEmpty { text += " (\(registry.unavailableServices.count) unavailable)" }
