@@ -10,6 +10,7 @@ packages=(
     libsystemd-dev # sd_notify, sd_listen_fds, sd_journal_sendv (the CSystemd target)
     systemd        # the system tests boot a real systemd in namespaces; systemd-analyze verify/security
     util-linux     # unshare and nsenter for the system tests
+    iproute2       # ip: the system tests bring up loopback in their network namespace
 )
 
 missing=()
