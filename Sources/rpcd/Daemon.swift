@@ -92,11 +92,11 @@ struct Daemon {
         // Last, so that it is the first to hear of shutdown and says STOPPING=1 before anything stops.
         services.append(.init(service: NotifyStatusService(notifier: notifier, status: { status.text() })))
 
-        let group = ServiceGroup(
+        let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { host.retireAll() }
-        try await group.run()
+        try await serviceGroup.run()
     }
 }
 
