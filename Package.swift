@@ -180,8 +180,10 @@ let package = Package(
             dependencies: [
                 "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(
