@@ -240,7 +240,9 @@ class SystemdTests(unittest.TestCase):
         elapsed = time.monotonic() - frozen
         FIGURES["freeze_to_restart_s"] = round(elapsed, 1)
         self.assertEqual(int(self.ns.show("rpcd.service", "NRestarts")["NRestarts"]), restarts + 1)
-        self.assertGreater(elapsed, 9, "restarted before WatchdogSec=10s passed: the watchdog was not the cause")
+        # The last ping came at most WatchdogSec/3 before the freeze, so systemd's timer fires 6.7 s after it
+        # at the earliest; an earlier restart would have another cause.
+        self.assertGreater(elapsed, 6.5, "restarted before the watchdog could have expired")
         result = self.ns.run("journalctl", "--no-pager", "-u", "rpcd.service", "-o", "cat").stdout
         self.assertIn("Watchdog timeout", result)
         self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
