@@ -123,6 +123,21 @@ class SystemdTests(unittest.TestCase):
         FIGURES["security_score"] = score
         self.assertLessEqual(score, 2.0)
 
+    def test_sandbox_keeps_dbus_and_module_loading_working(self):
+        # ExecStartPost= runs with the unit's user and sandbox: the system bus (which the Avahi publisher
+        # uses) must answer from inside it, and every example module must load with dlopen.
+        self.write(
+            f"{DROPIN_DIR}/50-dbus.conf",
+            "[Service]\nExecStartPost=/usr/bin/busctl --system call org.freedesktop.DBus /org/freedesktop/DBus "
+            "org.freedesktop.DBus GetId\n")
+        self.ns.run("systemctl", "daemon-reload")
+        self.start()
+        self.assertEqual(self.ns.show("rpcd.service", "User")["User"], "rpcd")
+        self.assertEqual(len(self.journal(f"_PID={self.main_pid()}", "MESSAGE=Handler started")), 4)
+        self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
+        # sysinfo reads /proc/uptime: ProtectProc=invisible must leave it readable.
+        self.assertGreater(float(self.rpcctl("call", "sysinfo.uptime").stdout), 0)
+
     def test_start_becomes_active_only_after_ready(self):
         self.start()
         show = self.ns.show(
