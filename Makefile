@@ -6,7 +6,19 @@ SWIFT ?= swift
 CONFIG ?= config/rpcd.conf
 BIN := .build/debug
 
-.PHONY: all deps build release run test test-swift test-python bench clean
+# Installation (make install): DESTDIR stages, PREFIX is where the files will live. BUILD=debug installs the
+# debug products that `make test` already built, instead of building release ones (the system tests do).
+PREFIX ?= /usr/local
+DESTDIR ?=
+SYSCONFDIR ?= /etc
+BUILD ?= release
+BINDIR = $(PREFIX)/bin
+LIBDIR = $(PREFIX)/lib
+UNITDIR ?= $(LIBDIR)/systemd/system
+MANDIR = $(PREFIX)/share/man
+MODULES := echo calc kv sysinfo
+
+.PHONY: all deps build release run test test-swift test-python test-system install bench clean
 
 all: build
 
@@ -26,7 +38,7 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python
+	$(MAKE) --no-print-directory test-swift test-python test-system
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -35,6 +47,39 @@ test-swift:
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
+
+# rpcd under a real systemd, booted in its own namespaces (Tests/SystemTests/README.md). Needs root; installs
+# the debug build into a staging directory that only the test's mount namespace sees.
+test-system:
+	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_*.py'
+
+install: deps
+ifeq ($(BUILD),release)
+	$(SWIFT) build -c release
+endif
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/rpcd/modules $(DESTDIR)$(LIBDIR)/rpcd/handlers.d \
+		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBDIR)/sysusers.d $(DESTDIR)$(LIBDIR)/tmpfiles.d \
+		$(DESTDIR)$(LIBDIR)/systemd/catalog $(DESTDIR)$(SYSCONFDIR)/rpcd $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 .build/$(BUILD)/rpcd .build/$(BUILD)/rpcctl $(DESTDIR)$(BINDIR)/
+	for module in $(MODULES); do install -m 0755 .build/$(BUILD)/lib$$module.so $(DESTDIR)$(LIBDIR)/rpcd/modules/; done
+	install -m 0644 config/handlers.d/*.conf $(DESTDIR)$(LIBDIR)/rpcd/handlers.d/
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' systemd/rpcd.service.in > $(DESTDIR)$(UNITDIR)/rpcd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/rpcd.service
+	install -m 0644 systemd/rpcd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/rpcd.sysusers $(DESTDIR)$(LIBDIR)/sysusers.d/rpcd.conf
+	install -m 0644 systemd/rpcd.tmpfiles $(DESTDIR)$(LIBDIR)/tmpfiles.d/rpcd.conf
+	install -m 0644 systemd/rpcd.catalog $(DESTDIR)$(LIBDIR)/systemd/catalog/rpcd.catalog
+	install -m 0644 man/rpcctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 man/rpcd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 man/rpcd.8 $(DESTDIR)$(MANDIR)/man8/
+	# The administrator's file is never overwritten.
+	[ -e $(DESTDIR)$(SYSCONFDIR)/rpcd/rpcd.conf ] || install -m 0644 config/rpcd.conf $(DESTDIR)$(SYSCONFDIR)/rpcd/rpcd.conf
+	@if [ -z "$(DESTDIR)" ]; then \
+		systemd-sysusers $(LIBDIR)/sysusers.d/rpcd.conf && systemd-tmpfiles --create $(LIBDIR)/tmpfiles.d/rpcd.conf && \
+		journalctl --update-catalog && systemctl daemon-reload 2>/dev/null || true; \
+		echo "installed; start with: systemctl enable --now rpcd.socket rpcd.service"; \
+	fi
 
 bench: deps
 	bench/run.sh

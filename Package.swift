@@ -12,6 +12,9 @@
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
+//   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
+//   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
+//               the journald and console log handlers; the only Swift target that imports CSystemd
 //   RPCClient   a pipelining client over the same wire format
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
@@ -88,6 +91,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .systemLibrary(
+            name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .target(
+            name: "RPCSystemd",
+            dependencies: [
+                "CSystemd", "RPCCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(
             name: "RPCClient",
             dependencies: [
@@ -100,7 +115,7 @@ let package = Package(
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules",
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -165,8 +180,20 @@ let package = Package(
             dependencies: [
                 "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
+            name: "RPCSystemdTests",
+            dependencies: [
+                "RPCSystemd", "CSystemd", "RPCCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(

@@ -9,6 +9,10 @@ packages=(
     procps         # pgrep/ps, used by the test and bench scripts
     make           # the README's commands
     gcc            # cc, for the C example module built by the tests (examples/modules/hello-c)
+    libsystemd-dev # sd_notify, sd_listen_fds, sd_journal_sendv (the CSystemd target)
+    systemd        # the system tests boot a real systemd in namespaces; systemd-analyze verify/security
+    util-linux     # unshare and nsenter for the system tests
+    iproute2       # ip: the system tests bring up loopback in their network namespace
 )
 
 missing=()

@@ -104,7 +104,7 @@ let server: any Channel
 do {
     switch listen {
     case .tcp(let host, let port):
-        server = try await bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+        server = try await bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port).get()
     case .unix(let path):
         server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()

@@ -171,7 +171,7 @@ public enum RPCLoadGenerator {
             let channel: any Channel
             switch configuration.endpoint {
             case .tcp(let host, let port):
-                channel = try await bootstrap.channelOption(.socketOption(.tcp_nodelay), value: 1)
+                channel = try await bootstrap.channelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .connect(host: host, port: port).get()
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()

@@ -13,8 +13,22 @@ extension ServerConfiguration {
             .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: Limits.maxCallsPerConnection),
             .timeSpan("IdleTimeout", \.idleTimeout, zeroDisables: true),
             .logLevel("LogLevel", \.logLevel),
+            .boolean("LogCalls", \.logCalls),
+            .timeSpan("SlowCallThreshold", \.slowCallThreshold, zeroDisables: true),
+            .value(
+                "ShutdownGracePeriod", \.shutdownGracePeriod, parse: parseGracePeriod,
+                format: { ValueSyntax.formatTimeSpan($0) }),
         ]
     )
+
+    /// A finite time span up to `Limits.shutdownGracePeriod`: the unit's stop timeout must outlast it.
+    @Sendable private static func parseGracePeriod(_ entry: INIEntry) throws(ConfigError) -> Duration {
+        guard let span = try entry.timeSpanValue(), Limits.shutdownGracePeriod.contains(span) else {
+            throw entry.error(
+                "value \(entry.value) for \(entry.key)= is out of range: expected a time span from 0 to 25s (rpcd.service's TimeoutStopSec=30s must outlast it)")
+        }
+        return span
+    }
 
     /// `auto` (nil) or a thread count.
     @Sendable private static func parseThreads(_ entry: INIEntry) throws(ConfigError) -> Int? {

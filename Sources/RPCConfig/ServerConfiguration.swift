@@ -32,6 +32,13 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var idleTimeout: Duration?
     /// `[Server] LogLevel=`: the least severe level that is logged.
     public var logLevel: LogLevelSetting
+    /// `[Server] LogCalls=`: a log entry for every completed call, not only failed and slow ones.
+    public var logCalls: Bool
+    /// `[Server] SlowCallThreshold=`: calls taking longer are logged as slow; nil logs none as slow.
+    public var slowCallThreshold: Duration?
+    /// `[Server] ShutdownGracePeriod=`: how long a stop waits for calls in flight before closing
+    /// connections anyway. Must stay below the unit's `TimeoutStopSec=`.
+    public var shutdownGracePeriod: Duration
 
     /// The allowed ranges, for checking values that come from elsewhere (such as the command line).
     public enum Limits {
@@ -41,6 +48,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         public static let maxNestingDepth = 2...512
         public static let maxConnections = 1...1_000_000
         public static let maxCallsPerConnection = 1...65536
+        /// rpcd.service allows 30 s to stop (`TimeoutStopSec=`); the grace period must end well before.
+        public static let shutdownGracePeriod = Duration.zero...Duration.seconds(25)
     }
 
     /// A configuration with the given settings; omitted ones take their defaults.
@@ -53,7 +62,10 @@ public struct ServerConfiguration: Hashable, Sendable {
         maxConnections: Int = 4096,
         maxCallsPerConnection: Int = 128,
         idleTimeout: Duration? = .seconds(300),
-        logLevel: LogLevelSetting = .info
+        logLevel: LogLevelSetting = .info,
+        logCalls: Bool = false,
+        slowCallThreshold: Duration? = .seconds(1),
+        shutdownGracePeriod: Duration = .seconds(10)
     ) {
         self.listen = listen
         self.threads = threads
@@ -64,6 +76,9 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.maxCallsPerConnection = maxCallsPerConnection
         self.idleTimeout = idleTimeout
         self.logLevel = logLevel
+        self.logCalls = logCalls
+        self.slowCallThreshold = slowCallThreshold
+        self.shutdownGracePeriod = shutdownGracePeriod
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.

@@ -22,4 +22,8 @@ public enum LogField {
     public static let error = "rpcd_error"
     /// A plugin module's file name.
     public static let module = "rpcd_module"
+    /// A handler's name (its file name without `.conf`).
+    public static let handler = "rpcd_handler"
+    /// The journal's own `MESSAGE_ID` field: one of `LogMessageID`'s ids, on lifecycle entries only.
+    public static let messageID = "message_id"
 }

@@ -12,12 +12,17 @@ import Synchronization
 public final class RPCRouter: Sendable {
     public let parser: RPCEnvelopeParser
     public let statistics: RPCStatistics
+    public let callLog: RPCCallLogPolicy
     private let current: Mutex<RPCServiceRegistry>
 
-    public init(registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics()) {
+    public init(
+        registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
+        callLog: RPCCallLogPolicy = RPCCallLogPolicy()
+    ) {
         self.current = Mutex(registry)
         self.parser = parser
         self.statistics = statistics
+        self.callLog = callLog
     }
 
     /// The registry new calls are routed through.
@@ -43,7 +48,7 @@ public final class RPCRouter: Sendable {
         completion: @escaping (ByteBuffer?) -> Void
     ) {
         let context = DispatchContext(
-            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics)
+            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics, callLog: callLog)
         switch message {
         case .failure(let error):
             statistics.errors.increment()
@@ -69,6 +74,7 @@ private struct DispatchContext {
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
     let statistics: RPCStatistics
+    let callLog: RPCCallLogPolicy
 
     /// Runs one entry; `completion` gets its serialized reply, or nil for a notification.
     func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
@@ -94,7 +100,7 @@ private struct DispatchContext {
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
             eventLoop: eventLoop, registry: registry)
         let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
-                                  statistics: statistics, completion: completion)
+                                  statistics: statistics, callLog: callLog, completion: completion)
         route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })
     }
 }
@@ -106,15 +112,17 @@ private final class PendingCall: @unchecked Sendable {
     private let eventLoop: any EventLoop
     private let connection: RPCConnectionInfo
     private let statistics: RPCStatistics
+    private let callLog: RPCCallLogPolicy
     private let started = NIODeadline.now()
     private var completion: ((ByteBuffer?) -> Void)?
 
     init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, statistics: RPCStatistics,
-         completion: @escaping (ByteBuffer?) -> Void) {
+         callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
         self.request = request
         self.eventLoop = eventLoop
         self.connection = connection
         self.statistics = statistics
+        self.callLog = callLog
         self.completion = completion
     }
 
@@ -134,10 +142,16 @@ private final class PendingCall: @unchecked Sendable {
             return
         }
         self.completion = nil
-        let micros = (NIODeadline.now() - started).nanoseconds / 1000
+        let elapsed = NIODeadline.now() - started
+        let micros = elapsed.nanoseconds / 1000
+        let slow = callLog.slowCallThreshold.map { elapsed.nanoseconds > Self.nanoseconds($0) } ?? false
         switch outcome {
         case .success(let result):
-            connection.logger.trace("Call completed", metadata: callMetadata(micros))
+            if slow {
+                connection.logger.warning("Slow call", metadata: callMetadata(micros))
+            } else if callLog.logEveryCall {
+                connection.logger.info("Call completed", metadata: callMetadata(micros))
+            }
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()
             buffer.reserveCapacity(result.readableBytes + id.rawJSON.readableBytes + 32)
@@ -149,10 +163,16 @@ private final class PendingCall: @unchecked Sendable {
             metadata[LogField.errorCode] = "\(error.code)"
             if let cause {
                 // Clients see only "Internal error"; the cause is for the administrator.
-                metadata[LogField.error] = "\(String(reflecting: cause))"
+                let description = String(reflecting: cause)
+                metadata[LogField.error] = "\(description)"
+                statistics.recordError("\(request.method): \(description)")
                 connection.logger.error("Call failed with an internal error", metadata: metadata)
+            } else if slow {
+                connection.logger.warning("Slow call", metadata: metadata)
             } else {
-                connection.logger.debug("Call failed", metadata: metadata)
+                // Failed calls are logged whatever LogCalls= says; most are the client's mistake, hence info.
+                metadata[LogField.error] = "\(error.message)"
+                connection.logger.info("Call failed", metadata: metadata)
             }
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()
@@ -161,9 +181,15 @@ private final class PendingCall: @unchecked Sendable {
         }
     }
 
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
     private func callMetadata(_ micros: Int64) -> Logger.Metadata {
         var metadata: Logger.Metadata = [
-            LogField.method: "\(request.method)", LogField.durationMicroseconds: "\(micros)",
+            LogField.method: "\(request.method)", LogField.service: "\(request.method.prefix { $0 != "." })",
+            LogField.durationMicroseconds: "\(micros)",
         ]
         if let id = request.id { metadata[LogField.callID] = "\(id)" }
         return metadata

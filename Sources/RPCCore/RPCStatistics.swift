@@ -12,8 +12,17 @@ public final class RPCStatistics: Sendable {
     public let acceptedConnections = Atomic<Int>(0)
     /// Connections closed at once because `MaxConnections=` was reached.
     public let rejectedConnections = Atomic<Int>(0)
+    /// The latest internal error (a call, a handler, a reload), for the status line. A lock, but taken only
+    /// when something has gone wrong and when the status is read.
+    private let latestError = Mutex<String?>(nil)
 
     public init() {}
+
+    public func recordError(_ description: String) {
+        latestError.withLock { $0 = description }
+    }
+
+    public var lastError: String? { latestError.withLock { $0 } }
 }
 
 extension Atomic<Int> {

@@ -87,7 +87,10 @@ public final class ModuleHost: Sendable {
                     generation.services.append(old)
                     taken.insert(old.descriptor.name)
                 } else {
-                    logger.error("Handler refused", metadata: [LogField.service: "\(serviceName)", LogField.error: "\(error)"])
+                    logger.error(
+                        "Handler refused",
+                        metadata: [LogField.service: "\(serviceName)", LogField.handler: "\(configuration.name)",
+                                   LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.moduleRefused)"])
                     generation.unavailable.insert(serviceName)
                 }
                 generation.problems.append("\(configuration.name): \(error)")
@@ -121,8 +124,9 @@ public final class ModuleHost: Sendable {
         let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger)
         service.logger.notice(
             "Handler started",
-            metadata: ["rpcd_handler": "\(configuration.name)", "rpcd_module_version": "\(image.version)",
-                       "rpcd_fingerprint": "\(service.descriptor.fingerprint)"])
+            metadata: [LogField.handler: "\(configuration.name)", "rpcd_module_version": "\(image.version)",
+                       "rpcd_fingerprint": "\(service.descriptor.fingerprint)",
+                       LogField.messageID: "\(LogMessageID.moduleLoaded)"])
         return service
     }
 

@@ -39,6 +39,12 @@ final class ConnectionLimiter: ChannelInboundHandler {
         child.closeFuture.whenComplete { _ in statistics.openConnections.increment(by: -1) }
         context.fireChannelRead(data)
     }
+
+    /// Errors on a listening channel: accept failures (EMFILE, ...) and connections that could not be set up,
+    /// which NIO closes and reports here. Logged, never fatal: the listener keeps accepting.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.warning("Accepting a connection failed", metadata: [LogField.error: "\(error)"])
+    }
 }
 
 extension SocketAddress {

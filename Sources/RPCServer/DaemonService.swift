@@ -1,18 +1,24 @@
 import Foundation
+import JSONRPC
+import Logging
 import NIOCore
 import RPCCore
 import RPCJSON
 
-/// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop) and `rpcd.info`
-/// (version, uptime, listeners, services and counters).
+/// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop), `rpcd.info`
+/// (version, uptime, listeners, services and counters), and `rpcd.logLevel`/`rpcd.setLogLevel` (the log
+/// level every handler reads, changed at once until the next reload or restart).
 public struct DaemonService: RPCService {
     private let state: RPCServerState
     private let statistics: RPCStatistics
+    private let logLevel: LogLevelControl
     private static let pong = ByteBuffer(string: #""pong""#)
+    private static let levelNames = Logger.Level.allCases.map(\.rawValue)
 
-    public init(state: RPCServerState, statistics: RPCStatistics) {
+    public init(state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()) {
         self.state = state
         self.statistics = statistics
+        self.logLevel = logLevel
     }
 
     public let descriptor = RPCServiceDescriptor(
@@ -24,11 +30,36 @@ public struct DaemonService: RPCService {
             RPCMethodDescriptor(
                 name: "info", summary: "Version, uptime, listeners, services and counters",
                 result: RPCParameterDescriptor(name: "info", schema: ["type": "object"])),
+            RPCMethodDescriptor(
+                name: "logLevel", summary: "The current log level",
+                result: RPCParameterDescriptor(name: "level", schema: ["enum": .array(levelNames.map { .string($0) })])),
+            RPCMethodDescriptor(
+                name: "setLogLevel",
+                summary: "Sets the log level until the next reload or restart; returns the previous level",
+                params: [RPCParameterDescriptor(name: "level", schema: ["enum": .array(levelNames.map { .string($0) })])],
+                result: RPCParameterDescriptor(name: "previous", schema: ["enum": .array(levelNames.map { .string($0) })])),
         ])
 
     public func handle(_ call: RPCCall, responder: RPCResponder) {
         switch call.method.name {
         case "ping": responder.succeed(rawJSON: Self.pong)
+        case "logLevel": responder.succeed(.string(logLevel.level.rawValue))
+        case "setLogLevel":
+            do {
+                let params = try call.paramsValue()
+                guard let name = (params[0] ?? params["level"])?.stringValue,
+                      let level = Logger.Level(rawValue: name.lowercased())
+                else {
+                    throw RPCError.invalidParams("expected 'level', one of \(Self.levelNames.joined(separator: ", "))")
+                }
+                let previous = logLevel.level
+                logLevel.level = level
+                call.logger.notice(
+                    "Log level changed", metadata: ["rpcd_log_level": "\(level)", "rpcd_previous_log_level": "\(previous)"])
+                responder.succeed(.string(previous.rawValue))
+            } catch {
+                responder.fail(error)
+            }
         default: responder.succeed(info(call.registry))
         }
     }

@@ -24,13 +24,17 @@ public final class RPCServer: Service, Sendable {
         public var idleTimeout: TimeAmount?
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         public var shutdownGracePeriod: TimeAmount
+        /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
+        /// nothing is bound for them, and the server owns and closes them.
+        public var boundSockets: [Int32]
 
         public init(
-            listen: [RPCEndpoint], maxFrameSize: Int = 16 << 20, maxConnections: Int = 4096,
-            maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
+            listen: [RPCEndpoint], boundSockets: [Int32] = [], maxFrameSize: Int = 16 << 20,
+            maxConnections: Int = 4096, maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
             shutdownGracePeriod: TimeAmount = .seconds(10)
         ) {
             self.listen = listen
+            self.boundSockets = boundSockets
             self.maxFrameSize = maxFrameSize
             self.maxConnections = maxConnections
             self.maxCallsPerConnection = maxCallsPerConnection
@@ -42,37 +46,45 @@ public final class RPCServer: Service, Sendable {
     public let configuration: Configuration
     public let router: RPCRouter
     public let state: RPCServerState
-    private let group: any EventLoopGroup
+    let group: any EventLoopGroup
     private let logger: Logger
+    private let whenListening: @Sendable ([RPCEndpoint]) throws -> Void
     private let listeners = Mutex<[Listener]?>(nil)
     private let nextConnectionID = Atomic<UInt64>(1)
     /// Created by `run()`, completed once shutdown has closed every listener and connection. Made lazily
     /// because NIO treats a promise that is never completed as a leak.
     private let stopped = Mutex<EventLoopPromise<Void>?>(nil)
 
-    private struct Listener: Sendable {
+    struct Listener: Sendable {
         let endpoint: RPCEndpoint
         let channel: any Channel
         let quiescing: ServerQuiescingHelper
     }
 
+    /// `whenListening` runs once `run()` has bound every listener, before the first connection is served
+    /// (the daemon says READY=1 there); what it throws ends `run()` with that error.
     public init(
         configuration: Configuration, router: RPCRouter, state: RPCServerState, group: any EventLoopGroup,
-        logger: Logger
+        logger: Logger, whenListening: @escaping @Sendable ([RPCEndpoint]) throws -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.router = router
         self.state = state
         self.group = group
         self.logger = logger
+        self.whenListening = whenListening
     }
 
-    /// Binds every endpoint; returns them as bound (ephemeral ports resolved). Idempotent.
+    /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
+    /// resolved). Idempotent.
     @discardableResult
     public func start() async throws -> [RPCEndpoint] {
         if let bound = listeners.withLock({ $0 }) { return bound.map(\.endpoint) }
         var bound: [Listener] = []
         do {
+            for descriptor in configuration.boundSockets {
+                bound.append(try await adopt(descriptor))
+            }
             for endpoint in configuration.listen {
                 bound.append(try await bind(endpoint))
             }
@@ -92,9 +104,11 @@ public final class RPCServer: Service, Sendable {
         let stopped = group.next().makePromise(of: Void.self)
         self.stopped.withLock { $0 = stopped }
         do {
-            try await start()
+            try whenListening(try await start())
         } catch {
             stopped.succeed()
+            for listener in listeners.withLock({ $0 }) ?? [] { try? await listener.channel.close() }
+            listeners.withLock { $0 = nil }
             throw error
         }
         await withGracefulShutdownHandler {
@@ -115,7 +129,9 @@ public final class RPCServer: Service, Sendable {
             stopped?.succeed()
             return
         }
-        logger.notice("Stopping: no new connections; finishing calls in flight")
+        logger.notice(
+            "Stopping: no new connections; finishing calls in flight",
+            metadata: [LogField.messageID: "\(LogMessageID.stopping)"])
         let loop = group.next()
         let everyListenerDone = bound.map { listener in
             let done = loop.makePromise(of: Void.self)
@@ -140,12 +156,36 @@ public final class RPCServer: Service, Sendable {
 
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
         let quiescing = ServerQuiescingHelper(group: group)
+        var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
+        do {
+            let channel: any Channel
+            switch endpoint {
+            case .tcp(let host, let port):
+                bootstrap = bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+                channel = try await bootstrap.bind(host: host, port: port).get()
+            case .unix(let path):
+                try Self.prepareSocketDirectory(for: path)
+                channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+            }
+            let actual: RPCEndpoint
+            if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {
+                actual = .tcp(host: host, port: port)
+            } else {
+                actual = endpoint
+            }
+            return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
+        } catch {
+            throw RPCServerError(endpoint: endpoint, reason: "\(error)", errno: (error as? IOError)?.errnoCode)
+        }
+    }
+
+    func makeBootstrap(quiescing: ServerQuiescingHelper, endpoint: RPCEndpoint) -> ServerBootstrap {
         let limiter = { @Sendable in
             ConnectionLimiter(
                 maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
                 logger: self.logger)
         }
-        var bootstrap = ServerBootstrap(group: group)
+        return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.maxMessagesPerRead, value: 16)
@@ -160,26 +200,6 @@ public final class RPCServer: Service, Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try self.initializeConnection(channel, endpoint: endpoint) }
             }
-        do {
-            let channel: any Channel
-            switch endpoint {
-            case .tcp(let host, let port):
-                bootstrap = bootstrap.childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                channel = try await bootstrap.bind(host: host, port: port).get()
-            case .unix(let path):
-                try Self.prepareSocketDirectory(for: path)
-                channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
-            }
-            let actual: RPCEndpoint
-            if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {
-                actual = .tcp(host: host, port: port)
-            } else {
-                actual = endpoint
-            }
-            return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
-        } catch {
-            throw RPCServerError(endpoint: endpoint, reason: "\(error)")
-        }
     }
 
     private func initializeConnection(_ channel: any Channel, endpoint: RPCEndpoint) throws {
@@ -216,6 +236,8 @@ public final class RPCServer: Service, Sendable {
 public struct RPCServerError: Error, CustomStringConvertible, Sendable {
     public var endpoint: RPCEndpoint
     public var reason: String
+    /// The system's errno, when the failure was a system call's (EADDRINUSE, EACCES, ...).
+    public var errno: Int32?
     public var description: String { "cannot listen on \(endpoint): \(reason)" }
 }
 

@@ -14,7 +14,7 @@ struct RPCCtl: AsyncParsableCommand {
             75 timed out; 76 the connection broke or the reply was not valid JSON-RPC. Guide: docs/RPCCTL.md.
             """,
         subcommands: [
-            CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, BenchCommand.self,
+            CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self, BenchCommand.self,
         ])
 
     /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.

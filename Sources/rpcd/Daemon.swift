@@ -7,87 +7,101 @@ import RPCConfig
 import RPCCore
 import RPCModules
 import RPCServer
+import RPCSystemd
 import ServiceLifecycle
-import UnixSignals
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
-/// server, and reload. Everything long-running is a `Service` in one `ServiceGroup`, so SIGTERM/SIGINT stop
-/// them in reverse order.
+/// server, reload, and the service manager's view of it all (readiness, status, watchdog). Everything
+/// long-running is a `Service` in one `ServiceGroup`, so SIGTERM/SIGINT stop them in reverse order.
 struct Daemon {
     let settings: ServerConfiguration
     let host: ModuleHost
     let logger: Logger
+    let logLevel: LogLevelControl
+    let notifier: any ServiceNotifier
+    /// Sockets systemd opened for rpcd; when there are any, `Listen=` is not bound.
+    let activatedSockets: [ActivatedSocket]
 
     /// Built-in services, which no handler may replace.
-    static func builtinServices(state: RPCServerState, statistics: RPCStatistics) -> [any RPCService] {
-        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics), DemoService()]
+    static func builtinServices(
+        state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()
+    ) -> [any RPCService] {
+        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, logLevel: logLevel), DemoService()]
     }
 
-    func run(group: MultiThreadedEventLoopGroup, pool: NIOThreadPool, reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration) async throws {
+    /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
+    /// caller reports it to systemd) or a service fails later.
+    func run(
+        group: MultiThreadedEventLoopGroup, pool: NIOThreadPool,
+        reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
+    ) async throws {
         let statistics = RPCStatistics()
         let state = RPCServerState()
-        let builtins = Self.builtinServices(state: state, statistics: statistics)
+        let builtins = Self.builtinServices(state: state, statistics: statistics, logLevel: logLevel)
 
-        let generation = try host.prepare(strict: false)
+        notifier.send(.status("Loading handlers"))
+        let generation = try await StartupTimeout(notifier: notifier).extending {
+            try host.prepare(strict: false)
+        }
+        if let problem = generation.problems.last { statistics.recordError(problem) }
         let router = RPCRouter(
             registry: try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable),
             parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
-            statistics: statistics)
+            statistics: statistics,
+            callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold))
         host.commit(generation)
 
+        let listen = activatedSockets.isEmpty ? settings.listen : []
+        if !activatedSockets.isEmpty {
+            logger.notice(
+                "Socket activated; Listen= is not bound",
+                metadata: ["rpcd_sockets": "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
+        }
+        let status = DaemonStatus(router: router, listeners: { state.listeners.count })
+        // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
+        // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
-                listen: settings.listen, maxFrameSize: settings.maxFrameSize,
+                listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
-                idleTimeout: settings.idleTimeout.map { TimeAmount($0) }),
-            router: router, state: state, group: group, logger: logger)
+                idleTimeout: settings.idleTimeout.map { TimeAmount($0) },
+                shutdownGracePeriod: TimeAmount(settings.shutdownGracePeriod)),
+            router: router, state: state, group: group, logger: logger
+        ) { [notifier, logger] endpoints in
+            guard !endpoints.isEmpty else {
+                throw DaemonStartError("nothing to listen on: Listen= is empty and systemd passed no sockets")
+            }
+            notifier.send(.ready, .status(status.text()))
+            logger.notice(
+                "Started",
+                metadata: [LogField.messageID: "\(LogMessageID.started)",
+                           "rpcd_listeners": "\(endpoints.map(\.description).joined(separator: ","))",
+                           "rpcd_services": "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+        }
+        notifier.send(.status("Binding listeners"))
+
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,
-            logger: logger)
+            logLevel: logLevel, notifier: notifier, status: status, logger: logger)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]
+        if let interval = try WatchdogService.configuredInterval() {
+            let watchdog = WatchdogService(
+                interval: interval, notifier: notifier, probe: LivenessProbe(group: group, pool: pool), logger: logger)
+            services.append(.init(service: watchdog))
+        }
+        // Last, so that it is the first to hear of shutdown and says STOPPING=1 before anything stops.
+        services.append(.init(service: NotifyStatusService(notifier: notifier, status: { status.text() })))
 
-        let services = ServiceGroup(
+        let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: server), .init(service: reload)],
-                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+                services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { host.retireAll() }
-        try await services.run()
+        try await serviceGroup.run()
     }
 }
 
-/// Reloads on SIGHUP: re-reads rpcd.conf and every handler file, starts new and changed handlers, swaps
-/// the router's registry, and retires what was replaced once its calls are done. Connections stay open. A
-/// configuration that does not parse changes nothing and is logged.
-struct ReloadService: Service {
-    let host: ModuleHost
-    let router: RPCRouter
-    let builtins: [any RPCService]
-    let running: ServerConfiguration
-    let reloadConfiguration: @Sendable () throws -> ServerConfiguration
-    let logger: Logger
-
-    func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            await reload()
-        }
-    }
-
-    func reload() async {
-        logger.notice("Reloading configuration")
-        do {
-            let settings = try reloadConfiguration()
-            if settings != running {
-                // Listeners, limits and threads are fixed when the daemon starts.
-                logger.warning("rpcd.conf changed; [Server] settings take effect at the next restart")
-            }
-            // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
-            let generation = try await Task.detached { try host.prepare(strict: true) }.value
-            router.replaceRegistry(
-                try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable))
-            host.commit(generation)
-            logger.notice(
-                "Reloaded", metadata: ["rpcd_services": "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
-        } catch {
-            logger.error("Reload failed; the previous configuration keeps serving", metadata: [LogField.error: "\(error)"])
-        }
-    }
+/// Start-up cannot go on; the message says why.
+struct DaemonStartError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
 }

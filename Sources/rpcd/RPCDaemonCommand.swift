@@ -8,6 +8,7 @@ import RPCConfig
 import RPCCore
 import RPCModules
 import RPCServer
+import RPCSystemd
 import RPCWire
 import ServiceLifecycle
 
@@ -47,11 +48,13 @@ struct RPCDaemonCommand: AsyncParsableCommand {
     var checkConfig = false
 
     func run() async throws {
+        let notifier: any ServiceNotifier = SystemdNotifier.isSupervised ? SystemdNotifier() : NoNotifier()
         let settings: ServerConfiguration
         do {
             settings = try loadConfiguration()
         } catch {
             FileHandle.standardError.write(Data("rpcd: \(error)\n".utf8))
+            if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
             throw ExitCode(78)  // EX_CONFIG, which systemd shows as "status=78/CONFIG"
         }
         if checkConfig {
@@ -62,14 +65,19 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             return
         }
 
-        let logLevel = Logger.Level(settings.logLevel)
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = logLevel
-            return handler
-        }
+        let logLevel = LogLevelControl(Logger.Level(settings.logLevel))
+        let output = LogOutput.detect(environment: ProcessInfo.processInfo.environment)
+        LoggingSystem.bootstrap(output.factory(identifier: "rpcd", level: logLevel))
         let logger = Logger(label: "rpcd")
         ResourceLimits.raiseOpenFileLimit(logger: logger)
+
+        let activatedSockets: [ActivatedSocket]
+        do {
+            activatedSockets = try SocketActivation.takeListeningSockets()
+        } catch {
+            fail(error, errno: EBADF, notifier: notifier, logger: logger)
+            throw ExitCode.failure
+        }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
         let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
@@ -78,11 +86,13 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             directories: handlerDirectories, moduleDirectory: moduleDirectory,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
             pool: pool, logger: logger)
-        let daemon = Daemon(settings: settings, host: host, logger: logger)
+        let daemon = Daemon(
+            settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
+            activatedSockets: activatedSockets)
         do {
             try await daemon.run(group: group, pool: pool, reloadConfiguration: { [self] in try self.loadConfiguration() })
         } catch {
-            logger.critical("rpcd stopped on an error", metadata: [LogField.error: "\(error)"])
+            fail(error, errno: (error as? RPCServerError)?.errno ?? EIO, notifier: notifier, logger: logger)
             try? await pool.shutdownGracefully()
             try? await group.shutdownGracefully()
             throw ExitCode.failure
@@ -90,6 +100,14 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         try await pool.shutdownGracefully()
         try await group.shutdownGracefully()
         logger.notice("Stopped")
+    }
+
+    /// Tells systemd and the log why rpcd gives up (`ERRNO=` and `STATUS=`, shown by `systemctl status`).
+    private func fail(_ error: any Error, errno: Int32, notifier: any ServiceNotifier, logger: Logger) {
+        notifier.send(.status("Failed: \(error)"), .errno(errno))
+        logger.critical(
+            "rpcd stopped on an error",
+            metadata: [LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.startFailed)"])
     }
 
     private var handlerDirectories: HandlerDirectories {

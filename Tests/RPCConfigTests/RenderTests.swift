@@ -18,6 +18,9 @@ final class RenderTests: XCTestCase {
             MaxCallsPerConnection=128
             IdleTimeout=5min
             LogLevel=info
+            LogCalls=no
+            SlowCallThreshold=1s
+            ShutdownGracePeriod=10s
 
             """)
     }
@@ -36,7 +39,8 @@ final class RenderTests: XCTestCase {
             ServerConfiguration(
                 listen: [.unix(path: "/tmp/x y.sock"), .tcp(host: "::", port: 0), .tcp(host: "example.org", port: 65535)],
                 threads: 1024, maxFrameSize: 64, maxBatchLength: 1, maxNestingDepth: 2, maxConnections: 1_000_000,
-                maxCallsPerConnection: 65536, idleTimeout: .milliseconds(90_500), logLevel: .critical),
+                maxCallsPerConnection: 65536, idleTimeout: .milliseconds(90_500), logLevel: .critical, logCalls: true,
+                slowCallThreshold: nil, shutdownGracePeriod: .milliseconds(2500)),
             ServerConfiguration(listen: [], maxFrameSize: (1 << 30) - 1, idleTimeout: nil),
             ServerConfiguration(idleTimeout: .microseconds(1)),
         ]

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+import RPCCore
+
+/// A swift-log backend for a terminal or a plain file: one readable line per entry on standard error,
+///
+///     2026-11-22T05:30:00.123Z notice rpcd: Listening rpcd_listener=127.0.0.1:7390
+///
+/// time (UTC), level, label, the message, then the metadata as sorted `key=value` pairs (values with
+/// blanks quoted). Used whenever stderr is not connected to the journal. Each line is one `write(2)`, so
+/// lines from different threads never interleave. The level is read from a shared `LogLevelControl`.
+public struct ConsoleLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var metadataProvider: Logger.MetadataProvider?
+    private let label: String
+    private let level: LogLevelControl
+    private var ownLevel: Logger.Level?
+    private let descriptor: Int32
+
+    public init(label: String, level: LogLevelControl, descriptor: Int32 = 2, metadataProvider: Logger.MetadataProvider? = nil) {
+        self.label = label
+        self.level = level
+        self.descriptor = descriptor
+        self.metadataProvider = metadataProvider
+    }
+
+    public var logLevel: Logger.Level {
+        get { ownLevel ?? level.level }
+        set { ownLevel = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var all = metadata
+        if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
+        if let explicit = event.metadata { all.merge(explicit) { $1 } }
+        let line = Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: all)
+        var bytes = Array(line.utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written <= 0 { break }
+                offset += written
+            }
+        }
+    }
+
+    /// The line without its newline. `message_id` is left out: it is for the journal, not for people.
+    static func line(time: Date, level: Logger.Level, label: String, message: String, metadata: Logger.Metadata) -> String {
+        var line = "\(timestamp(time)) \(level) \(label): \(message.map { $0.isNewline ? " " : String($0) }.joined())"
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) where key != LogField.messageID {
+            line += " \(key)=\(quoted("\(value)"))"
+        }
+        return line
+    }
+
+    private static func quoted(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0.isNewline }) else { return value }
+        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+        return "\"\(escaped)\""
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        var time = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        let millis = Int((date.timeIntervalSince1970 - Double(time)) * 1000)
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+    }
+}

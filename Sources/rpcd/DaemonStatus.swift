@@ -1,0 +1,41 @@
+import Foundation
+import RPCCore
+import Synchronization
+
+/// The one-line status systemd shows (`systemctl status rpcd`, `STATUS=`):
+///
+///     Serving 7 services on 2 listeners; 3 connections; 41.5 calls/s; last error: none
+///
+/// Calls per second are averaged between two calls of `text()`. Thread-safe.
+final class DaemonStatus: Sendable {
+    private let router: RPCRouter
+    private let listeners: @Sendable () -> Int
+    private let previous: Mutex<(time: ContinuousClock.Instant, calls: Int)>
+
+    init(router: RPCRouter, listeners: @escaping @Sendable () -> Int) {
+        self.router = router
+        self.listeners = listeners
+        self.previous = Mutex((ContinuousClock.now, router.statistics.calls.value))
+    }
+
+    func text() -> String {
+        let statistics = router.statistics
+        let now = ContinuousClock.now
+        let calls = statistics.calls.value
+        let rate = previous.withLock { previous in
+            defer { previous = (now, calls) }
+            let elapsed = now - previous.time
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            return seconds > 0 ? Double(calls - previous.calls) / seconds : 0
+        }
+        let listeners = self.listeners()
+        guard listeners > 0 else { return "Binding listeners" }
+        let registry = router.registry
+        var text = "Serving \(registry.services.count) services"
+        if !registry.unavailableServices.isEmpty { text += " (\(registry.unavailableServices.count) unavailable)" }
+        text += " on \(listeners) listener\(listeners == 1 ? "" : "s")"
+        text += "; \(statistics.openConnections.value) connections; \(String(format: "%.1f", rate)) calls/s"
+        text += "; last error: \(statistics.lastError.map { String($0.prefix(200)) } ?? "none")"
+        return text
+    }
+}

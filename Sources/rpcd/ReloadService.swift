@@ -1,0 +1,65 @@
+import Logging
+import RPCConfig
+import RPCCore
+import RPCModules
+import RPCSystemd
+import ServiceLifecycle
+import UnixSignals
+
+/// Reloads on SIGHUP (`systemctl reload rpcd`): re-reads rpcd.conf and every handler file, starts new and
+/// changed handlers, swaps the router's registry, and retires what was replaced once its calls are done.
+/// Connections stay open. A configuration that does not parse changes nothing and is logged.
+///
+/// systemd hears `RELOADING=1` (with `MONOTONIC_USEC=`) when a reload begins and `READY=1` when it is over,
+/// successful or not: a failed reload leaves the previous configuration serving, which is ready too.
+struct ReloadService: Service, CustomStringConvertible {
+    let host: ModuleHost
+    let router: RPCRouter
+    let builtins: [any RPCService]
+    let running: ServerConfiguration
+    let reloadConfiguration: @Sendable () throws -> ServerConfiguration
+    let logLevel: LogLevelControl
+    let notifier: any ServiceNotifier
+    let status: DaemonStatus
+    let logger: Logger
+
+    /// What swift-service-lifecycle logs for this service (the default would print every stored property).
+    var description: String { "ReloadService" }
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            await reload()
+        }
+    }
+
+    func reload() async {
+        notifier.send(.reloading, .monotonicNow(), .status("Reloading"))
+        logger.notice("Reloading configuration")
+        do {
+            let settings = try reloadConfiguration()
+            var fixed = settings
+            fixed.logLevel = running.logLevel
+            if fixed != running {
+                // Listeners, limits, threads and call logging are fixed when the daemon starts.
+                logger.warning("rpcd.conf changed; [Server] settings other than LogLevel= take effect at the next restart")
+            }
+            logLevel.level = Logger.Level(settings.logLevel)
+            // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
+            let generation = try await Task.detached { try host.prepare(strict: true) }.value
+            router.replaceRegistry(
+                try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable))
+            host.commit(generation)
+            if let problem = generation.problems.last { router.statistics.recordError(problem) }
+            logger.notice(
+                "Reloaded",
+                metadata: [LogField.messageID: "\(LogMessageID.reloaded)",
+                           "rpcd_services": "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+        } catch {
+            router.statistics.recordError("reload: \(error)")
+            logger.error(
+                "Reload failed; the previous configuration keeps serving",
+                metadata: [LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.reloadFailed)"])
+        }
+        notifier.send(.ready, .status(status.text()))
+    }
+}

@@ -1,0 +1,123 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import Synchronization
+import XCTest
+
+/// Which calls the router logs (`RPCCallLogPolicy`): failures and slow calls always, others only with
+/// `LogCalls=`.
+final class CallLoggingTests: XCTestCase {
+    private func entries(policy: RPCCallLogPolicy, _ payloads: [String]) throws -> [CapturedEntry] {
+        let capture = LogCapture()
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SpecService()]),
+            parser: RPCEnvelopeParser(maxNestingDepth: 64, maxBatchLength: 16), callLog: policy)
+        let logger = Logger(label: "test") { _ in capture.handler() }
+        let connection = RPCConnectionInfo(id: 1, peer: "unix", logger: logger)
+        let loop = EmbeddedEventLoop()
+        for payload in payloads {
+            router.dispatch(router.parser.parse(ByteBuffer(string: payload)), connection: connection, eventLoop: loop) { _ in }
+            loop.run()
+        }
+        return capture.entries
+    }
+
+    func testSuccessfulCallsAreNotLoggedByDefault() throws {
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: false, slowCallThreshold: .seconds(60)),
+            [#"{"jsonrpc":"2.0","method":"spec.sum","params":[1],"id":1}"#])
+        XCTAssertEqual(logged, [])
+    }
+
+    func testLogCallsLogsEveryCallWithItsFields() throws {
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: true, slowCallThreshold: nil),
+            [#"{"jsonrpc":"2.0","method":"spec.sum","params":[1],"id":7}"#])
+        XCTAssertEqual(logged.map(\.message), ["Call completed"])
+        XCTAssertEqual(logged.first?.level, .info)
+        XCTAssertEqual(logged.first?.metadata[LogField.method], "spec.sum")
+        XCTAssertEqual(logged.first?.metadata[LogField.service], "spec")
+        XCTAssertEqual(logged.first?.metadata[LogField.callID], "7")
+        XCTAssertNotNil(logged.first?.metadata[LogField.durationMicroseconds])
+    }
+
+    func testFailuresAreLoggedWhateverLogCallsSays() throws {
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: false, slowCallThreshold: nil),
+            [#"{"jsonrpc":"2.0","method":"spec.subtract","params":[],"id":1}"#,
+             #"{"jsonrpc":"2.0","method":"spec.explode","id":2}"#])
+        XCTAssertEqual(logged.map(\.message), ["Call failed", "Call failed with an internal error"])
+        XCTAssertEqual(logged.map(\.level), [.info, .error])
+        XCTAssertEqual(logged.first?.metadata[LogField.errorCode], "-32602")
+    }
+
+    func testSlowCallsAreLoggedAsWarnings() throws {
+        // Any call takes longer than a nanosecond.
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: false, slowCallThreshold: .nanoseconds(1)),
+            [#"{"jsonrpc":"2.0","method":"spec.sum","params":[1],"id":1}"#])
+        XCTAssertEqual(logged.map(\.message), ["Slow call"])
+        XCTAssertEqual(logged.first?.level, .warning)
+    }
+
+    func testInternalErrorsBecomeTheLastError() throws {
+        let statistics = RPCStatistics()
+        XCTAssertNil(statistics.lastError)
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SpecService()]),
+            parser: RPCEnvelopeParser(maxNestingDepth: 64, maxBatchLength: 16), statistics: statistics)
+        let loop = EmbeddedEventLoop()
+        router.dispatch(
+            router.parser.parse(ByteBuffer(string: #"{"jsonrpc":"2.0","method":"spec.explode","id":2}"#)),
+            connection: RPCConnectionInfo(id: 1, peer: "unix", logger: Logger(label: "test")), eventLoop: loop) { _ in }
+        loop.run()
+        XCTAssertEqual(statistics.lastError?.hasPrefix("spec.explode: "), true, statistics.lastError ?? "nil")
+    }
+
+    func testLogLevelControlIsSharedByEveryReader() {
+        let control = LogLevelControl(.notice)
+        XCTAssertEqual(control.level, .notice)
+        for level in Logger.Level.allCases {
+            control.level = level
+            XCTAssertEqual(control.level, level)
+        }
+    }
+}
+
+struct CapturedEntry: Equatable, Sendable {
+    var level: Logger.Level
+    var message: String
+    var metadata: [String: String]
+}
+
+/// Collects log entries from every handler it makes. Thread-safe.
+final class LogCapture: Sendable {
+    private let stored = Mutex<[CapturedEntry]>([])
+
+    var entries: [CapturedEntry] { stored.withLock { $0 } }
+
+    func handler() -> Handler { Handler(capture: self) }
+
+    fileprivate func append(_ entry: CapturedEntry) { stored.withLock { $0.append(entry) } }
+
+    struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var metadataProvider: Logger.MetadataProvider?
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            var all = metadata
+            all.merge(event.metadata ?? [:]) { $1 }
+            capture.append(
+                CapturedEntry(level: event.level, message: "\(event.message)", metadata: all.mapValues { "\($0)" }))
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Logging
+import NIOCore
+import NIOPosix
+import RPCSystemd
+import ServiceLifecycle
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The watchdog pings only while every event loop and the pool answer probes.
+final class WatchdogServiceTests: XCTestCase {
+    private var group: MultiThreadedEventLoopGroup!
+    private var pool: NIOThreadPool!
+
+    override func setUp() {
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        pool = NIOThreadPool(numberOfThreads: 1)
+        pool.start()
+    }
+
+    override func tearDown() async throws {
+        try await pool.shutdownGracefully()
+        try await group.shutdownGracefully()
+    }
+
+    func testProbeRoundCompletesWhenEveryLoopAndThePoolRan() async throws {
+        let probe = LivenessProbe(group: group, pool: pool)
+        let round = probe.launch()
+        try await waitUntil("the probe round to complete") { round.isComplete }
+        XCTAssertEqual(probe.describeMissing(round), [])
+    }
+
+    func testBlockedLoopLeavesTheRoundIncompleteAndIsNamed() async throws {
+        let loops = Array(group.makeIterator())
+        let release = DispatchSemaphore(value: 0)
+        loops[1].execute { release.wait() }
+        let probe = LivenessProbe(group: group, pool: pool)
+        let round = probe.launch()
+        try await waitUntil("loop 0 and the pool to answer") { probe.describeMissing(round) == ["event loop 1"] }
+        XCTAssertFalse(round.isComplete)
+        release.signal()
+        try await waitUntil("the round to complete once the loop is free") { round.isComplete }
+    }
+
+    func testBlockedPoolLeavesTheRoundIncomplete() async throws {
+        let release = DispatchSemaphore(value: 0)
+        pool.submit { _ in release.wait() }
+        let probe = LivenessProbe(group: group, pool: pool)
+        let round = probe.launch()
+        try await waitUntil("the loops to answer") { probe.describeMissing(round) == ["thread pool"] }
+        release.signal()
+        try await waitUntil("the round to complete once the pool is free") { round.isComplete }
+    }
+
+    /// Pings while healthy, none while a loop is stuck (for several intervals), and again afterwards.
+    func testPingsStopWhileALoopIsStuckAndResumeAfter() async throws {
+        let notifier = RecordingNotifier()
+        let interval = Duration.milliseconds(300)
+        let watchdog = WatchdogService(
+            interval: interval, notifier: notifier, probe: LivenessProbe(group: group, pool: pool),
+            logger: Logger(label: "test"))
+        let task = Task { try await watchdog.run() }
+        defer { task.cancel() }
+
+        try await waitUntil("two pings while healthy") { notifier.pings >= 2 }
+        let release = DispatchSemaphore(value: 0)
+        group.next().execute { release.wait() }
+        // A probe launched just before the stall may still be answered: let one check pass, then count.
+        try await Task.sleep(for: interval)
+        let before = notifier.pings
+        try await Task.sleep(for: interval * 3)
+        XCTAssertEqual(notifier.pings, before, "pinged while an event loop was blocked")
+        release.signal()
+        try await waitUntil("pings to resume") { notifier.pings > before }
+    }
+
+    func testEndsAtGracefulShutdown() async throws {
+        let notifier = RecordingNotifier()
+        let watchdog = WatchdogService(
+            interval: .seconds(30), notifier: notifier, probe: LivenessProbe(group: group, pool: pool),
+            logger: Logger(label: "test"))
+        let services = ServiceGroup(
+            configuration: ServiceGroupConfiguration(services: [.init(service: watchdog)], logger: Logger(label: "test")))
+        let running = Task { try await services.run() }
+        try await Task.sleep(for: .milliseconds(50))
+        await services.triggerGracefulShutdown()
+        try await running.value
+        XCTAssertEqual(notifier.pings, 0)
+    }
+}

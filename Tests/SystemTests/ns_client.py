@@ -1,0 +1,49 @@
+"""A small JSON-RPC client the system tests run inside the namespace (its sockets are only there).
+
+    ns_client.py loop ADDRESS METHOD PARAMS_JSON SECONDS MAX_CALLS
+        calls METHOD over one connection, one after the other, until SECONDS or MAX_CALLS; prints
+        {"ok": N, "errors": [...]} and stops at the first failure.
+    ns_client.py inflight ADDRESS COUNT MILLISECONDS
+        sends COUNT demo.sleep calls at once on one connection, prints "sent", then waits for every reply;
+        prints {"answered": N, "results": [...], "error": null or "..."}.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+import rpcd_client  # noqa: E402
+
+
+def loop(address, method, params, seconds, max_calls):
+    ok, errors = 0, []
+    deadline = time.monotonic() + float(seconds)
+    try:
+        with rpcd_client.Client(address, timeout=10) as client:
+            while time.monotonic() < deadline and ok < int(max_calls):
+                client.call(method, json.loads(params))
+                ok += 1
+    except Exception as error:  # noqa: BLE001 - every failure is reported to the test
+        errors.append(f"{type(error).__name__}: {error}")
+    print(json.dumps({"ok": ok, "errors": errors}), flush=True)
+
+
+def inflight(address, count, milliseconds):
+    results, error = [], None
+    try:
+        with rpcd_client.Client(address, timeout=30) as client:
+            ids = list(range(1, int(count) + 1))
+            for id in ids:
+                client.send({"jsonrpc": "2.0", "method": "demo.sleep", "params": [int(milliseconds)], "id": id})
+            print("sent", flush=True)
+            for _ in ids:
+                results.append(client.receive())
+    except Exception as failure:  # noqa: BLE001
+        error = f"{type(failure).__name__}: {failure}"
+    print(json.dumps({"answered": len(results), "results": results, "error": error}), flush=True)
+
+
+if __name__ == "__main__":
+    {"loop": loop, "inflight": inflight}[sys.argv[1]](*sys.argv[2:])

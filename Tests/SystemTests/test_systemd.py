@@ -1,0 +1,315 @@
+"""rpcd under a real systemd (v252), booted as PID 1 of its own namespaces (systemd_namespace.py).
+
+The tests install rpcd with `make install BUILD=debug DESTDIR=...` into a staging directory that only the
+namespace sees, boot systemd once, and drive it the way an administrator would: systemctl, journalctl,
+rpcctl. Between tests rpcd and its socket are stopped and test drop-ins removed. They need root; in CI
+(CI=true) a missing prerequisite fails rather than skips.
+
+Figures (exec to READY, freeze to restart, security score) are printed and written to
+.build/systemtest/figures.json.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+from systemd_namespace import SystemdNamespace
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+WORK = os.path.join(ROOT, ".build", "systemtest")
+STAGE = os.path.join(WORK, "stage")
+CLIENT = os.path.join(ROOT, "Tests", "SystemTests", "ns_client.py")
+SOCKET = "/run/rpcd/rpcd.sock"
+DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
+CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
+MESSAGE_STARTED = "aad5022865d24348ac0a29890bd17352"
+MESSAGE_RELOADED = "9220cd891469400890406a1980afcd0e"
+MESSAGE_STOPPING = "522642a65a4d4f47a058c329cbc31d39"
+FIGURES = {}
+
+
+def prerequisites():
+    """Why the tests cannot run here, or None."""
+    if os.geteuid() != 0:
+        return "the systemd system tests need root (unshare, nsenter, mounts)"
+    for tool in ("unshare", "nsenter", "systemd-analyze", "journalctl", "ip"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing: run scripts/install-deps.sh"
+    if not os.path.exists("/lib/systemd/systemd"):
+        return "/lib/systemd/systemd is missing: run scripts/install-deps.sh"
+    if not os.path.exists(os.path.join(ROOT, ".build", "debug", "rpcd")):
+        return "no debug build: run `swift build` first (make test does)"
+    return None
+
+
+namespace = None
+
+
+def setUpModule():
+    global namespace
+    problem = prerequisites()
+    if problem:
+        if os.geteuid() != 0 and os.environ.get("CI") != "true":
+            raise unittest.SkipTest(problem)
+        raise RuntimeError(problem)
+    shutil.rmtree(WORK, ignore_errors=True)
+    subprocess.run(
+        ["make", "--no-print-directory", "-s", "install", "BUILD=debug", f"DESTDIR={STAGE}", "PREFIX=/usr/local"],
+        cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    namespace = SystemdNamespace(os.path.join(WORK, "run"), STAGE)
+    try:
+        namespace.boot(timeout=90)
+    except Exception:
+        namespace.close()
+        raise
+
+
+def tearDownModule():
+    if namespace is not None:
+        namespace.close()
+    if FIGURES:
+        os.makedirs(WORK, exist_ok=True)
+        with open(os.path.join(WORK, "figures.json"), "w") as file:
+            json.dump(FIGURES, file, indent=2)
+        print("\nrpcd under systemd: " + ", ".join(f"{key}={value}" for key, value in FIGURES.items()), file=sys.stderr)
+
+
+class SystemdTests(unittest.TestCase):
+    def setUp(self):
+        ns = namespace
+        ns.run("systemctl", "stop", "rpcd.socket", "rpcd.service", check=False)
+        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf")
+        ns.run("systemctl", "daemon-reload")
+        ns.run("systemctl", "reset-failed", "rpcd.service", "rpcd.socket", check=False)
+        self.ns = ns
+
+    # Helpers ----------------------------------------------------------------------------------------
+
+    def start(self):
+        self.ns.run("systemctl", "start", "rpcd.service", timeout=90)
+
+    def rpcctl(self, *args, check=True):
+        return self.ns.run("rpcctl", *args, "--address", SOCKET, check=check)
+
+    def journal(self, *matches):
+        """rpcd's journal entries matching MATCHES, as dicts."""
+        result = self.ns.run("journalctl", "--no-pager", "-o", "json", "-u", "rpcd.service", *matches, check=False)
+        return [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+
+    def main_pid(self):
+        return int(self.ns.show("rpcd.service", "MainPID")["MainPID"])
+
+    def write(self, path, text):
+        self.ns.run("mkdir", "-p", os.path.dirname(path))
+        self.ns.run("tee", path, input=text)
+
+    # Tests ------------------------------------------------------------------------------------------
+
+    def test_units_verify_clean_and_score_at_most_2(self):
+        result = self.ns.run(
+            "systemd-analyze", "verify", "/usr/local/lib/systemd/system/rpcd.service",
+            "/usr/local/lib/systemd/system/rpcd.socket", check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr.strip(), "", "systemd-analyze verify is not clean")
+        result = self.ns.run("systemd-analyze", "security", "--no-pager", "rpcd.service", check=False)
+        match = re.search(r"Overall exposure level for rpcd\.service: (\d+\.\d+)", result.stdout)
+        self.assertIsNotNone(match, result.stdout + result.stderr)
+        score = float(match.group(1))
+        FIGURES["security_score"] = score
+        self.assertLessEqual(score, 2.0)
+
+    def test_sandbox_keeps_dbus_and_module_loading_working(self):
+        # ExecStartPost= runs with the unit's user and sandbox: the system bus (which the Avahi publisher
+        # uses) must answer from inside it, and every example module must load with dlopen.
+        self.write(
+            f"{DROPIN_DIR}/50-dbus.conf",
+            "[Service]\nExecStartPost=/usr/bin/busctl --system call org.freedesktop.DBus /org/freedesktop/DBus "
+            "org.freedesktop.DBus GetId\n")
+        self.ns.run("systemctl", "daemon-reload")
+        self.start()
+        self.assertEqual(self.ns.show("rpcd.service", "User")["User"], "rpcd")
+        self.assertEqual(len(self.journal(f"_PID={self.main_pid()}", "MESSAGE=Handler started")), 4)
+        self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
+        # sysinfo reads /proc/uptime: ProtectProc=invisible must leave it readable.
+        self.assertGreater(float(self.rpcctl("call", "sysinfo.uptime").stdout), 0)
+
+    def test_start_becomes_active_only_after_ready(self):
+        self.start()
+        show = self.ns.show(
+            "rpcd.service", "ActiveState", "ExecMainStartTimestampMonotonic", "ActiveEnterTimestampMonotonic", "Type")
+        self.assertEqual(show["ActiveState"], "active")
+        self.assertEqual(show["Type"], "notify")
+        exec_start = int(show["ExecMainStartTimestampMonotonic"])
+        active = int(show["ActiveEnterTimestampMonotonic"])
+        FIGURES["exec_to_ready_ms"] = round((active - exec_start) / 1000, 1)
+        # Every listener bound and every handler loaded before systemd saw READY=1.
+        entries = self.journal(f"_PID={self.main_pid()}")
+        preparations = [e for e in entries if e.get("MESSAGE") in ("Listening", "Handler started")]
+        self.assertEqual(len([e for e in preparations if e["MESSAGE"] == "Handler started"]), 4)
+        self.assertEqual(len([e for e in preparations if e["MESSAGE"] == "Listening"]), 2)
+        for entry in preparations:
+            self.assertLessEqual(int(entry["__MONOTONIC_TIMESTAMP"]), active, entry["MESSAGE"])
+        # And calls work the moment `systemctl start` returns.
+        self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
+
+    def test_status_shows_the_status_text(self):
+        self.start()
+        status = self.ns.run("systemctl", "status", "--no-pager", "rpcd.service", check=False).stdout
+        self.assertRegex(status, r'Status: "Serving 7 services on 2 listeners; \d+ connections; [\d.]+ calls/s; last error: none"')
+        # STATUS= is kept current: an internal error shows up as the last error within a few seconds.
+        self.rpcctl("call", "calc.add", "1", check=False)
+        self.rpcctl("call", "demo.fail", check=False)
+        self.write(CONFIG_DROPIN, "[Server]\nNoSuchKey=1\n")
+        self.ns.run("systemctl", "reload", "rpcd.service")
+        text = self.ns.wait_for(
+            lambda: (lambda t: t if "last error: reload:" in t else None)(
+                self.ns.show("rpcd.service", "StatusText")["StatusText"]),
+            timeout=10, what="the status text to name the failed reload")
+        self.assertIn("NoSuchKey", text)
+
+    def test_reload_keeps_calls_working(self):
+        self.start()
+        pid = self.main_pid()
+        reloads = len(self.journal(f"MESSAGE_ID={MESSAGE_RELOADED}"))
+        client = self.ns.popen("python3", CLIENT, "loop", SOCKET, "calc.add", "[1, 2]", "8", "200000")
+        try:
+            self.write("/etc/rpcd/handlers.d/echo2.conf", "[Handler]\nModule=echo\nService=echo2\n")
+            self.ns.wait_for(lambda: self.journal("MESSAGE=Started"), timeout=10, what="rpcd to have started")
+            self.ns.run("systemctl", "reload", "rpcd.service", timeout=60)
+            self.ns.wait_for(
+                lambda: len(self.journal(f"MESSAGE_ID={MESSAGE_RELOADED}")) > reloads, timeout=20,
+                what="the Reloaded entry")
+            self.ns.wait_for(
+                lambda: self.ns.show("rpcd.service", "ActiveState")["ActiveState"] == "active", timeout=20,
+                what="rpcd to be active again after RELOADING=1/READY=1")
+            self.assertEqual(json.loads(self.rpcctl("call", "echo2.echo", "--params", '["hi"]').stdout), ["hi"])
+        finally:
+            output, errors = client.communicate(timeout=60)
+        report = json.loads(output.strip().splitlines()[-1])
+        self.assertEqual(report["errors"], [], errors)
+        self.assertGreater(report["ok"], 0)
+        self.assertEqual(self.main_pid(), pid, "reload must not restart rpcd")
+
+    def test_journal_has_structured_entries_and_catalog(self):
+        self.write(CONFIG_DROPIN, "[Server]\nLogCalls=yes\nSlowCallThreshold=200ms\n")
+        self.start()
+        pid = f"_PID={self.main_pid()}"
+        self.rpcctl("call", "calc.add", "40", "2")
+        self.rpcctl("call", "demo.sleep", "300")
+        calls = self.ns.wait_for(
+            lambda: self.journal(pid, "RPCD_METHOD=calc.add"), timeout=10, what="a journal entry for calc.add")
+        entry = calls[-1]
+        self.assertEqual(entry["MESSAGE"], "Call completed")
+        self.assertEqual(entry["PRIORITY"], "6")
+        self.assertEqual(entry["SYSLOG_IDENTIFIER"], "rpcd")
+        self.assertEqual(entry["RPCD_SERVICE"], "calc")
+        self.assertEqual(entry["RPCD_PEER"], "unix")
+        for field in ("RPCD_CALL_ID", "RPCD_CONN_ID", "RPCD_DURATION_USEC", "CODE_FILE", "CODE_LINE", "CODE_FUNC"):
+            self.assertIn(field, entry)
+        slow = self.ns.wait_for(
+            lambda: self.journal(pid, "RPCD_METHOD=demo.sleep", "MESSAGE=Slow call"), timeout=10, what="a slow call entry")
+        self.assertEqual(slow[-1]["PRIORITY"], "4")
+        self.assertGreaterEqual(int(slow[-1]["RPCD_DURATION_USEC"]), 300_000)
+        loaded = self.journal(pid, "RPCD_MODULE=libcalc.so", "MESSAGE=Handler started")
+        self.assertTrue(loaded)
+        explained = self.ns.run("journalctl", "--no-pager", "-x", "-u", "rpcd.service", f"MESSAGE_ID={MESSAGE_STARTED}").stdout
+        self.assertIn("rpcd started and is serving", explained)
+
+    def test_calls_are_not_logged_by_default_but_failures_are(self):
+        self.start()
+        pid = f"_PID={self.main_pid()}"
+        self.rpcctl("call", "calc.add", "1", "2")
+        self.rpcctl("call", "demo.fail", check=False)
+        failed = self.ns.wait_for(
+            lambda: self.journal(pid, "RPCD_METHOD=demo.fail"), timeout=10, what="the failed call's entry")
+        self.assertEqual(failed[-1]["RPCD_ERROR_CODE"], "1")
+        self.assertEqual(self.journal(pid, "RPCD_METHOD=calc.add"), [])
+
+    def test_log_level_changes_at_run_time(self):
+        self.start()
+        self.assertEqual(self.rpcctl("log-level").stdout.strip(), "info")
+        self.assertEqual(self.rpcctl("log-level", "debug").stdout.strip(), "debug (was info)")
+        self.rpcctl("ping")
+        self.ns.wait_for(
+            lambda: self.journal("MESSAGE=Connection opened", "PRIORITY=7"), timeout=10,
+            what="a debug entry after rpcctl log-level debug")
+        # A reload goes back to LogLevel= from rpcd.conf.
+        self.ns.run("systemctl", "reload", "rpcd.service")
+        self.ns.wait_for(lambda: self.rpcctl("log-level").stdout.strip() == "info", timeout=10, what="level info again")
+
+    def test_frozen_rpcd_is_restarted_by_the_watchdog(self):
+        self.start()
+        pid = self.main_pid()
+        restarts = int(self.ns.show("rpcd.service", "NRestarts")["NRestarts"])
+        frozen = time.monotonic()
+        self.ns.run("kill", "-STOP", str(pid))
+        self.ns.wait_for(
+            lambda: (lambda s: s["MainPID"] not in ("0", str(pid)) and s["ActiveState"] == "active")(
+                self.ns.show("rpcd.service", "MainPID", "ActiveState")),
+            timeout=60, what="systemd to restart the frozen rpcd", interval=0.2)
+        elapsed = time.monotonic() - frozen
+        FIGURES["freeze_to_restart_s"] = round(elapsed, 1)
+        self.assertEqual(int(self.ns.show("rpcd.service", "NRestarts")["NRestarts"]), restarts + 1)
+        # The last ping came at most WatchdogSec/3 before the freeze, so systemd's timer fires 6.7 s after it
+        # at the earliest; an earlier restart would have another cause.
+        self.assertGreater(elapsed, 6.5, "restarted before the watchdog could have expired")
+        result = self.ns.run("journalctl", "--no-pager", "-u", "rpcd.service", "-o", "cat").stdout
+        self.assertIn("Watchdog timeout", result)
+        self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
+
+    def test_socket_activation_starts_rpcd_on_first_connection(self):
+        self.ns.run("systemctl", "start", "rpcd.socket")
+        self.assertEqual(self.ns.show("rpcd.service", "ActiveState")["ActiveState"], "inactive")
+        info = json.loads(self.rpcctl("info", "--json").stdout)
+        self.assertEqual(sorted(info["listeners"]), sorted([SOCKET, "127.0.0.1:7390"]))
+        self.assertEqual(self.ns.show("rpcd.service", "ActiveState")["ActiveState"], "active")
+        self.assertTrue(self.journal("MESSAGE=Socket activated; Listen= is not bound"))
+        # The TCP socket of rpcd.socket is served too, and Listen= was not bound a second time.
+        self.assertEqual(
+            self.ns.run("rpcctl", "call", "calc.add", "2", "3", "--address", "127.0.0.1:7390").stdout.strip(), "5")
+
+    def test_stop_is_clean_and_answers_calls_in_flight(self):
+        self.start()
+        client = self.ns.popen("python3", CLIENT, "inflight", SOCKET, "20", "1500")
+        try:
+            self.assertEqual(client.stdout.readline().strip(), "sent")
+            polls = []
+
+            def routed():
+                # Each rpcd.info poll is a call too: subtract them.
+                polls.append(1)
+                info = json.loads(self.rpcctl("info", "--json").stdout)
+                return info["calls"]["total"] - len(polls) >= 20
+
+            self.ns.wait_for(routed, timeout=10, what="the 20 calls to be in flight")
+            stop_started = time.monotonic()
+            self.ns.run("systemctl", "stop", "rpcd.service", timeout=60)
+            FIGURES["stop_s"] = round(time.monotonic() - stop_started, 1)
+        finally:
+            output, errors = client.communicate(timeout=60)
+        report = json.loads(output.strip().splitlines()[-1])
+        self.assertIsNone(report["error"], errors)
+        self.assertEqual(report["answered"], 20)
+        self.assertTrue(all(reply.get("result") == "done" for reply in report["results"]), report["results"])
+        show = self.ns.show("rpcd.service", "ActiveState", "Result", "ExecMainStatus")
+        self.assertEqual((show["ActiveState"], show["Result"], show["ExecMainStatus"]), ("inactive", "success", "0"))
+        self.assertTrue(self.journal(f"MESSAGE_ID={MESSAGE_STOPPING}"))
+
+    def test_start_failure_reports_errno_and_status(self):
+        self.write(CONFIG_DROPIN, "[Server]\nMaxFrameSize=16MB\n")
+        result = self.ns.run("systemctl", "start", "rpcd.service", check=False, timeout=90)
+        self.assertNotEqual(result.returncode, 0)
+        show = self.ns.show("rpcd.service", "ActiveState", "StatusText", "StatusErrno", "ExecMainStatus")
+        self.assertEqual(show["ActiveState"], "failed")
+        self.assertEqual(show["ExecMainStatus"], "78")
+        self.assertEqual(show["StatusErrno"], "22")
+        self.assertIn("50-systemtest.conf:2: invalid value '16MB' for MaxFrameSize=", show["StatusText"])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
