@@ -4,6 +4,7 @@
 // the JSON-RPC model and router never see sockets, systemd or Avahi.
 //
 //   RPCJSON     JSON scanning, values and string escaping (no dependencies)
+//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout (no dependencies)
 //   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
 //   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
 //   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
@@ -13,6 +14,9 @@
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   RPCClient   a pipelining client over the same wire format
+//   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
+//   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
+//   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
 import PackageDescription
@@ -41,6 +45,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "RPCJSON"),
+        .target(name: "RPCDNSSD"),
         .target(
             name: "RPCWire",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]
@@ -59,7 +64,7 @@ let package = Package(
         ),
         .target(
             name: "RPCConfig",
-            dependencies: ["RPCWire"]
+            dependencies: ["RPCWire", "RPCDNSSD"]
         ),
         .target(
             name: "RPCServer",
@@ -97,10 +102,20 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .target(
+            name: "RPCAvahi",
+            dependencies: [
+                "CAvahi", "RPCDNSSD", "RPCCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD"]),
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules",
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCAvahi", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -110,7 +125,7 @@ let package = Package(
         .executableTarget(
             name: "rpcctl",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCWire",
+                "RPCClient", "RPCJSON", "RPCWire", "RPCDiscovery", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -127,6 +142,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
+        .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
         .testTarget(
             name: "RPCWireTests",
             dependencies: [
@@ -149,7 +166,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig"]),
+        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
         .testTarget(
             name: "RPCModulesTests",

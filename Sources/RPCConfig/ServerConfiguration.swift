@@ -32,6 +32,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var idleTimeout: Duration?
     /// `[Server] LogLevel=`: the least severe level that is logged.
     public var logLevel: LogLevelSetting
+    /// `[Avahi]`: DNS-SD advertising.
+    public var avahi: AvahiSettings
 
     /// The allowed ranges, for checking values that come from elsewhere (such as the command line).
     public enum Limits {
@@ -53,7 +55,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         maxConnections: Int = 4096,
         maxCallsPerConnection: Int = 128,
         idleTimeout: Duration? = .seconds(300),
-        logLevel: LogLevelSetting = .info
+        logLevel: LogLevelSetting = .info,
+        avahi: AvahiSettings = AvahiSettings()
     ) {
         self.listen = listen
         self.threads = threads
@@ -64,6 +67,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.maxCallsPerConnection = maxCallsPerConnection
         self.idleTimeout = idleTimeout
         self.logLevel = logLevel
+        self.avahi = avahi
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
@@ -73,7 +77,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection])
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.

@@ -22,4 +22,6 @@ public enum LogField {
     public static let error = "rpcd_error"
     /// A plugin module's file name.
     public static let module = "rpcd_module"
+    /// A DNS-SD instance name as advertised (`calc on build-7`).
+    public static let instance = "rpcd_instance"
 }

@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCAvahi
 import RPCConfig
 import RPCCore
 import RPCModules
@@ -41,13 +42,17 @@ struct Daemon {
                 maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
                 idleTimeout: settings.idleTimeout.map { TimeAmount($0) }),
             router: router, state: state, group: group, logger: logger)
+        // Bound before the group runs, so the publisher knows the real ports (port 0 binds an ephemeral one).
+        let publisher = Advertising.makePublisher(settings: settings.avahi, listeners: try await server.start(), logger: logger)
+        publisher.publish(Advertising.advertisements(for: generation.services))
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,
-            logger: logger)
+            logger: logger, didReload: { publisher.publish(Advertising.advertisements(for: $0.services)) })
 
+        // The publisher comes last so that it stops first: records are withdrawn before the listeners close.
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: server), .init(service: reload)],
+                services: [.init(service: server), .init(service: reload), .init(service: PublisherService(publisher: publisher))],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { host.retireAll() }
         try await services.run()
@@ -64,6 +69,8 @@ struct ReloadService: Service {
     let running: ServerConfiguration
     let reloadConfiguration: @Sendable () throws -> ServerConfiguration
     let logger: Logger
+    /// Told about each generation that now serves (the DNS-SD publisher updates its records).
+    var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
 
     func run() async throws {
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
@@ -84,6 +91,7 @@ struct ReloadService: Service {
             router.replaceRegistry(
                 try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable))
             host.commit(generation)
+            didReload(generation)
             logger.notice(
                 "Reloaded", metadata: ["rpcd_services": "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         } catch {

@@ -19,6 +19,12 @@ final class RenderTests: XCTestCase {
             IdleTimeout=5min
             LogLevel=info
 
+            [Avahi]
+            Enabled=yes
+            InstanceName=%s on %h
+            Interfaces=
+            Protocols=any
+
             """)
     }
 

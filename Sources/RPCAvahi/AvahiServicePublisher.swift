@@ -1,0 +1,390 @@
+import CAvahi
+import Foundation
+import Logging
+import RPCCore
+import RPCDNSSD
+
+/// Publishes rpcd's services through avahi-daemon (libavahi-client over D-Bus).
+///
+/// Each advertisement becomes, for every TCP port, one DNS-SD service of type `_rpcd._tcp` with the subtype
+/// `_SERVICE._sub._rpcd._tcp` and the rpcd TXT record, in an entry group of its own, so one service can be
+/// added, withdrawn or renamed without touching the others.
+///
+/// Robustness: the client is created with `AVAHI_CLIENT_NO_FAIL`, so rpcd starts without avahi-daemon and
+/// publishes when it appears; when the daemon goes away the client is recreated and everything is published
+/// again once it is back; on a name collision the alternative name Avahi proposes is used and logged.
+///
+/// Threads: all Avahi work runs on Avahi's own threaded poll. Callbacks arrive there; `publish` and `stop`
+/// take the poll's lock from the calling task (never call them from an event loop or an Avahi callback).
+/// Every mutable property below is guarded by that lock.
+public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// The TCP ports to announce each service on (the bound listeners'), in order.
+        public var ports: [Int]
+        public var instanceName: DNSSDInstanceNameTemplate
+        /// Interface names to publish on; empty means all of them.
+        public var interfaces: [String]
+        public var ipProtocol: IPProtocol
+
+        public init(ports: [Int], instanceName: DNSSDInstanceNameTemplate = .default, interfaces: [String] = [], ipProtocol: IPProtocol = .any) {
+            self.ports = ports
+            self.instanceName = instanceName
+            self.interfaces = interfaces
+            self.ipProtocol = ipProtocol
+        }
+    }
+
+    /// Which address families the records are published on.
+    public enum IPProtocol: Sendable {
+        case ipv4, ipv6, any
+
+        var avahi: AvahiProtocol {
+            switch self {
+            case .ipv4: AvahiProtocol(AVAHI_PROTO_INET)
+            case .ipv6: AvahiProtocol(AVAHI_PROTO_INET6)
+            case .any: AvahiProtocol(AVAHI_PROTO_UNSPEC)
+            }
+        }
+    }
+
+    /// One service on one port: one entry group.
+    fileprivate final class Record {
+        unowned let publisher: AvahiServicePublisher
+        var advertisement: RPCAdvertisement
+        let port: Int
+        /// The name from the template (plus a port suffix when there are several ports).
+        var baseName: String?
+        /// The name in use: the base name, or an alternative after collisions.
+        var name: String?
+        var group: OpaquePointer?
+
+        init(publisher: AvahiServicePublisher, advertisement: RPCAdvertisement, port: Int) {
+            self.publisher = publisher
+            self.advertisement = advertisement
+            self.port = port
+        }
+
+        var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+    }
+
+    private let configuration: Configuration
+    private let logger: Logger
+    private let poll: AvahiThreadedPoll
+    private var client: OpaquePointer?
+    /// Keyed by "service:port".
+    private var records: [String: Record] = [:]
+    private var started = false
+    private var stopped = false
+    private var lostDaemonAt: ContinuousClock.Instant?
+
+    public init(configuration: Configuration, logger: Logger) throws(AvahiError) {
+        self.configuration = configuration
+        self.logger = logger
+        self.poll = try AvahiThreadedPoll()
+    }
+
+    // MARK: ServicePublisher
+
+    public func start() throws {
+        try poll.withLock {
+            guard !started else { return }
+            started = true
+            try connect()
+        }
+        try poll.start()
+    }
+
+    public func publish(_ advertisements: [RPCAdvertisement]) {
+        var wanted: [String: (RPCAdvertisement, Int)] = [:]
+        for advertisement in advertisements {
+            do {
+                _ = try advertisement.subtype()
+                _ = try advertisement.txtRecord()
+            } catch {
+                logger.error("Service not advertised", metadata: [LogField.service: "\(advertisement.service)", LogField.error: "\(error)"])
+                continue
+            }
+            for port in configuration.ports { wanted["\(advertisement.service):\(port)"] = (advertisement, port) }
+        }
+        poll.withLock {
+            guard !stopped else { return }
+            for (key, record) in records where wanted[key] == nil {
+                withdraw(record)
+                records[key] = nil
+                logger.notice("Advertisement withdrawn", metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(record.name ?? "")"])
+            }
+            for (key, (advertisement, port)) in wanted.sorted(by: { $0.key < $1.key }) {
+                if let record = records[key] {
+                    guard record.advertisement != advertisement else { continue }
+                    record.advertisement = advertisement
+                    updateTXT(record)
+                } else {
+                    let record = Record(publisher: self, advertisement: advertisement, port: port)
+                    records[key] = record
+                    if isRunning { register(record) }
+                }
+            }
+        }
+    }
+
+    public func stop() async {
+        // avahi_threaded_poll_stop joins the poll thread, and withdrawing is a D-Bus round trip per group:
+        // do both on a thread of their own rather than on the cooperative pool.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                self.poll.withLock {
+                    guard !self.stopped else { return }
+                    self.stopped = true
+                    for record in self.records.values { self.withdraw(record) }
+                    if !self.records.isEmpty { self.logger.notice("Every advertisement withdrawn") }
+                    self.records = [:]
+                    if let client = self.client { avahi_client_free(client) }
+                    self.client = nil
+                }
+                self.poll.stop()
+                continuation.resume()
+            }
+        }
+    }
+
+    // MARK: Client (on the poll thread, or with the lock held)
+
+    private var isRunning: Bool {
+        guard let client else { return false }
+        return avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING
+    }
+
+    private func connect() throws(AvahiError) {
+        var error: Int32 = 0
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        // NO_FAIL: without avahi-daemon the client waits in CONNECTING and reports RUNNING once it appears.
+        guard let client = avahi_client_new(poll.api, AVAHI_CLIENT_NO_FAIL, clientCallback, userdata, &error) else {
+            throw AvahiError("connecting to avahi-daemon", code: error)
+        }
+        self.client = client
+    }
+
+    fileprivate func clientStateChanged(_ client: OpaquePointer, _ state: AvahiClientState) {
+        // The callback can run inside avahi_client_new, before it has returned the pointer.
+        self.client = client
+        guard !stopped else { return }
+        switch state {
+        case AVAHI_CLIENT_S_RUNNING:
+            var metadata: Logger.Metadata = ["rpcd_host": "\(hostName)"]
+            if let lost = lostDaemonAt {
+                metadata["rpcd_after_msec"] = "\((ContinuousClock.now - lost).milliseconds)"
+                lostDaemonAt = nil
+            }
+            logger.notice("avahi-daemon is running; advertising services", metadata: metadata)
+            for record in records.values.sorted(by: { $0.advertisement.service < $1.advertisement.service }) {
+                register(record)
+            }
+        case AVAHI_CLIENT_S_COLLISION, AVAHI_CLIENT_S_REGISTERING:
+            // The host name is being (re)negotiated: records must go until it is settled, and their names are
+            // made again from the template, since %h may change.
+            for record in records.values {
+                if let group = record.group { avahi_entry_group_reset(group) }
+                record.baseName = nil
+                record.name = nil
+            }
+        case AVAHI_CLIENT_CONNECTING:
+            logger.notice("Waiting for avahi-daemon; services are advertised once it runs")
+        case AVAHI_CLIENT_FAILURE:
+            let error = AvahiError("avahi-daemon connection", client: client)
+            guard error.code == Int32(AVAHI_ERR_DISCONNECTED) else {
+                logger.error("Avahi client failed; services are not advertised", metadata: [LogField.error: "\(error)"])
+                return
+            }
+            logger.warning("avahi-daemon went away; advertising again once it is back")
+            lostDaemonAt = .now
+            // Freeing the client frees its entry groups too.
+            for record in records.values {
+                record.group = nil
+                record.name = nil
+                record.baseName = nil
+            }
+            avahi_client_free(client)
+            self.client = nil
+            do {
+                try connect()
+            } catch {
+                logger.error("Cannot reconnect to avahi-daemon; services are not advertised", metadata: [LogField.error: "\(error)"])
+            }
+        default:
+            break
+        }
+    }
+
+    private var hostName: String {
+        guard let client, let name = avahi_client_get_host_name(client) else { return "localhost" }
+        return String(cString: name)
+    }
+
+    // MARK: Records (on the poll thread, or with the lock held)
+
+    private func interfaceIndices() -> [AvahiIfIndex] {
+        guard !configuration.interfaces.isEmpty else { return [AvahiIfIndex(AVAHI_IF_UNSPEC)] }
+        var indices: [AvahiIfIndex] = []
+        for name in configuration.interfaces {
+            let index = if_nametoindex(name)
+            if index == 0 {
+                logger.warning("Interface not found; not advertising on it", metadata: ["rpcd_interface": "\(name)"])
+            } else {
+                indices.append(AvahiIfIndex(index))
+            }
+        }
+        return indices
+    }
+
+    /// Adds the record's services to its group (creating the group, choosing the name) and commits.
+    private func register(_ record: Record) {
+        guard let client else { return }
+        if record.group == nil {
+            record.group = avahi_entry_group_new(client, entryGroupCallback, record.userdata)
+            guard record.group != nil else {
+                logger.error("Cannot create an Avahi entry group", metadata: [LogField.service: "\(record.advertisement.service)", LogField.error: "\(AvahiError("avahi_entry_group_new", client: client))"])
+                return
+            }
+        }
+        let group = record.group!
+        guard avahi_entry_group_is_empty(group) != 0 else { return }
+        if record.baseName == nil {
+            var base = configuration.instanceName.expand(service: record.advertisement.service, host: hostName)
+            if configuration.ports.first != record.port {
+                // One name per port: DNS-SD would otherwise see two services of the same name.
+                let suffix = " (\(record.port))"
+                base = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - suffix.utf8.count) + suffix
+            }
+            record.baseName = base
+            record.name = base
+        }
+        let interfaces = interfaceIndices()
+        guard !interfaces.isEmpty else { return }
+        // A local collision (another service of this name on this host) is reported at once; try a few
+        // alternatives, as the entry group's COLLISION state does for collisions on the network.
+        for _ in 0..<16 {
+            let status = addServices(record, group: group, interfaces: interfaces)
+            if status == Int32(AVAHI_ERR_COLLISION) {
+                avahi_entry_group_reset(group)
+                rename(record, reason: "local")
+                continue
+            }
+            if status < 0 {
+                logger.error(
+                    "Cannot advertise service",
+                    metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(record.name ?? "")",
+                               LogField.error: "\(AvahiError("adding the DNS-SD service", code: status))"])
+                avahi_entry_group_reset(group)
+                return
+            }
+            let committed = avahi_entry_group_commit(group)
+            if committed < 0 {
+                logger.error("Cannot advertise service", metadata: [LogField.service: "\(record.advertisement.service)", LogField.error: "\(AvahiError("committing the entry group", code: committed))"])
+            }
+            return
+        }
+        logger.error("Cannot advertise service: every alternative name is taken", metadata: [LogField.service: "\(record.advertisement.service)"])
+    }
+
+    /// The service and its subtype on every interface; the first failing Avahi status, or 0.
+    private func addServices(_ record: Record, group: OpaquePointer, interfaces: [AvahiIfIndex]) -> Int32 {
+        guard let name = record.name, let txt = try? record.advertisement.txtRecord(), let subtype = try? record.advertisement.subtype() else {
+            return Int32(AVAHI_ERR_INVALID_SERVICE_NAME)
+        }
+        let type = RPCAdvertisement.serviceType
+        let proto = configuration.ipProtocol.avahi
+        return AvahiTXT.with(txt.strings) { list in
+            for interface in interfaces {
+                let added = avahi_entry_group_add_service_strlst(
+                    group, interface, proto, AvahiPublishFlags(0), name, type, nil, nil, UInt16(record.port), list)
+                if added < 0 { return added }
+                let sub = avahi_entry_group_add_service_subtype(group, interface, proto, AvahiPublishFlags(0), name, type, nil, subtype)
+                if sub < 0 { return sub }
+            }
+            return 0
+        }
+    }
+
+    private func updateTXT(_ record: Record) {
+        guard let group = record.group, avahi_entry_group_is_empty(group) == 0, let name = record.name,
+              let txt = try? record.advertisement.txtRecord()
+        else { return }
+        let proto = configuration.ipProtocol.avahi
+        let status: Int32 = AvahiTXT.with(txt.strings) { list in
+            for interface in interfaceIndices() {
+                let updated = avahi_entry_group_update_service_txt_strlst(
+                    group, interface, proto, AvahiPublishFlags(0), name, RPCAdvertisement.serviceType, nil, list)
+                if updated < 0 { return updated }
+            }
+            return 0
+        }
+        if status < 0 {
+            logger.error("Cannot update TXT record", metadata: [LogField.service: "\(record.advertisement.service)", LogField.error: "\(AvahiError("updating the TXT record", code: status))"])
+        } else {
+            logger.notice(
+                "Advertisement updated",
+                metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(name)",
+                           "rpcd_module_version": "\(record.advertisement.version)", "rpcd_fingerprint": "\(record.advertisement.fingerprint)"])
+        }
+    }
+
+    /// Frees the record's group, which withdraws its records from the network.
+    private func withdraw(_ record: Record) {
+        if let group = record.group { avahi_entry_group_free(group) }
+        record.group = nil
+    }
+
+    /// Switches to Avahi's alternative name ("calc on host #2") and logs both names.
+    private func rename(_ record: Record, reason: String) {
+        let old = record.name ?? record.baseName ?? record.advertisement.service
+        guard let alternative = avahi_alternative_service_name(old) else { return }
+        let new = DNSSDName.truncated(String(cString: alternative))
+        avahi_free(alternative)
+        record.name = new
+        logger.warning(
+            "Instance name collision; using an alternative name",
+            metadata: [LogField.service: "\(record.advertisement.service)", "rpcd_instance_previous": "\(old)",
+                       LogField.instance: "\(new)", "rpcd_collision": "\(reason)"])
+    }
+
+    fileprivate func entryGroupStateChanged(_ record: Record, _ group: OpaquePointer, _ state: AvahiEntryGroupState) {
+        guard !stopped else { return }
+        switch state {
+        case AVAHI_ENTRY_GROUP_ESTABLISHED:
+            logger.notice(
+                "Service advertised",
+                metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(record.name ?? "")",
+                           "rpcd_port": "\(record.port)"])
+        case AVAHI_ENTRY_GROUP_COLLISION:
+            // Someone on the network has this name: take the alternative and register again.
+            rename(record, reason: "network")
+            avahi_entry_group_reset(group)
+            register(record)
+        case AVAHI_ENTRY_GROUP_FAILURE:
+            logger.error(
+                "Advertisement failed",
+                metadata: [LogField.service: "\(record.advertisement.service)",
+                           LogField.error: "\(AvahiError("entry group", client: avahi_entry_group_get_client(group)))"])
+        default:
+            break
+        }
+    }
+}
+
+private func clientCallback(_ client: OpaquePointer?, _ state: AvahiClientState, _ userdata: UnsafeMutableRawPointer?) {
+    guard let client, let userdata else { return }
+    Unmanaged<AvahiServicePublisher>.fromOpaque(userdata).takeUnretainedValue().clientStateChanged(client, state)
+}
+
+private func entryGroupCallback(_ group: OpaquePointer?, _ state: AvahiEntryGroupState, _ userdata: UnsafeMutableRawPointer?) {
+    guard let group, let userdata else { return }
+    let record = Unmanaged<AvahiServicePublisher.Record>.fromOpaque(userdata).takeUnretainedValue()
+    record.publisher.entryGroupStateChanged(record, group, state)
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}
