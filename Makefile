@@ -6,7 +6,7 @@ SWIFT ?= swift
 CONFIG ?= config/rpcd.conf
 BIN := .build/debug
 
-.PHONY: all deps build release run test test-swift test-python bench clean
+.PHONY: all deps build release run test test-swift test-python test-avahi bench clean
 
 all: build
 
@@ -26,13 +26,18 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python
+	$(MAKE) --no-print-directory test-swift test-python test-avahi
 
 test-swift:
 	$(SWIFT) test --skip-build
 
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
+
+# DNS-SD advertising and discovery against real avahi-daemons, each in a network namespace of its own
+# (Tests/SystemTests/netns.py); needs root. Nothing is sent on the machine's own interfaces.
+test-avahi:
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_*.py'
 
 bench: deps
 	bench/run.sh
