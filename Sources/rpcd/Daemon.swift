@@ -42,17 +42,19 @@ struct Daemon {
                 maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
                 idleTimeout: settings.idleTimeout.map { TimeAmount($0) }),
             router: router, state: state, group: group, logger: logger)
-        // Bound before the group runs, so the publisher knows the real ports (port 0 binds an ephemeral one).
-        let publisher = Advertising.makePublisher(settings: settings.avahi, listeners: try await server.start(), logger: logger)
-        publisher.publish(Advertising.advertisements(for: generation.services))
+        let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
+        advertising.update(Advertising.advertisements(for: generation.services))
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,
-            logger: logger, didReload: { publisher.publish(Advertising.advertisements(for: $0.services)) })
+            logger: logger, didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
 
-        // The publisher comes last so that it stops first: records are withdrawn before the listeners close.
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [.init(service: server), .init(service: reload), .init(service: PublisherService(publisher: publisher))],
+                services: [
+                    .init(service: ListeningServer(server: server, onBound: advertising.listenersBound)),
+                    .init(service: reload),
+                    .init(service: advertising),
+                ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         defer { host.retireAll() }
         try await services.run()
