@@ -17,6 +17,7 @@
 #include <avahi-common/malloc.h>
 #include <avahi-common/strlst.h>
 #include <avahi-common/thread-watch.h>
+#include <avahi-common/timeval.h>
 
 /* Room for any address avahi_address_snprint writes, terminating NUL included. */
 static inline size_t rpcd_avahi_address_str_max(void) { return AVAHI_ADDRESS_STR_MAX; }

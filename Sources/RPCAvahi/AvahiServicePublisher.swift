@@ -12,7 +12,9 @@ import RPCDNSSD
 ///
 /// Robustness: the client is created with `AVAHI_CLIENT_NO_FAIL`, so rpcd starts without avahi-daemon and
 /// publishes when it appears; when the daemon goes away the client is recreated and everything is published
-/// again once it is back; on a name collision the alternative name Avahi proposes is used and logged.
+/// again once it is back; on a name collision the alternative name Avahi proposes is used and logged. Without
+/// a system D-Bus at all (where NO_FAIL cannot wait), creating the client is retried every few seconds.
+/// Nothing here ever stops the daemon: advertising problems are logged, and rpcd keeps serving.
 ///
 /// Threads: all Avahi work runs on Avahi's own threaded poll. Callbacks arrive there; `publish` and `stop`
 /// take the poll's lock from the calling task (never call them from an event loop or an Avahi callback).
@@ -76,6 +78,10 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
     private var started = false
     private var stopped = false
     private var lostDaemonAt: ContinuousClock.Instant?
+    /// Re-arms while avahi_client_new keeps failing (no system D-Bus).
+    private var retryTimer: OpaquePointer?
+    private var reportedConnectFailure = false
+    static let retryIntervalMilliseconds: UInt32 = 5000
 
     public init(configuration: Configuration, logger: Logger) throws(AvahiError) {
         self.configuration = configuration
@@ -86,10 +92,10 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
     // MARK: ServicePublisher
 
     public func start() throws {
-        try poll.withLock {
+        poll.withLock {
             guard !started else { return }
             started = true
-            try connect()
+            connectOrRetry()
         }
         try poll.start()
     }
@@ -140,6 +146,8 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
                     self.records = [:]
                     if let client = self.client { avahi_client_free(client) }
                     self.client = nil
+                    if let timer = self.retryTimer { self.poll.api.pointee.timeout_free(timer) }
+                    self.retryTimer = nil
                 }
                 self.poll.stop()
                 continuation.resume()
@@ -154,14 +162,36 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
         return avahi_client_get_state(client) == AVAHI_CLIENT_S_RUNNING
     }
 
-    private func connect() throws(AvahiError) {
+    /// Creates the client; when that fails (no system D-Bus), logs once and tries again later.
+    private func connectOrRetry() {
         var error: Int32 = 0
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         // NO_FAIL: without avahi-daemon the client waits in CONNECTING and reports RUNNING once it appears.
-        guard let client = avahi_client_new(poll.api, AVAHI_CLIENT_NO_FAIL, clientCallback, userdata, &error) else {
-            throw AvahiError("connecting to avahi-daemon", code: error)
+        if let client = avahi_client_new(poll.api, AVAHI_CLIENT_NO_FAIL, clientCallback, userdata, &error) {
+            self.client = client
+            reportedConnectFailure = false
+            return
         }
-        self.client = client
+        if !reportedConnectFailure {
+            reportedConnectFailure = true
+            logger.warning(
+                "Cannot reach avahi-daemon; services are advertised once it can be reached",
+                metadata: [LogField.error: "\(AvahiError("connecting to avahi-daemon over the system D-Bus", code: error))"])
+        }
+        var due = timeval()
+        avahi_elapse_time(&due, Self.retryIntervalMilliseconds, 0)
+        let api = poll.api
+        if let timer = retryTimer {
+            api.pointee.timeout_update(timer, &due)
+        } else {
+            retryTimer = api.pointee.timeout_new(api, &due, retryCallback, userdata)
+        }
+    }
+
+    fileprivate func retryDue() {
+        guard !stopped, client == nil else { return }
+        if let timer = retryTimer { poll.api.pointee.timeout_update(timer, nil) }
+        connectOrRetry()
     }
 
     fileprivate func clientStateChanged(_ client: OpaquePointer, _ state: AvahiClientState) {
@@ -191,11 +221,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
             logger.notice("Waiting for avahi-daemon; services are advertised once it runs")
         case AVAHI_CLIENT_FAILURE:
             let error = AvahiError("avahi-daemon connection", client: client)
-            guard error.code == Int32(AVAHI_ERR_DISCONNECTED) else {
-                logger.error("Avahi client failed; services are not advertised", metadata: [LogField.error: "\(error)"])
-                return
-            }
-            logger.warning("avahi-daemon went away; advertising again once it is back")
+            logger.warning("avahi-daemon went away; advertising again once it is back", metadata: [LogField.error: "\(error)"])
             lostDaemonAt = .now
             // Freeing the client frees its entry groups too.
             for record in records.values {
@@ -205,11 +231,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
             }
             avahi_client_free(client)
             self.client = nil
-            do {
-                try connect()
-            } catch {
-                logger.error("Cannot reconnect to avahi-daemon; services are not advertised", metadata: [LogField.error: "\(error)"])
-            }
+            connectOrRetry()
         default:
             break
         }
@@ -374,6 +396,11 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
 private func clientCallback(_ client: OpaquePointer?, _ state: AvahiClientState, _ userdata: UnsafeMutableRawPointer?) {
     guard let client, let userdata else { return }
     Unmanaged<AvahiServicePublisher>.fromOpaque(userdata).takeUnretainedValue().clientStateChanged(client, state)
+}
+
+private func retryCallback(_ timer: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?) {
+    guard let userdata else { return }
+    Unmanaged<AvahiServicePublisher>.fromOpaque(userdata).takeUnretainedValue().retryDue()
 }
 
 private func entryGroupCallback(_ group: OpaquePointer?, _ state: AvahiEntryGroupState, _ userdata: UnsafeMutableRawPointer?) {

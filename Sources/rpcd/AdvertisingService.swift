@@ -1,6 +1,7 @@
 import Logging
 import RPCAvahi
 import RPCConfig
+import RPCCore
 import RPCDNSSD
 import RPCServer
 import RPCWire
@@ -50,7 +51,15 @@ final class AdvertisingService: Service, Sendable {
             state.publisher = publisher
             publisher.publish(state.latest)
         }
-        try await PublisherService(publisher: publisher).run()
+        do {
+            try await PublisherService(publisher: publisher).run()
+        } catch {
+            // Advertising is a convenience: when it cannot run, rpcd keeps serving (a throwing service would
+            // cancel the whole group).
+            logger.error("DNS-SD advertising stopped; rpcd keeps serving", metadata: [LogField.error: "\(error)"])
+            try? await gracefulShutdown()
+            await publisher.stop()
+        }
     }
 }
 

@@ -51,9 +51,12 @@ def tearDownModule():
 
 
 class AvahiTestCase(unittest.TestCase):
+    # Hosts that start without a system D-Bus (a test can start it later).
+    without_dbus = ()
+
     def setUp(self):
         self.directory = tempfile.mkdtemp(prefix="rpcd-avahi-")
-        self.lab = netns.Lab(self.directory).__enter__()
+        self.lab = netns.Lab(self.directory, without_dbus=self.without_dbus).__enter__()
         self.addCleanup(self._cleanup)
         self.a, self.b = self.lab["a"], self.lab["b"]
 
@@ -173,6 +176,24 @@ class DiscoveryTests(AvahiTestCase):
                           "the services once avahi-daemon runs")
 
 
+class NoSystemBusTests(AvahiTestCase):
+    without_dbus = ("a",)
+
+    def test_rpcd_without_a_system_bus_serves_and_advertises_once_bus_and_avahi_appear(self):
+        self.b.start_avahi()
+        rpcd = self.start_rpcd(self.a)
+        call = self.rpcctl(self.b, "call", "calc.add", "2", "3", "--address", f"{self.a.address}:{PORT}")
+        self.assertEqual((call.returncode, call.stdout.strip()), (0, "5"), call.stderr)
+        wait_for(lambda: "Cannot reach avahi-daemon" in netns.read(rpcd.log_path), WAIT, what="rpcd to report no bus")
+
+        self.a.start_dbus()
+        self.a.start_avahi()
+        self.browse_until(self.b, "_rpcd._tcp", lambda found: self.services(found) == EXAMPLE_SERVICES,
+                          "the services once the bus and avahi-daemon run")
+        rpcd.send_signal(signal.SIGTERM)
+        self.assertEqual(rpcd.wait(timeout=WAIT), 0)
+
+
 class RobustnessTests(AvahiTestCase):
     def test_avahi_daemon_restart_publishes_everything_again(self):
         self.a.start_avahi()
@@ -221,6 +242,20 @@ class RobustnessTests(AvahiTestCase):
         self.assertIn("Instance name collision; using an alternative name", log)
         self.assertIn("rpcd_instance=calc on lab #2", log)
         self.assertIn("rpcd_instance_previous=calc on lab", log)
+
+    def test_same_instance_name_twice_on_one_host_takes_an_alternative(self):
+        self.a.start_avahi()
+        self.b.start_avahi()
+        template = "InstanceName=%s on lab\n"
+        self.start_rpcd(self.a, avahi_section=template)
+        self.browse_until(self.b, "_calc._sub._rpcd._tcp", lambda found: len(found) == 1, "the first calc")
+        second = self.start_rpcd(self.a, port=PORT + 2, avahi_section=template)
+        found = self.browse_until(self.b, "_calc._sub._rpcd._tcp", lambda found: len(found) == 2,
+                                  "both instances of calc")
+        self.assertEqual({(i["name"], i["port"]) for i in found}, {("calc on lab", PORT), ("calc on lab #2", PORT + 2)})
+        log = netns.read(second.log_path)
+        self.assertIn("rpcd_collision=local", log)
+        self.assertIn("rpcd_instance=calc on lab #2", log)
 
     def test_reload_adds_removes_and_updates_records(self):
         self.a.start_avahi()
