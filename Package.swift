@@ -145,6 +145,14 @@ let package = Package(
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
         .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
         .testTarget(
+            name: "RPCAvahiTests",
+            dependencies: [
+                "RPCAvahi", "CAvahi", "RPCDNSSD",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .testTarget(
             name: "RPCWireTests",
             dependencies: [
                 "RPCWire",
