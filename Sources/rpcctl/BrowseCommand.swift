@@ -90,26 +90,30 @@ enum DiscoveryErrors {
 enum InstanceCollector {
     /// Every instance reported until the browse settles or `timeout` passes, deduplicated by name and address.
     static func collect(_ discovery: RPCServiceDiscovery, timeout: Duration) async throws -> [RPCDiscoveredInstance] {
-        try await withThrowingTaskGroup(of: [RPCDiscoveredInstance]?.self) { group in
-            group.addTask {
-                var current: [String: RPCDiscoveredInstance] = [:]
-                for try await event in discovery {
-                    switch event {
-                    case .appeared(let instance), .updated(let instance): current[key(instance)] = instance
-                    case .disappeared(let instance): current[key(instance)] = nil
-                    case .settled: return sorted(Array(current.values))
-                    }
+        try await firstResult(within: timeout) {
+            var current: [String: RPCDiscoveredInstance] = [:]
+            for try await event in discovery {
+                switch event {
+                case .appeared(let instance), .updated(let instance): current[key(instance)] = instance
+                case .disappeared(let instance): current[key(instance)] = nil
+                case .settled: return sorted(Array(current.values))
                 }
-                return sorted(Array(current.values))
             }
+            return sorted(Array(current.values))
+        } ?? []
+    }
+
+    /// What `body` returns, or nil when `timeout` passes first (then `body` is cancelled, which stops browsing).
+    static func firstResult<T: Sendable>(within timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 return nil
             }
-            // The first to finish wins: the browse settling, or the deadline (then nothing more is waited for).
             let first = try await group.next() ?? nil
             group.cancelAll()
-            return first ?? []
+            return first
         }
     }
 

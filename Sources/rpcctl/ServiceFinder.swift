@@ -36,28 +36,19 @@ enum ServiceFinder {
     }
 
     static func find(service: String, api: String?, timeout: Duration) async throws -> RPCDiscoveredInstance {
-        let candidates = try await withThrowingTaskGroup(of: [RPCDiscoveredInstance]?.self) { group in
-            group.addTask {
-                var seen: [String: RPCDiscoveredInstance] = [:]
-                for try await event in RPCServiceDiscovery(service: service) {
-                    switch event {
-                    case .appeared(let instance), .updated(let instance):
-                        seen[InstanceCollector.key(instance)] = instance
-                        if !instance.isIPv6, matches(instance, api: api) { return [instance] }
-                    case .disappeared(let instance): seen[InstanceCollector.key(instance)] = nil
-                    case .settled: return Array(seen.values)
-                    }
+        let candidates = try await InstanceCollector.firstResult(within: timeout) { () async throws -> [RPCDiscoveredInstance] in
+            var seen: [String: RPCDiscoveredInstance] = [:]
+            for try await event in RPCServiceDiscovery(service: service) {
+                switch event {
+                case .appeared(let instance), .updated(let instance):
+                    seen[InstanceCollector.key(instance)] = instance
+                    if !instance.isIPv6, matches(instance, api: api) { return [instance] }
+                case .disappeared(let instance): seen[InstanceCollector.key(instance)] = nil
+                case .settled: return Array(seen.values)
                 }
-                return Array(seen.values)
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
-            }
-            let first = try await group.next() ?? nil
-            group.cancelAll()
-            return first ?? []
-        }
+            return Array(seen.values)
+        } ?? []
         return try choose(from: candidates, service: service, api: api)
     }
 }

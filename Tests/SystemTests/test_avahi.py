@@ -195,7 +195,9 @@ class NoSystemBusTests(AvahiTestCase):
 
 
 class RobustnessTests(AvahiTestCase):
-    def test_avahi_daemon_restart_publishes_everything_again(self):
+    def advertise_and_watch(self):
+        """Avahi on both hosts, rpcd on a, a running avahi-browse on b that has seen every example service.
+        Returns rpcd, the browse, and the instance names expected."""
         self.a.start_avahi()
         self.b.start_avahi()
         rpcd = self.start_rpcd(self.a)
@@ -203,6 +205,10 @@ class RobustnessTests(AvahiTestCase):
         self.addCleanup(watch.close)
         expected = {f"{service} on a" for service in EXAMPLE_SERVICES}
         wait_for(lambda: set(watch.seen_since(0)) >= expected, WAIT, what="the first announcement")
+        return rpcd, watch, expected
+
+    def test_avahi_daemon_restart_publishes_everything_again(self):
+        rpcd, watch, expected = self.advertise_and_watch()
 
         stopped = time.monotonic()
         self.a.stop_avahi()
@@ -285,13 +291,7 @@ class RobustnessTests(AvahiTestCase):
         self.assertIn("Advertisement withdrawn", netns.read(rpcd.log_path))
 
     def test_stop_withdraws_every_record(self):
-        self.a.start_avahi()
-        self.b.start_avahi()
-        rpcd = self.start_rpcd(self.a)
-        watch = netns.StreamingBrowse(self.b, "_rpcd._tcp")
-        self.addCleanup(watch.close)
-        expected = {f"{service} on a" for service in EXAMPLE_SERVICES}
-        wait_for(lambda: set(watch.seen_since(0)) >= expected, WAIT, what="the announcement")
+        rpcd, watch, expected = self.advertise_and_watch()
         stopping = time.monotonic()
         rpcd.send_signal(signal.SIGTERM)
         self.assertEqual(rpcd.wait(timeout=WAIT), 0)
