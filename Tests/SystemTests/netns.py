@@ -232,6 +232,8 @@ class Lab:
             raise ValueError("a lab is two hosts joined by one veth pair")
         for name in self.names:
             netns = f"{self.prefix}-{name}"
+            # A namespace of this name can only be left over from a killed run of a process with our pid.
+            run(["ip", "netns", "del", netns], check=False)
             run(["ip", "netns", "add", netns])
             self.netns.append(netns)
             run(["ip", "-n", netns, "link", "set", "lo", "up"])

@@ -62,7 +62,8 @@ class AvahiTestCase(unittest.TestCase):
 
     def _cleanup(self):
         self.lab.close()
-        if any(error for _, error in (self._outcome.errors if hasattr(self._outcome, "errors") else [])):
+        # Keep the daemons' logs of a failed test for the post-mortem.
+        if not getattr(self._outcome, "success", True):
             print(f"\nlogs kept in {self.directory}", file=sys.stderr)
         else:
             shutil.rmtree(self.directory, ignore_errors=True)
