@@ -348,42 +348,51 @@ def parse_txt(field):
     return items
 
 
-class StreamingBrowse:
-    """`avahi-browse -rp TYPE` left running on a host; every resolved ("=") and removed ("-") line is kept
-    with the monotonic time it arrived, to time how fast records come and go."""
+class LineStream:
+    """A command left running on a host whose output lines are kept with the monotonic time each arrived."""
 
-    def __init__(self, host, type_):
-        self.events = []
+    def __init__(self, host, command):
+        self.lines = []
         self.lock = threading.Lock()
-        self.process = subprocess.Popen(host.enter(["stdbuf", "-oL", "avahi-browse", "-rp", "--no-db-lookup", type_]),
-                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(host.enter(command), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True, start_new_session=True)
         host.processes.append(self.process)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     def _read(self):
         for line in self.process.stdout:
-            stamp = time.monotonic()
-            fields = split_parsable(line.rstrip("\n"))
-            if len(fields) >= 4 and fields[0] in ("=", "-"):
-                with self.lock:
-                    self.events.append((stamp, fields[0], fields[3]))
+            with self.lock:
+                self.lines.append((time.monotonic(), line.rstrip("\n")))
 
-    def seen_since(self, since):
-        """Instance names resolved at or after `since`, with the time each was first resolved."""
-        first = {}
+    def since(self, start):
         with self.lock:
-            for stamp, kind, name in self.events:
-                if kind == "=" and stamp >= since and name not in first:
-                    first[name] = stamp
-        return first
-
-    def removed_since(self, since):
-        with self.lock:
-            return {name for stamp, kind, name in self.events if kind == "-" and stamp >= since}
+            return [(stamp, line) for stamp, line in self.lines if stamp >= start]
 
     def close(self):
         stop(self.process)
         self.thread.join(timeout=5)
         self.process.stdout.close()
+
+
+class StreamingBrowse(LineStream):
+    """`avahi-browse -rp TYPE` left running on a host, to time how fast records come ("=") and go ("-")."""
+
+    def __init__(self, host, type_):
+        super().__init__(host, ["stdbuf", "-oL", "avahi-browse", "-rp", "--no-db-lookup", type_])
+
+    def _events(self, since, kind):
+        for stamp, line in self.since(since):
+            fields = split_parsable(line)
+            if len(fields) >= 4 and fields[0] == kind:
+                yield stamp, fields[3]
+
+    def seen_since(self, since):
+        """Instance names resolved at or after `since`, with the time each was first resolved."""
+        first = {}
+        for stamp, name in self._events(since, "="):
+            first.setdefault(name, stamp)
+        return first
+
+    def removed_since(self, since):
+        return {name for _, name in self._events(since, "-")}

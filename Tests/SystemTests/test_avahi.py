@@ -281,6 +281,9 @@ class RobustnessTests(AvahiTestCase):
         os.remove(os.path.join(handlers, "echo.conf"))
         write(handlers, "sysinfo.conf", "[Handler]\nModule=sysinfo\n")
         write(handlers, "calc.conf", "[Handler]\nModule=echo\nService=calc\n")
+        watch = netns.LineStream(self.b, [os.path.join(BIN, "rpcctl"), "browse", "--watch", "--json"])
+        self.addCleanup(watch.close)
+        wait_for(lambda: len(self.watch_events(watch, "appeared")) == 2, WAIT, what="rpcctl browse --watch to list 2")
         rpcd.send_signal(signal.SIGHUP)
         after = self.browse_until(
             self.b, "_rpcd._tcp",
@@ -290,9 +293,26 @@ class RobustnessTests(AvahiTestCase):
         self.assertEqual(self.names(after), {"calc on a", "sysinfo on a"})
         self.assertIn("Advertisement updated", netns.read(rpcd.log_path), "calc's TXT changed in place")
         self.assertIn("Advertisement withdrawn", netns.read(rpcd.log_path))
+        # The same changes as RPCDiscovery reports them: echo gone, sysinfo new, calc updated in place.
+        wait_for(lambda: self.watch_events(watch, "updated"), WAIT, what="rpcctl browse --watch to see calc change")
+        self.assertEqual({e["service"] for e in self.watch_events(watch, "disappeared")}, {"echo"})
+        self.assertEqual({e["service"] for e in self.watch_events(watch, "appeared")}, {"calc", "echo", "sysinfo"})
+        updated = self.watch_events(watch, "updated")
+        self.assertEqual({e["service"] for e in updated}, {"calc"})
+        self.assertNotEqual(updated[-1]["fingerprint"], calc_fp)
+
+    @staticmethod
+    def watch_events(watch, kind):
+        """The events of `rpcctl browse --watch --json` so far, of one kind."""
+        events = [json.loads(line) for _, line in watch.since(0) if line.startswith("{")]
+        return [event for event in events if event.get("event") == kind]
 
     def test_stop_withdraws_every_record(self):
         rpcd, watch, expected = self.advertise_and_watch()
+        rpcctl_watch = netns.LineStream(self.b, [os.path.join(BIN, "rpcctl"), "browse", "--watch", "--json"])
+        self.addCleanup(rpcctl_watch.close)
+        wait_for(lambda: len(self.watch_events(rpcctl_watch, "appeared")) == len(expected), WAIT,
+                 what="rpcctl browse --watch to list every service")
         stopping = time.monotonic()
         rpcd.send_signal(signal.SIGTERM)
         self.assertEqual(rpcd.wait(timeout=WAIT), 0)
@@ -301,6 +321,8 @@ class RobustnessTests(AvahiTestCase):
         self.assertIsNotNone(self.a.avahi)
         self.assertIsNone(self.a.avahi.poll())
         self.assertEqual(self.b.browse("_rpcd._tcp"), [])
+        wait_for(lambda: {e["name"] for e in self.watch_events(rpcctl_watch, "disappeared")} == expected, WAIT,
+                 what="rpcctl browse --watch to report every service gone")
 
 
 def write(directory, name, text):
