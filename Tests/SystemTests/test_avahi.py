@@ -156,6 +156,14 @@ class DiscoveryTests(AvahiTestCase):
         self.assertIn(fingerprint, refused.stderr)
         self.assertEqual(refused.stdout, "")
 
+        # --api with --address checks rpc.discover's fingerprint before calling.
+        address = f"{self.a.address}:{PORT}"
+        refused = self.rpcctl(self.b, "call", "--address", address, "--api", "0123456789abcdef", "calc.add", "1", "2")
+        self.assertEqual(refused.returncode, 65, refused.stderr)
+        self.assertIn(f"fingerprint {fingerprint}", refused.stderr)
+        call = self.rpcctl(self.b, "call", "--address", address, "--api", fingerprint.upper(), "calc.add", "1", "2")
+        self.assertEqual((call.returncode, call.stdout.strip()), (0, "3"), call.stderr)
+
         missing = self.rpcctl(self.b, "call", "-s", "nosuch", "nosuch.x", "--timeout", "5")
         self.assertEqual(missing.returncode, 69, missing.stderr)
         self.assertIn("no instance of service 'nosuch'", missing.stderr)
