@@ -185,6 +185,23 @@ class DiscoveryTests(AvahiTestCase):
                           "the services once avahi-daemon runs")
 
 
+class AvahiSettingsTests(AvahiTestCase):
+    def test_interfaces_protocols_and_enabled(self):
+        self.a.start_avahi()
+        self.b.start_avahi()
+        off = self.start_rpcd(self.a, port=PORT + 4, avahi_section="Enabled=no\n")
+        nowhere = self.start_rpcd(self.a, port=PORT + 2, avahi_section="Interfaces=nosuch0\nInstanceName=%s elsewhere\n")
+        self.start_rpcd(self.a, avahi_section="Interfaces=veth0\nProtocols=ipv4\nInstanceName=%s via veth0\n")
+        found = self.browse_until(self.b, "_rpcd._tcp", lambda found: self.services(found) == EXAMPLE_SERVICES,
+                                  "the services of the rpcd restricted to veth0 and IPv4")
+        # The other two started first and would have been announced by now: only the third one is.
+        self.assertEqual({i["port"] for i in found}, {PORT})
+        self.assertEqual({i["protocol"] for i in found}, {"IPv4"})
+        self.assertEqual(self.names(found), {f"{service} via veth0" for service in EXAMPLE_SERVICES})
+        self.assertIn("Interface not found; not advertising on it", netns.read(nowhere.log_path))
+        self.assertIn("DNS-SD advertising is off", netns.read(off.log_path))
+
+
 class NoSystemBusTests(AvahiTestCase):
     without_dbus = ("a",)
 
