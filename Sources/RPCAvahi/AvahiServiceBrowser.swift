@@ -166,11 +166,18 @@ public final class AvahiServiceBrowser: @unchecked Sendable {
         var interfaceName: String?
         var nameBuffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
         if interface >= 0, if_indextoname(UInt32(interface), &nameBuffer) != nil {
-            interfaceName = String(cString: nameBuffer)
+            interfaceName = Self.string(nameBuffer)
         }
         handler(.resolved(Resolution(
-            key: key, hostName: hostName ?? "", address: String(cString: text), interfaceName: interfaceName, port: Int(port),
+            key: key, hostName: hostName ?? "", address: Self.string(text), interfaceName: interfaceName, port: Int(port),
             txt: AvahiTXT.strings(txt), isLocal: flags.rawValue & AVAHI_LOOKUP_RESULT_LOCAL.rawValue != 0)))
+    }
+}
+
+extension AvahiServiceBrowser {
+    /// The text of a NUL-terminated C buffer.
+    fileprivate static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 
