@@ -326,6 +326,10 @@ class RobustnessTests(AvahiTestCase):
         self.assertEqual({e["service"] for e in updated}, {"calc"})
         self.assertNotEqual(updated[-1]["fingerprint"], calc_fp)
 
+    def open_connections(self, address):
+        info = self.rpcctl(self.b, "info", "--json", "--address", address)
+        return json.loads(info.stdout)["connections"]["open"] if info.returncode == 0 else 0
+
     @staticmethod
     def watch_events(watch, kind):
         """The events of `rpcctl browse --watch --json` so far, of one kind."""
@@ -338,11 +342,21 @@ class RobustnessTests(AvahiTestCase):
         self.addCleanup(rpcctl_watch.close)
         wait_for(lambda: len(self.watch_events(rpcctl_watch, "appeared")) == len(expected), WAIT,
                  what="rpcctl browse --watch to list every service")
+        # A call in flight keeps rpcd draining for seconds after SIGTERM. The records must go during that
+        # time, while rpcd still runs: withdrawn by rpcd itself, not by avahi-daemon noticing that its D-Bus
+        # client has gone.
+        address = f"{self.a.address}:{PORT}"
+        slow = netns.LineStream(self.b, [os.path.join(BIN, "rpcctl"), "call", "demo.sleep", "ms=4000",
+                                         "--address", address])
+        self.addCleanup(slow.close)
+        wait_for(lambda: self.open_connections(address) >= 2, WAIT, what="the slow call to be in flight")
         stopping = time.monotonic()
         rpcd.send_signal(signal.SIGTERM)
-        self.assertEqual(rpcd.wait(timeout=WAIT), 0)
-        # avahi-daemon on a still runs: the goodbyes came from rpcd withdrawing its records.
         wait_for(lambda: watch.removed_since(stopping) >= expected, WAIT, what="every record to be withdrawn")
+        self.assertIsNone(rpcd.poll(), "the records went before rpcd finished its calls and exited")
+        self.assertEqual(rpcd.wait(timeout=WAIT), 0)
+        wait_for(lambda: slow.since(0), WAIT, what="the slow call's answer")
+        self.assertEqual(slow.since(0)[-1][1], '"done"', "the call in flight was answered")
         self.assertIsNotNone(self.a.avahi)
         self.assertIsNone(self.a.avahi.poll())
         self.assertEqual(self.b.browse("_rpcd._tcp"), [])
