@@ -70,10 +70,11 @@ class AvahiTestCase(unittest.TestCase):
 
     # -- helpers --
 
-    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section=""):
+    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section="", extra_listen=()):
         config = os.path.join(host.directory, f"rpcd-{port}.conf")
         with open(config, "w") as file:
             file.write(f"[Server]\nListen=0.0.0.0:{port}\nListen=127.0.0.1:{port + 1}\nLogLevel=info\n")
+            file.writelines(f"Listen={address}\n" for address in extra_listen)
             if avahi_section:
                 file.write("[Avahi]\n" + avahi_section)
         process = host.spawn([os.path.join(BIN, "rpcd"), "--config", config, "--handlers-dir", handlers,
@@ -200,6 +201,16 @@ class AvahiSettingsTests(AvahiTestCase):
         self.assertEqual(self.names(found), {f"{service} via veth0" for service in EXAMPLE_SERVICES})
         self.assertIn("Interface not found; not advertising on it", netns.read(nowhere.log_path))
         self.assertIn("DNS-SD advertising is off", netns.read(off.log_path))
+
+
+    def test_each_reachable_port_gets_its_own_instance(self):
+        self.a.start_avahi()
+        self.b.start_avahi()
+        self.start_rpcd(self.a, extra_listen=[f"{self.a.address}:{PORT + 2}"])
+        found = self.browse_until(self.b, "_calc._sub._rpcd._tcp", lambda found: len(found) == 2, "calc on both ports")
+        self.assertEqual({(i["name"], i["port"]) for i in found}, {("calc on a", PORT), (f"calc on a ({PORT + 2})", PORT + 2)})
+        call = self.rpcctl(self.b, "call", "--address", f"{self.a.address}:{PORT + 2}", "calc.add", "1", "1")
+        self.assertEqual(call.stdout.strip(), "2", call.stderr)
 
 
 class NoSystemBusTests(AvahiTestCase):
