@@ -18,7 +18,7 @@ UNITDIR ?= $(LIBDIR)/systemd/system
 MANDIR = $(PREFIX)/share/man
 MODULES := echo calc kv sysinfo
 
-.PHONY: all deps build release run test test-swift test-python test-system install bench clean
+.PHONY: all deps build release run test test-swift test-python test-system test-avahi install bench clean
 
 all: build
 
@@ -38,7 +38,7 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python test-system
+	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -51,7 +51,7 @@ test-python:
 # rpcd under a real systemd, booted in its own namespaces (Tests/SystemTests/README.md). Needs root; installs
 # the debug build into a staging directory that only the test's mount namespace sees.
 test-system:
-	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_*.py'
+	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_systemd.py'
 
 install: deps
 ifeq ($(BUILD),release)
@@ -80,6 +80,11 @@ endif
 		journalctl --update-catalog && systemctl daemon-reload 2>/dev/null || true; \
 		echo "installed; start with: systemctl enable --now rpcd.socket rpcd.service"; \
 	fi
+
+# DNS-SD advertising and discovery against real avahi-daemons, each in a network namespace of its own
+# (Tests/SystemTests/netns.py); needs root. Nothing is sent on the machine's own interfaces.
+test-avahi:
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_avahi.py'
 
 bench: deps
 	bench/run.sh

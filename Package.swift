@@ -4,6 +4,7 @@
 // the JSON-RPC model and router never see sockets, systemd or Avahi.
 //
 //   RPCJSON     JSON scanning, values and string escaping (no dependencies)
+//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout (no dependencies)
 //   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
 //   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
 //   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
@@ -16,6 +17,9 @@
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
 //               the journald and console log handlers; the only Swift target that imports CSystemd
 //   RPCClient   a pipelining client over the same wire format
+//   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
+//   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
+//   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
 import PackageDescription
@@ -44,6 +48,7 @@ let package = Package(
     ],
     targets: [
         .target(name: "RPCJSON"),
+        .target(name: "RPCDNSSD"),
         .target(
             name: "RPCWire",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]
@@ -62,7 +67,7 @@ let package = Package(
         ),
         .target(
             name: "RPCConfig",
-            dependencies: ["RPCWire"]
+            dependencies: ["RPCWire", "RPCDNSSD"]
         ),
         .target(
             name: "RPCServer",
@@ -112,10 +117,20 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        .target(
+            name: "RPCAvahi",
+            dependencies: [
+                "CAvahi", "RPCDNSSD", "RPCCore",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD"]),
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd",
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -125,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "rpcctl",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCWire",
+                "RPCClient", "RPCJSON", "RPCWire", "RPCDiscovery", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -142,6 +157,16 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
+        .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
+        .testTarget(
+            name: "RPCAvahiTests",
+            dependencies: [
+                "RPCAvahi", "CAvahi", "RPCDNSSD",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(
             name: "RPCWireTests",
             dependencies: [
@@ -164,7 +189,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig"]),
+        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
         .testTarget(
             name: "RPCModulesTests",

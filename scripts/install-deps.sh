@@ -13,18 +13,63 @@ packages=(
     systemd        # the system tests boot a real systemd in namespaces; systemd-analyze verify/security
     util-linux     # unshare and nsenter for the system tests
     iproute2       # ip: the system tests bring up loopback in their network namespace
+    # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
+    # daemon, its bus, the browse tools and the network-namespace tools they run in.
+    libavahi-client-dev
+    avahi-daemon
+    avahi-utils
+    dbus
 )
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    # avahi-daemon and dbus are services: their maintainer scripts must not start them on this host (the
+    # tests run their own copies inside network namespaces only). invoke-rc.d asks policy-rc.d, and exit
+    # status 101 means "action forbidden". Put one in place for the install unless one already exists.
+    policy=/usr/sbin/policy-rc.d
+    created_policy=""
+    if [ ! -e "$policy" ]; then
+        printf '#!/bin/sh\n# Temporary, from rpcd scripts/install-deps.sh: start no services.\nexit 101\n' | $sudo tee "$policy" >/dev/null
+        $sudo chmod 755 "$policy"
+        created_policy=1
+    fi
+    restore_policy() { if [ -n "$created_policy" ]; then $sudo rm -f "$policy"; fi; }
+    trap restore_policy EXIT
     echo "installing: ${missing[*]}"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    restore_policy
+    created_policy=""
+    trap - EXIT
+fi
+
+# Whatever the policy said, no avahi-daemon may run in this host's network namespace: it would announce
+# this machine on its real networks. Stop any that runs here (the tests' daemons live in other network
+# namespaces and are left alone).
+host_netns=$(readlink /proc/self/ns/net)
+for pid in $(pgrep -x avahi-daemon || true); do
+    if [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$host_netns" ]; then
+        echo "stopping avahi-daemon (pid $pid) running in the host's network namespace" >&2
+        $sudo kill "$pid" 2>/dev/null || true
+    fi
+done
+for _ in $(seq 50); do
+    running=""
+    for pid in $(pgrep -x avahi-daemon || true); do
+        [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$host_netns" ] && running=1
+    done
+    [ -z "$running" ] && break
+    sleep 0.1
+done
+if [ -n "${running:-}" ]; then
+    echo "error: an avahi-daemon keeps running in the host's network namespace; stop it (systemctl disable --now avahi-daemon)" >&2
+    exit 1
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then

@@ -39,6 +39,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// `[Server] ShutdownGracePeriod=`: how long a stop waits for calls in flight before closing
     /// connections anyway. Must stay below the unit's `TimeoutStopSec=`.
     public var shutdownGracePeriod: Duration
+    /// `[Avahi]`: DNS-SD advertising.
+    public var avahi: AvahiSettings
 
     /// The allowed ranges, for checking values that come from elsewhere (such as the command line).
     public enum Limits {
@@ -65,7 +67,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         logLevel: LogLevelSetting = .info,
         logCalls: Bool = false,
         slowCallThreshold: Duration? = .seconds(1),
-        shutdownGracePeriod: Duration = .seconds(10)
+        shutdownGracePeriod: Duration = .seconds(10),
+        avahi: AvahiSettings = AvahiSettings()
     ) {
         self.listen = listen
         self.threads = threads
@@ -79,6 +82,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.logCalls = logCalls
         self.slowCallThreshold = slowCallThreshold
         self.shutdownGracePeriod = shutdownGracePeriod
+        self.avahi = avahi
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
@@ -88,7 +92,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection])
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.

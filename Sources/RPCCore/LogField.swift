@@ -26,4 +26,6 @@ public enum LogField {
     public static let handler = "rpcd_handler"
     /// The journal's own `MESSAGE_ID` field: one of `LogMessageID`'s ids, on lifecycle entries only.
     public static let messageID = "message_id"
+    /// A DNS-SD instance name as advertised (`calc on build-7`).
+    public static let instance = "rpcd_instance"
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import RPCClient
+import RPCDNSSD
+import RPCDiscovery
 import RPCJSON
+import RPCWire
 
 struct CallCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -14,6 +17,14 @@ struct CallCommand: AsyncParsableCommand {
               rpcctl call demo.add a=1 b=2
               rpcctl call demo.add 1 2
               rpcctl call demo.echo --params '{"list":[1,2],"flag":true}'
+
+            With -s/--service SERVICE, rpcctl finds an instance of SERVICE on the local network by DNS-SD \
+            (through avahi-daemon) instead of using --address; METHOD may then omit the service (add for \
+            calc.add). --api FINGERPRINT refuses to call an instance whose interface fingerprint differs \
+            (exit status 65), found by discovery or, with --address, checked with rpc.discover first.
+
+              rpcctl call -s calc calc.add 1 2
+              rpcctl call -s calc --api 3b0e51d7c4a1f2e9 add 1 2
             """)
 
     @Argument(help: "The method, as SERVICE.METHOD.")
@@ -25,10 +36,36 @@ struct CallCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Params as a JSON array or object (instead of ARGs).", valueName: "json"))
     var params: String?
 
+    @Option(
+        name: [.short, .customLong("service")],
+        help: ArgumentHelp("Find an instance of SERVICE by DNS-SD and call it (instead of --address).", valueName: "service"))
+    var service: String?
+
+    @Option(
+        name: .customLong("api"),
+        help: ArgumentHelp("Only call an instance whose interface fingerprint is FINGERPRINT.", valueName: "fingerprint"))
+    var api: String?
+
     @OptionGroup var options: ClientOptions
 
     func validate() throws {
         _ = try resolvedParams()
+        if let service {
+            do { try DNSSDName.validateServiceName(service) } catch { throw ValidationError("--service: \(error)") }
+            guard options.address == nil else { throw ValidationError("--service and --address cannot be combined") }
+            if method.contains("."), !method.hasPrefix(service + ".") {
+                throw ValidationError("method '\(method)' is not a method of service '\(service)' (--service)")
+            }
+        }
+        if let api, api.count != 16 || !api.allSatisfy(\.isHexDigit) {
+            throw ValidationError("--api takes an interface fingerprint: 16 hex digits, as rpcctl browse and rpcctl list show")
+        }
+    }
+
+    /// The full method name: with --service, a bare METHOD is SERVICE.METHOD.
+    var fullMethod: String {
+        guard let service, !method.contains(".") else { return method }
+        return service + "." + method
     }
 
     func resolvedParams() throws -> JSONValue? {
@@ -46,7 +83,35 @@ struct CallCommand: AsyncParsableCommand {
     func run() async throws {
         let params = try resolvedParams()
         let timeout = options.timeoutDuration
-        let result = try await options.withClient(method: method) { client throws(RPCClientError) in
+        let method = fullMethod
+        var endpoint: RPCEndpoint?
+        if let service {
+            let instance = try await DiscoveryErrors.reporting(service: service) { () async throws -> RPCDiscoveredInstance in
+                do {
+                    return try await ServiceFinder.find(service: service, api: api, timeout: timeout)
+                } catch let failure as ServiceFinder.Failure {
+                    Terminal.error(failure.description)
+                    if case .incompatible = failure { throw ExitStatus.incompatible }
+                    throw ExitStatus.unavailable
+                }
+            }
+            endpoint = .tcp(host: instance.address, port: instance.port)
+        }
+        if let api, endpoint == nil {
+            // With --address, --api is checked against the server's own description before calling.
+            let serviceName = String(method.prefix { $0 != "." })
+            let document = try await options.withClient(method: "rpc.discover") { client throws(RPCClientError) in
+                try await client.call("rpc.discover", timeout: timeout)
+            }
+            let fingerprint = ServiceListing.services(in: document).first { $0.name == serviceName }?.fingerprint
+            guard fingerprint?.lowercased() == api.lowercased() else {
+                Terminal.error(
+                    "incompatible interface: --api \(api) asks for another interface of '\(serviceName)' than the server "
+                        + "offers (\(fingerprint.map { "fingerprint \($0)" } ?? "no such service")); not calling it")
+                throw ExitStatus.incompatible
+            }
+        }
+        let result = try await options.withClient(method: method, endpoint: endpoint) { client throws(RPCClientError) in
             try await client.call(method, params: params, timeout: timeout)
         }
         print(options.json ? result.jsonText : result.prettyPrinted())

@@ -35,11 +35,12 @@ struct ClientOptions: ParsableArguments {
         }
     }
 
-    /// Connects, runs `body`, closes; every client error is reported (see `report`) and becomes an exit status.
+    /// Connects (to `endpoint`, else to `endpoint()`), runs `body`, closes; every client error is reported (see
+    /// `report`) and becomes an exit status.
     func withClient<Value>(
-        method: String? = nil, _ body: (RPCClient) async throws(RPCClientError) -> Value
+        method: String? = nil, endpoint chosen: RPCEndpoint? = nil, _ body: (RPCClient) async throws(RPCClientError) -> Value
     ) async throws -> Value {
-        let endpoint = try endpoint()
+        let endpoint = try chosen ?? endpoint()
         let client: RPCClient
         do {
             client = try await RPCClient.connect(to: endpoint, timeout: timeoutDuration)

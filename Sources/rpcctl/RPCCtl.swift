@@ -10,11 +10,13 @@ struct RPCCtl: AsyncParsableCommand {
             ADDRESS is HOST:PORT, [IPV6]:PORT or an absolute Unix socket path. Without --address, rpcctl uses \
             $RPCD_ADDRESS, else /run/rpcd/rpcd.sock if that socket exists, else 127.0.0.1:7390.
 
-            Exit status: 0 success; 1 the server answered with an error; 64 usage error; 69 cannot connect; \
+            Exit status: 0 success; 1 the server answered with an error; 64 usage error; 65 --api does not match; \
+            69 cannot connect or no instance found; \
             75 timed out; 76 the connection broke or the reply was not valid JSON-RPC. Guide: docs/RPCCTL.md.
             """,
         subcommands: [
-            CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self, BenchCommand.self,
+            CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self,
+            BrowseCommand.self, BenchCommand.self,
         ])
 
     /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.

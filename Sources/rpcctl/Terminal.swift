@@ -45,7 +45,9 @@ enum Terminal {
 enum ExitStatus {
     /// The server answered with a JSON-RPC error (or a benchmark failed).
     static let remoteError = ExitCode(1)
-    /// EX_UNAVAILABLE: cannot connect.
+    /// EX_DATAERR: `--api` and the service's interface fingerprint differ; nothing was called.
+    static let incompatible = ExitCode(65)
+    /// EX_UNAVAILABLE: cannot connect (or no instance of the service was found).
     static let unavailable = ExitCode(69)
     /// EX_TEMPFAIL: no reply in time.
     static let timedOut = ExitCode(75)

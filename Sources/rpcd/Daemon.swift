@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCAvahi
 import RPCConfig
 import RPCCore
 import RPCModules
@@ -58,6 +59,8 @@ struct Daemon {
                 metadata: ["rpcd_sockets": "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners.count })
+        let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
+        advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
@@ -71,6 +74,7 @@ struct Daemon {
             guard !endpoints.isEmpty else {
                 throw DaemonStartError("nothing to listen on: Listen= is empty and systemd passed no sockets")
             }
+            advertising.listenersBound(endpoints)
             notifier.send(.ready, .status(status.text()))
             logger.notice(
                 "Started",
@@ -82,14 +86,17 @@ struct Daemon {
 
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,
-            logLevel: logLevel, notifier: notifier, status: status, logger: logger)
+            logLevel: logLevel, notifier: notifier, status: status, logger: logger,
+            didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]
         if let interval = try WatchdogService.configuredInterval() {
             let watchdog = WatchdogService(
                 interval: interval, notifier: notifier, probe: LivenessProbe(group: group, pool: pool), logger: logger)
             services.append(.init(service: watchdog))
         }
-        // Last, so that it is the first to hear of shutdown and says STOPPING=1 before anything stops.
+        // Shutdown runs in reverse: STOPPING=1 goes out first, then every DNS-SD record is withdrawn, and only
+        // then do the listeners close, so no client is sent to a port that is about to go away.
+        services.append(.init(service: advertising))
         services.append(.init(service: NotifyStatusService(notifier: notifier, status: { status.text() })))
 
         let serviceGroup = ServiceGroup(

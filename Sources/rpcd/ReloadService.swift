@@ -22,6 +22,8 @@ struct ReloadService: Service, CustomStringConvertible {
     let notifier: any ServiceNotifier
     let status: DaemonStatus
     let logger: Logger
+    /// Told about each generation that now serves (the DNS-SD publisher updates its records).
+    var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
 
     /// What swift-service-lifecycle logs for this service (the default would print every stored property).
     var description: String { "ReloadService" }
@@ -49,6 +51,7 @@ struct ReloadService: Service, CustomStringConvertible {
             router.replaceRegistry(
                 try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable))
             host.commit(generation)
+            didReload(generation)
             if let problem = generation.problems.last { router.statistics.recordError(problem) }
             logger.notice(
                 "Reloaded",

@@ -22,6 +22,12 @@ final class RenderTests: XCTestCase {
             SlowCallThreshold=1s
             ShutdownGracePeriod=10s
 
+            [Avahi]
+            Enabled=yes
+            InstanceName=%s on %h
+            Interfaces=
+            Protocols=any
+
             """)
     }
 

@@ -1,0 +1,77 @@
+/// The naming rules of DNS-SD (RFC 6763) and of service names (RFC 6335), as pure functions.
+///
+/// Avahi checks that a service type is made of DNS labels but not RFC 6335's length and character rules, so
+/// rpcd checks them itself before anything reaches the daemon. Nothing here touches the network.
+public enum DNSSDName {
+    /// The longest DNS label, in bytes (RFC 1035 §2.3.4); an instance name is one label.
+    public static let maxLabelBytes = 63
+
+    /// The rule `validateServiceName` enforces, phrased for error messages.
+    public static let serviceNameRule =
+        "1 to 15 letters, digits and hyphens, with at least one letter, not starting or ending with a hyphen and without two hyphens in a row (RFC 6335)"
+
+    /// Checks an RFC 6335 §5.1 service name (`rpcd`, `calc`): 1–15 characters of `A-Z a-z 0-9 -`, at least
+    /// one letter, no hyphen at either end or next to another.
+    public static func validateServiceName(_ name: String) throws(DNSSDNameError) {
+        let bytes = Array(name.utf8)
+        func fail(_ why: String) -> DNSSDNameError { DNSSDNameError(name: name, problem: "\(why); expected \(serviceNameRule)") }
+        guard !bytes.isEmpty else { throw fail("empty service name") }
+        guard bytes.count <= 15 else { throw fail("\(bytes.count) characters is too long") }
+        let hyphen = UInt8(ascii: "-")
+        var previous: UInt8 = 0
+        var letters = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): letters += 1
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): break
+            case hyphen where previous == hyphen: throw fail("two hyphens in a row")
+            case hyphen: break
+            default: throw fail("invalid character")
+            }
+            previous = byte
+        }
+        guard bytes.first != hyphen, bytes.last != hyphen else { throw fail("starts or ends with a hyphen") }
+        guard letters > 0 else { throw fail("no letter") }
+    }
+
+    /// `_NAME._tcp` (or `._udp`) after checking NAME.
+    public static func serviceType(_ name: String, transport: Transport = .tcp) throws(DNSSDNameError) -> String {
+        try validateServiceName(name)
+        return "_\(name)._\(transport.rawValue)"
+    }
+
+    /// The subtype `_SUB._sub.TYPE` (RFC 6763 §7.1), e.g. `_calc._sub._rpcd._tcp`. SUB follows the same rules
+    /// as a service name, so a subtype is exactly what a client can type.
+    public static func subtype(_ sub: String, of type: String) throws(DNSSDNameError) -> String {
+        try validateServiceName(sub)
+        return "_\(sub)._sub.\(type)"
+    }
+
+    /// `text` cut to at most `maxBytes` bytes of UTF-8 without splitting a character, with trailing blanks
+    /// removed (a name that ends in a space looks like a mistake).
+    public static func truncated(_ text: String, maxBytes: Int = maxLabelBytes) -> String {
+        guard text.utf8.count > maxBytes else { return text }
+        var result = ""
+        var used = 0
+        for character in text {
+            let size = character.utf8.count
+            guard used + size <= maxBytes else { break }
+            result.append(character)
+            used += size
+        }
+        while result.last == " " { result.removeLast() }
+        return result
+    }
+
+    public enum Transport: String, Sendable {
+        case tcp
+        case udp
+    }
+}
+
+/// A name that breaks DNS-SD's or RFC 6335's rules; the message quotes it and says what is allowed.
+public struct DNSSDNameError: Error, Hashable, Sendable, CustomStringConvertible {
+    public var name: String
+    public var problem: String
+    public var description: String { "invalid service name '\(name)': \(problem)" }
+}
