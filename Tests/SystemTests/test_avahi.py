@@ -283,8 +283,8 @@ class RobustnessTests(AvahiTestCase):
         self.assertEqual(by_name["calc on lab #2"]["address"], self.b.address)
         log = netns.read(second.log_path)
         self.assertIn("Instance name collision; using an alternative name", log)
-        self.assertIn("rpcd_instance=calc on lab #2", log)
-        self.assertIn("rpcd_instance_previous=calc on lab", log)
+        self.assertIn('rpcd_instance="calc on lab #2"', log)
+        self.assertIn('rpcd_instance_previous="calc on lab"', log)
 
     def test_same_instance_name_twice_on_one_host_takes_an_alternative(self):
         self.a.start_avahi()
@@ -298,7 +298,7 @@ class RobustnessTests(AvahiTestCase):
         self.assertEqual({(i["name"], i["port"]) for i in found}, {("calc on lab", PORT), ("calc on lab #2", PORT + 2)})
         log = netns.read(second.log_path)
         self.assertIn("rpcd_collision=local", log)
-        self.assertIn("rpcd_instance=calc on lab #2", log)
+        self.assertIn('rpcd_instance="calc on lab #2"', log)
 
     def test_reload_adds_removes_and_updates_records(self):
         self.a.start_avahi()
