@@ -162,6 +162,11 @@ final class ModuleServiceTests: XCTestCase {
         service.retire()
         XCTAssertEqual(deinitCount.pointee, before, "a call is in flight")
         XCTAssertEqual(try reply.futureResult.wait(), #"{"jsonrpc":"2.0","result":"late","id":1}"#)
+        // deinit runs on the module's answering thread once its reply is handed over, so it may come just
+        // after the reply reaches the loop: wait for it (earlier tests' deinits may still be counted first).
+        let waitForDeinit = unsafeBitCast(
+            try XCTUnwrap(dlsym(handle, "test_wait_for_deinit")), to: (@convention(c) (Int32) -> Int32).self)
+        while deinitCount.pointee <= before, waitForDeinit(30) == 0 {}
         XCTAssertTrue(service.isDeinitialized)
         XCTAssertEqual(deinitCount.pointee, before + 1)
         let late = try JSONValue(parsing: XCTUnwrap(call(service, request("ok"))))

@@ -10,9 +10,11 @@ enum TestModule {
 
     static let source = #"""
     #include <pthread.h>
+    #include <semaphore.h>
     #include <stdio.h>
     #include <stdlib.h>
     #include <string.h>
+    #include <time.h>
     #include <unistd.h>
     #include <rpcd_module.h>
 
@@ -27,6 +29,20 @@ enum TestModule {
     #endif
 
     int test_deinit_count = 0;
+
+    /* Posted by every deinit, which runs on whichever thread answered the last call: tests wait on it. */
+    static sem_t deinits;
+    static pthread_once_t deinits_once = PTHREAD_ONCE_INIT;
+    static void deinits_init(void) { sem_init(&deinits, 0, 0); }
+
+    /* Waits up to `seconds` for a deinit; 0 when there was one, -1 on timeout. */
+    int test_wait_for_deinit(int seconds) {
+        pthread_once(&deinits_once, deinits_init);
+        struct timespec deadline;
+        clock_gettime(CLOCK_REALTIME, &deadline);
+        deadline.tv_sec += seconds;
+        return sem_timedwait(&deinits, &deadline);
+    }
     static const rpcd_host *host;
 
     struct instance { rpcd_handler *handler; };
@@ -85,6 +101,8 @@ enum TestModule {
     static void deinit(void *instance) {
         free(instance);
         test_deinit_count++;
+        pthread_once(&deinits_once, deinits_init);
+        sem_post(&deinits);
     }
 
     static const rpcd_param later_params[] = {{"ms", "{\"type\":\"integer\"}", NULL, 0}};
