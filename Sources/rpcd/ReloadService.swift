@@ -42,8 +42,8 @@ struct ReloadService: Service, CustomStringConvertible {
             var fixed = settings
             fixed.logLevel = running.logLevel
             if fixed != running {
-                // Listeners, limits, threads and call logging are fixed when the daemon starts.
-                logger.warning("rpcd.conf changed; [Server] settings other than LogLevel= take effect at the next restart")
+                // Listeners, limits, threads, call logging and [Avahi] are fixed when the daemon starts.
+                logger.warning("rpcd.conf changed; [Server] and [Avahi] settings other than LogLevel= take effect at the next restart")
             }
             logLevel.level = Logger.Level(settings.logLevel)
             // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
