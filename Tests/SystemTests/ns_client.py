@@ -13,7 +13,9 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python"))
+# rpcd_client.py lies beside this file where the system tests stage it, in examples/python in a checkout.
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "examples", "python")]
 import rpcd_client  # noqa: E402
 
 

@@ -238,14 +238,19 @@ class SystemdNamespace:
             hostname rpcd-test
             ip link set lo up
             mount -t tmpfs -o mode=0755 tmpfs /run
+            # The stage may live under /tmp (a checkout there): reach it through /run before /tmp is covered.
+            mkdir -p /run/rpcd-systemtest-stage
+            mount --bind {stage} /run/rpcd-systemtest-stage
             mount -t tmpfs -o mode=1777 tmpfs /tmp
             # Inside the cgroup namespace a fresh mount shows only our own sub-cgroup.
             mount -t cgroup2 cgroup2 /sys/fs/cgroup
             mkdir -p /tmp/.overlay/etc/upper /tmp/.overlay/etc/work /tmp/.overlay/var/upper /tmp/.overlay/var/work
-            mount -t overlay overlay -o lowerdir={stage}/etc:/etc,upperdir=/tmp/.overlay/etc/upper,workdir=/tmp/.overlay/etc/work /etc
+            mount -t overlay overlay -o lowerdir=/run/rpcd-systemtest-stage/etc:/etc,upperdir=/tmp/.overlay/etc/upper,workdir=/tmp/.overlay/etc/work /etc
             mount -t overlay overlay -o lowerdir=/var,upperdir=/tmp/.overlay/var/upper,workdir=/tmp/.overlay/var/work /var
             if [ -d /var/log/journal ]; then mount -t tmpfs tmpfs /var/log/journal; fi
-            mount -t overlay overlay -o lowerdir={stage}/usr/local:/usr/local /usr/local
+            mount -t overlay overlay -o lowerdir=/run/rpcd-systemtest-stage/usr/local:/usr/local /usr/local
+            # The overlays hold on to their lower layers; the path itself is not needed any more.
+            umount -l /run/rpcd-systemtest-stage && rmdir /run/rpcd-systemtest-stage
             mkdir -p /run/systemd/system
             for unit in {masks}; do ln -sf /dev/null "/run/systemd/system/$unit"; done
             # What installing a package would do, inside: the user, the directories, the catalog.

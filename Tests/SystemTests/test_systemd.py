@@ -23,7 +23,10 @@ from systemd_namespace import SystemdNamespace
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.path.join(ROOT, ".build", "systemtest")
 STAGE = os.path.join(WORK, "stage")
-CLIENT = os.path.join(ROOT, "Tests", "SystemTests", "ns_client.py")
+# The client that runs inside the namespace travels in the staged tree: the checkout itself may be under /tmp,
+# which the namespace covers with its own tmpfs.
+CLIENT_SOURCE = os.path.join(ROOT, "Tests", "SystemTests", "ns_client.py")
+CLIENT = "/usr/local/libexec/rpcd-systemtest/ns_client.py"
 SOCKET = "/run/rpcd/rpcd.sock"
 DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
@@ -61,6 +64,10 @@ def setUpModule():
     subprocess.run(
         ["make", "--no-print-directory", "-s", "install", "BUILD=debug", f"DESTDIR={STAGE}", "PREFIX=/usr/local"],
         cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    staged_client = STAGE + CLIENT
+    os.makedirs(os.path.dirname(staged_client), exist_ok=True)
+    shutil.copy(CLIENT_SOURCE, staged_client)
+    shutil.copy(os.path.join(ROOT, "examples", "python", "rpcd_client.py"), os.path.dirname(staged_client))
     namespace = SystemdNamespace(os.path.join(WORK, "run"), STAGE)
     try:
         namespace.boot(timeout=90)
