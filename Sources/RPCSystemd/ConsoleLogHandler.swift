@@ -35,9 +35,7 @@ public struct ConsoleLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var all = metadata
-        if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
-        if let explicit = event.metadata { all.merge(explicit) { $1 } }
+        let all = Logger.Metadata.entry(logger: metadata, provider: metadataProvider, event: event.metadata)
         let line = Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: all)
         var bytes = Array(line.utf8)
         bytes.append(UInt8(ascii: "\n"))
@@ -45,7 +43,8 @@ public struct ConsoleLogHandler: LogHandler {
             var offset = 0
             while offset < buffer.count {
                 let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 { break }
+                if written < 0, errno == EINTR { continue }
+                if written <= 0 { break }  // nowhere left to report it
                 offset += written
             }
         }

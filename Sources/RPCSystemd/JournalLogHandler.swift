@@ -40,19 +40,13 @@ public struct JournalLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         let fields = Self.fields(
-            event: event, metadata: merged(event.metadata), identifier: identifier)
+            event: event, metadata: .entry(logger: metadata, provider: metadataProvider, event: event.metadata),
+            identifier: identifier)
         let result = Self.send(fields)
         if result < 0 {
             let line = "rpcd: journal refused an entry (\(SystemdError("sd_journal_sendv", errno: -result))): \(event.message)\n"
             _ = line.withCString { write(2, $0, strlen($0)) }
         }
-    }
-
-    private func merged(_ explicit: Logger.Metadata?) -> Logger.Metadata {
-        var all = metadata
-        if let provided = metadataProvider?.get() { all.merge(provided) { $1 } }
-        if let explicit { all.merge(explicit) { $1 } }
-        return all
     }
 
     /// The journal fields of one entry as `NAME=value` strings, in the order they are sent.

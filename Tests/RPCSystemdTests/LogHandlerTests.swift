@@ -27,6 +27,14 @@ final class LogHandlerTests: XCTestCase {
              "CODE_FUNC=run()", "MESSAGE_ID=abc", "RPCD_PRIORITY=spoof", "RPCD_DURATION_USEC=1200", "RPCD_METHOD=calc.add"])
     }
 
+    func testEntryMetadataLetsTheProviderOverrideTheLoggerAndTheCallOverrideBoth() {
+        let provider = Logger.MetadataProvider { ["a": "provider", "b": "provider"] }
+        let merged = Logger.Metadata.entry(
+            logger: ["a": "logger", "b": "logger", "c": "logger"], provider: provider, event: ["b": "call"])
+        XCTAssertEqual(merged, ["a": "provider", "b": "call", "c": "logger"])
+        XCTAssertEqual(Logger.Metadata.entry(logger: ["a": "logger"], provider: nil, event: nil), ["a": "logger"])
+    }
+
     func testJournalFieldNamesAreValid() {
         XCTAssertEqual(JournalLogHandler.fieldName("rpcd_conn_id"), "RPCD_CONN_ID")
         XCTAssertEqual(JournalLogHandler.fieldName("sl-service"), "SL_SERVICE")
