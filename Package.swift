@@ -4,7 +4,10 @@
 // the JSON-RPC model and router never see sockets, systemd or Avahi.
 //
 //   RPCJSON     JSON scanning, values and string escaping (no dependencies)
-//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout (no dependencies)
+//   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
+//               protocol's limits and their defaults, the name rules (RPCJSON only)
+//   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
+//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
 //   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
 //   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
 //   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
@@ -48,31 +51,33 @@ let package = Package(
     ],
     targets: [
         .target(name: "RPCJSON"),
-        .target(name: "RPCDNSSD"),
+        .target(name: "RPCProtocol", dependencies: ["RPCJSON"]),
+        .target(name: "RPCLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "RPCDNSSD", dependencies: ["RPCProtocol"]),
         .target(
             name: "RPCWire",
             dependencies: [.product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "JSONRPC",
-            dependencies: ["RPCJSON", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["RPCJSON", "RPCProtocol", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "RPCCore",
             dependencies: [
-                "RPCJSON", "JSONRPC",
+                "RPCJSON", "RPCProtocol", "RPCLogging", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
             name: "RPCConfig",
-            dependencies: ["RPCWire", "RPCDNSSD"]
+            dependencies: ["RPCWire", "RPCDNSSD", "RPCProtocol"]
         ),
         .target(
             name: "RPCServer",
             dependencies: [
-                "RPCWire", "JSONRPC", "RPCCore", "RPCJSON",
+                "RPCWire", "JSONRPC", "RPCCore", "RPCJSON", "RPCProtocol", "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -81,7 +86,7 @@ let package = Package(
             ]
         ),
         .target(name: "CRPCDModule"),
-        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON"]),
+        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol"]),
         .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo"),
         .target(name: "CalcModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Calc"),
         .target(name: "KVModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/KV"),
@@ -90,7 +95,8 @@ let package = Package(
         .target(
             name: "RPCModules",
             dependencies: [
-                "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
+                "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -101,9 +107,7 @@ let package = Package(
         .target(
             name: "RPCSystemd",
             dependencies: [
-                "CSystemd", "RPCCore",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                "CSystemd", "RPCLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -111,7 +115,7 @@ let package = Package(
         .target(
             name: "RPCClient",
             dependencies: [
-                "RPCWire", "RPCJSON",
+                "RPCWire", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -121,7 +125,7 @@ let package = Package(
         .target(
             name: "RPCAvahi",
             dependencies: [
-                "CAvahi", "RPCDNSSD", "RPCCore",
+                "CAvahi", "RPCDNSSD", "RPCLogging",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -131,6 +135,7 @@ let package = Package(
             name: "rpcd",
             dependencies: [
                 "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
+                "RPCProtocol", "RPCLogging", "JSONRPC",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,7 +145,7 @@ let package = Package(
         .executableTarget(
             name: "rpcctl",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCWire", "RPCDiscovery", "RPCDNSSD",
+                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire", "RPCDiscovery", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
@@ -157,6 +162,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
+        .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
         .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
         .testTarget(
@@ -189,7 +196,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD"]),
+        .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
         .testTarget(
             name: "RPCModulesTests",
@@ -214,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "RPCSystemdTests",
             dependencies: [
-                "RPCSystemd", "CSystemd", "RPCCore",
+                "RPCSystemd", "CSystemd", "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

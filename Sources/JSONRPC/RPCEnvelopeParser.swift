@@ -1,5 +1,7 @@
 import NIOCore
 import RPCJSON
+import RPCProtocol
+import RPCProtocol
 
 /// Turns one frame's payload into an `RPCMessage` by reading only the JSON-RPC envelope.
 ///
@@ -15,7 +17,10 @@ public struct RPCEnvelopeParser: Sendable {
     /// Most entries a batch may have.
     public var maxBatchLength: Int
 
-    public init(maxNestingDepth: Int = 64, maxBatchLength: Int = 1024) {
+    public init(
+        maxNestingDepth: Int = RPCLimits.maxNestingDepth.defaultValue,
+        maxBatchLength: Int = RPCLimits.maxBatchLength.defaultValue
+    ) {
         self.maxNestingDepth = maxNestingDepth
         self.maxBatchLength = maxBatchLength
     }

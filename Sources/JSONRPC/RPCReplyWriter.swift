@@ -1,5 +1,6 @@
 import NIOCore
 import RPCJSON
+import RPCProtocol
 
 /// Serializes JSON-RPC 2.0 response objects straight into a `ByteBuffer`.
 ///

@@ -1,4 +1,5 @@
 import NIOCore
+import RPCProtocol
 
 /// One request or notification, as routed: the method name decoded, params and id kept as raw JSON bytes.
 public struct RPCRequest: Sendable {

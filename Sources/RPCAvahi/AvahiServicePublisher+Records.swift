@@ -1,10 +1,10 @@
 import CAvahi
 import Logging
-import RPCCore
 import RPCDNSSD
 
 #if canImport(Glibc)
 import Glibc
+import RPCLogging
 #endif
 
 /// The records side of `AvahiServicePublisher`: one entry group per service and port, its names, its TXT
@@ -16,7 +16,7 @@ extension AvahiServicePublisher {
         for name in configuration.interfaces {
             let index = if_nametoindex(name)
             if index == 0 {
-                logger.warning("Interface not found; not advertising on it", metadata: ["rpcd_interface": "\(name)"])
+                logger.warning("Interface not found; not advertising on it", metadata: [LogField.interface: "\(name)"])
             } else {
                 indices.append(AvahiIfIndex(index))
             }
@@ -112,7 +112,7 @@ extension AvahiServicePublisher {
             logger.notice(
                 "Advertisement updated",
                 metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(name)",
-                           "rpcd_module_version": "\(record.advertisement.version)", "rpcd_fingerprint": "\(record.advertisement.fingerprint)"])
+                           LogField.moduleVersion: "\(record.advertisement.version)", LogField.fingerprint: "\(record.advertisement.fingerprint)"])
         }
     }
 
@@ -131,8 +131,8 @@ extension AvahiServicePublisher {
         record.name = new
         logger.warning(
             "Instance name collision; using an alternative name",
-            metadata: [LogField.service: "\(record.advertisement.service)", "rpcd_instance_previous": "\(old)",
-                       LogField.instance: "\(new)", "rpcd_collision": "\(reason)"])
+            metadata: [LogField.service: "\(record.advertisement.service)", LogField.previousInstance: "\(old)",
+                       LogField.instance: "\(new)", LogField.collision: "\(reason)"])
     }
 
     fileprivate func entryGroupStateChanged(_ record: Record, _ group: OpaquePointer, _ state: AvahiEntryGroupState) {
@@ -142,7 +142,7 @@ extension AvahiServicePublisher {
             logger.notice(
                 "Service advertised",
                 metadata: [LogField.service: "\(record.advertisement.service)", LogField.instance: "\(record.name ?? "")",
-                           "rpcd_port": "\(record.port)"])
+                           LogField.port: "\(record.port)"])
         case AVAHI_ENTRY_GROUP_COLLISION:
             // Someone on the network has this name: take the alternative and register again.
             rename(record, reason: "network")

@@ -1,8 +1,8 @@
 import CAvahi
 import Foundation
 import Logging
-import RPCCore
 import RPCDNSSD
+import RPCLogging
 
 /// Publishes rpcd's services through avahi-daemon (libavahi-client over D-Bus).
 ///
@@ -201,9 +201,9 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
         guard !stopped else { return }
         switch state {
         case AVAHI_CLIENT_S_RUNNING:
-            var metadata: Logger.Metadata = ["rpcd_host": "\(hostName)"]
+            var metadata: Logger.Metadata = [LogField.host: "\(hostName)"]
             if let lost = lostDaemonAt {
-                metadata["rpcd_after_msec"] = "\((ContinuousClock.now - lost).milliseconds)"
+                metadata[LogField.afterMilliseconds] = "\((ContinuousClock.now - lost).milliseconds)"
                 lostDaemonAt = nil
             }
             logger.notice("avahi-daemon is running; advertising services", metadata: metadata)

@@ -2,6 +2,7 @@ import NIOCore
 import NIOExtras
 import NIOPosix
 import RPCJSON
+import RPCProtocol
 import RPCWire
 import Synchronization
 
@@ -27,7 +28,7 @@ public final class RPCClient: Sendable {
     ///   - timeout: for establishing the connection (including name resolution).
     public static func connect(
         to endpoint: RPCEndpoint, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
-        maxFrameSize: Int = 16 << 20, timeout: Duration = .seconds(10)
+        maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue, timeout: Duration = .seconds(10)
     ) async throws(RPCClientError) -> RPCClient {
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .connectTimeout(TimeAmount(timeout))
@@ -157,17 +158,5 @@ public final class RPCClient: Sendable {
         } catch {
             throw .connectionClosed
         }
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-        guard !nanoseconds.overflow else {
-            self = .nanoseconds(seconds < 0 ? .min : .max)
-            return
-        }
-        self = .nanoseconds(nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
     }
 }

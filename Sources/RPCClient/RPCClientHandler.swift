@@ -1,5 +1,6 @@
 import NIOCore
 import RPCJSON
+import RPCProtocol
 import RPCWire
 
 /// What `RPCClient` asks its channel handler to do; written to the channel with `writeAndFlush`.
@@ -57,7 +58,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
     /// Number of calls and batches waiting for a reply (for tests).
     var pendingCount: Int { pending.count }
 
-    init(maxNestingDepth: Int = 512) {
+    init(maxNestingDepth: Int = RPCLimits.clientMaxNestingDepth) {
         self.maxNestingDepth = maxNestingDepth
     }
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCJSON
+import RPCProtocol
 import RPCWire
 
 /// Records call latencies for one connection of a load run; one instance per connection, used only on that
@@ -33,7 +34,7 @@ public struct RPCLoadConfiguration: Sendable {
     public init(
         endpoint: RPCEndpoint, method: String, params: JSONValue? = nil, connections: Int = 50, depth: Int = 1,
         duration: Duration = .seconds(10), warmup: Duration = .seconds(1), threads: Int = System.coreCount,
-        connectTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5), maxFrameSize: Int = 16 << 20
+        connectTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5), maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue
     ) {
         self.endpoint = endpoint
         self.method = method

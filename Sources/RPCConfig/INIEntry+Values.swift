@@ -54,10 +54,17 @@ extension INIEntry {
 
     /// A time span as in systemd.time(7) (`30s`, `5min`, `1min 30s`, `500ms`, a bare number is
     /// seconds), or nil for `infinity`. Zero is returned as zero; whether it disables something
-    /// is up to the key.
-    public func timeSpanValue() throws(ConfigError) -> Duration? {
+    /// is up to the key. A finite span must lie in `range`, when one is given.
+    public func timeSpanValue(in range: ClosedRange<Duration>? = nil) throws(ConfigError) -> Duration? {
         switch ValueSyntax.timeSpan(value) {
-        case .success(let duration): return duration
+        case .success(let duration):
+            if let duration, let range, !range.contains(duration) {
+                throw error(
+                    "value \(value) for \(key)= is out of range: expected a time span from "
+                        + "\(ValueSyntax.formatTimeSpan(range.lowerBound)) to \(ValueSyntax.formatTimeSpan(range.upperBound))"
+                        + " (or infinity)")
+            }
+            return duration
         case .failure(.overflow): throw error("value \(value) for \(key)= is out of range: the time span is too long")
         case .failure(.negative): throw invalidValue(expected: "a time span cannot be negative")
         case .failure(.malformed):

@@ -60,15 +60,16 @@ extension INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.boolValue() }, format: { $0 ? "yes" : "no" })
     }
 
-    /// A time span; nil means `infinity`. With `zeroDisables`, `0` also reads as nil, for keys
+    /// A time span in `range`; nil means `infinity`. With `zeroDisables`, `0` also reads as nil, for keys
     /// where zero means "never" rather than "immediately".
     public static func timeSpan(
-        _ name: String, _ keyPath: WritableKeyPath<Settings, Duration?> & Sendable, zeroDisables: Bool
+        _ name: String, _ keyPath: WritableKeyPath<Settings, Duration?> & Sendable, in range: ClosedRange<Duration>,
+        zeroDisables: Bool
     ) -> INIKey {
         value(
             name, keyPath,
             parse: { entry throws(ConfigError) in
-                let span = try entry.timeSpanValue()
+                let span = try entry.timeSpanValue(in: range)
                 return zeroDisables && span == .zero ? nil : span
             },
             format: ValueSyntax.formatTimeSpan

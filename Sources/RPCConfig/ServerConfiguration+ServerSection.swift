@@ -1,3 +1,5 @@
+import RPCProtocol
+
 extension ServerConfiguration {
     /// `[Server]`: listeners, resource limits and logging of the daemon itself.
     /// The order here is the order `rendered()` writes the keys in.
@@ -6,24 +8,24 @@ extension ServerConfiguration {
         keys: [
             .endpoints("Listen", \.listen),
             .value("Threads", \.threads, parse: parseThreads, format: { $0.map(String.init) ?? "auto" }),
-            .size("MaxFrameSize", \.maxFrameSize, in: Limits.maxFrameSize),
-            .integer("MaxBatchLength", \.maxBatchLength, in: Limits.maxBatchLength),
-            .integer("MaxNestingDepth", \.maxNestingDepth, in: Limits.maxNestingDepth),
-            .integer("MaxConnections", \.maxConnections, in: Limits.maxConnections),
-            .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: Limits.maxCallsPerConnection),
-            .timeSpan("IdleTimeout", \.idleTimeout, zeroDisables: true),
+            .size("MaxFrameSize", \.maxFrameSize, in: RPCLimits.maxFrameSize.range),
+            .integer("MaxBatchLength", \.maxBatchLength, in: RPCLimits.maxBatchLength.range),
+            .integer("MaxNestingDepth", \.maxNestingDepth, in: RPCLimits.maxNestingDepth.range),
+            .integer("MaxConnections", \.maxConnections, in: RPCLimits.maxConnections.range),
+            .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: RPCLimits.maxCallsPerConnection.range),
+            .timeSpan("IdleTimeout", \.idleTimeout, in: RPCLimits.idleTimeout.range, zeroDisables: true),
             .logLevel("LogLevel", \.logLevel),
             .boolean("LogCalls", \.logCalls),
-            .timeSpan("SlowCallThreshold", \.slowCallThreshold, zeroDisables: true),
+            .timeSpan("SlowCallThreshold", \.slowCallThreshold, in: RPCLimits.slowCallThreshold.range, zeroDisables: true),
             .value(
                 "ShutdownGracePeriod", \.shutdownGracePeriod, parse: parseGracePeriod,
                 format: { ValueSyntax.formatTimeSpan($0) }),
         ]
     )
 
-    /// A finite time span up to `Limits.shutdownGracePeriod`: the unit's stop timeout must outlast it.
+    /// A finite time span in `RPCLimits.shutdownGracePeriod`'s range: the unit's stop timeout must outlast it.
     @Sendable private static func parseGracePeriod(_ entry: INIEntry) throws(ConfigError) -> Duration {
-        guard let span = try entry.timeSpanValue(), Limits.shutdownGracePeriod.contains(span) else {
+        guard let span = try entry.timeSpanValue(), RPCLimits.shutdownGracePeriod.range.contains(span) else {
             throw entry.error(
                 "value \(entry.value) for \(entry.key)= is out of range: expected a time span from 0 to 25s (rpcd.service's TimeoutStopSec=30s must outlast it)")
         }
@@ -34,7 +36,7 @@ extension ServerConfiguration {
     @Sendable private static func parseThreads(_ entry: INIEntry) throws(ConfigError) -> Int? {
         if entry.value == "auto" { return nil }
         do {
-            return try entry.integerValue(in: Limits.threads)
+            return try entry.integerValue(in: RPCLimits.threads.range)
         } catch {
             // The integer errors end in "expected an integer from 1 to 1024"; add the other choice.
             var error = error

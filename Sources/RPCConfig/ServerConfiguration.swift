@@ -1,3 +1,4 @@
+import RPCProtocol
 import RPCWire
 
 /// The settings of rpcd, read from `/etc/rpcd/rpcd.conf` and its drop-ins (docs/CONFIG.md).
@@ -42,32 +43,20 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// `[Avahi]`: DNS-SD advertising.
     public var avahi: AvahiSettings
 
-    /// The allowed ranges, for checking values that come from elsewhere (such as the command line).
-    public enum Limits {
-        public static let threads = 1...1024
-        public static let maxFrameSize = 64...(1 << 30)
-        public static let maxBatchLength = 1...1_000_000
-        public static let maxNestingDepth = 2...512
-        public static let maxConnections = 1...1_000_000
-        public static let maxCallsPerConnection = 1...65536
-        /// rpcd.service allows 30 s to stop (`TimeoutStopSec=`); the grace period must end well before.
-        public static let shutdownGracePeriod = Duration.zero...Duration.seconds(25)
-    }
-
     /// A configuration with the given settings; omitted ones take their defaults.
     public init(
         listen: [RPCEndpoint] = [.unix(path: RPCEndpoint.defaultSocketPath), .tcp(host: "127.0.0.1", port: RPCEndpoint.defaultPort)],
         threads: Int? = nil,
-        maxFrameSize: Int = 16 << 20,
-        maxBatchLength: Int = 1024,
-        maxNestingDepth: Int = 64,
-        maxConnections: Int = 4096,
-        maxCallsPerConnection: Int = 128,
-        idleTimeout: Duration? = .seconds(300),
+        maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
+        maxBatchLength: Int = RPCLimits.maxBatchLength.defaultValue,
+        maxNestingDepth: Int = RPCLimits.maxNestingDepth.defaultValue,
+        maxConnections: Int = RPCLimits.maxConnections.defaultValue,
+        maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+        idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
         logLevel: LogLevelSetting = .info,
         logCalls: Bool = false,
-        slowCallThreshold: Duration? = .seconds(1),
-        shutdownGracePeriod: Duration = .seconds(10),
+        slowCallThreshold: Duration? = RPCLimits.slowCallThreshold.defaultValue,
+        shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue,
         avahi: AvahiSettings = AvahiSettings()
     ) {
         self.listen = listen

@@ -1,6 +1,7 @@
 import JSONRPC
 import Logging
 import NIOCore
+import RPCLogging
 import Synchronization
 
 /// Routes parsed messages to services and assembles their replies.
@@ -144,7 +145,7 @@ private final class PendingCall: @unchecked Sendable {
         self.completion = nil
         let elapsed = NIODeadline.now() - started
         let micros = elapsed.nanoseconds / 1000
-        let slow = callLog.slowCallThreshold.map { elapsed.nanoseconds > Self.nanoseconds($0) } ?? false
+        let slow = callLog.slowCallThreshold.map { elapsed > TimeAmount($0) } ?? false
         switch outcome {
         case .success(let result):
             if slow {
@@ -179,11 +180,6 @@ private final class PendingCall: @unchecked Sendable {
             RPCReplyWriter.writeError(error, id: id, into: &buffer)
             completion(buffer)
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     private func callMetadata(_ micros: Int64) -> Logger.Metadata {

@@ -2,6 +2,8 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCJSON
+import RPCLogging
+import RPCProtocol
 
 /// A service: one `service.*` namespace of methods behind one small interface.
 ///

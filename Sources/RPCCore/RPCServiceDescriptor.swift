@@ -1,5 +1,6 @@
 import JSONRPC
 import RPCJSON
+import RPCProtocol
 
 /// What a service offers: the single source of `rpc.discover` entries and of the interface fingerprint.
 public struct RPCServiceDescriptor: Hashable, Sendable {

@@ -1,5 +1,6 @@
 import JSONRPC
 import RPCJSON
+import RPCProtocol
 
 /// An immutable snapshot of the services being served and the routes to their methods.
 ///

@@ -1,3 +1,5 @@
+import RPCProtocol
+
 /// The naming rules of DNS-SD (RFC 6763) and of service names (RFC 6335), as pure functions.
 ///
 /// Avahi checks that a service type is made of DNS labels but not RFC 6335's length and character rules, so
@@ -7,31 +9,14 @@ public enum DNSSDName {
     public static let maxLabelBytes = 63
 
     /// The rule `validateServiceName` enforces, phrased for error messages.
-    public static let serviceNameRule =
-        "1 to 15 letters, digits and hyphens, with at least one letter, not starting or ending with a hyphen and without two hyphens in a row (RFC 6335)"
+    public static let serviceNameRule = ServiceName.dnssdRule
 
-    /// Checks an RFC 6335 §5.1 service name (`rpcd`, `calc`): 1–15 characters of `A-Z a-z 0-9 -`, at least
-    /// one letter, no hyphen at either end or next to another.
+    /// Checks an RFC 6335 §5.1 service name (`rpcd`, `calc`) as DNS-SD does, in either case (the one rule is
+    /// `ServiceName`'s).
     public static func validateServiceName(_ name: String) throws(DNSSDNameError) {
-        let bytes = Array(name.utf8)
-        func fail(_ why: String) -> DNSSDNameError { DNSSDNameError(name: name, problem: "\(why); expected \(serviceNameRule)") }
-        guard !bytes.isEmpty else { throw fail("empty service name") }
-        guard bytes.count <= 15 else { throw fail("\(bytes.count) characters is too long") }
-        let hyphen = UInt8(ascii: "-")
-        var previous: UInt8 = 0
-        var letters = 0
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): letters += 1
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): break
-            case hyphen where previous == hyphen: throw fail("two hyphens in a row")
-            case hyphen: break
-            default: throw fail("invalid character")
-            }
-            previous = byte
+        if let problem = ServiceName.problem(with: name, allowingUpperCase: true) {
+            throw DNSSDNameError(name: name, problem: "\(problem); expected \(serviceNameRule)")
         }
-        guard bytes.first != hyphen, bytes.last != hyphen else { throw fail("starts or ends with a hyphen") }
-        guard letters > 0 else { throw fail("no letter") }
     }
 
     /// `_NAME._tcp` (or `._udp`) after checking NAME.

@@ -4,11 +4,12 @@ import FoundationEssentials
 import Foundation
 #endif
 import RPCJSON
+import RPCProtocol
 
 /// Binds a call's params to declared parameters, checks them, and decodes them (see `RPCModuleMethod`).
 enum ParamsBinding {
     /// The params as an object keyed by parameter name, with absent optional parameters left out.
-    static func bind(_ params: JSONValue, to declared: [RPCModuleParam]) throws(RPCModuleError) -> [String: JSONValue] {
+    static func bind(_ params: JSONValue, to declared: [RPCModuleParam]) throws(RPCError) -> [String: JSONValue] {
         var members: [String: JSONValue]
         switch params {
         case .null:
@@ -49,7 +50,7 @@ enum ParamsBinding {
         do {
             return try JSONValueDecoder().decode(Params.self, from: object)
         } catch let error as DecodingError {
-            throw RPCModuleError.invalidParams(detail(for: error, in: object))
+            throw RPCError.invalidParams(detail(for: error, in: object))
         }
     }
 

@@ -1,3 +1,4 @@
+import RPCProtocol
 /// A plugin module for rpcd, written in Swift.
 ///
 /// A module is a type that describes its methods statically and is instantiated once per handler (a module
@@ -24,7 +25,7 @@ public protocol RPCModule: Sendable {
     static var methods: [RPCModuleMethod<Self>] { get }
 
     /// Creates the instance for one handler. Throwing refuses the handler: the host logs the error's
-    /// description (an `RPCModuleError`'s message) as the reason. Runs synchronously; keep it short.
+    /// description (an `RPCError`'s message) as the reason. Runs synchronously; keep it short.
     init(context: RPCModuleContext) throws
 
     /// Called once when the handler is removed (reload, shutdown), before the instance is released. Calls

@@ -1,5 +1,6 @@
 import CRPCDModule
 import RPCJSON
+import RPCProtocol
 import Synchronization
 
 #if canImport(Glibc)
@@ -34,25 +35,23 @@ public enum RPCModuleExport {
     /// call this from the module's own tests to find out earlier.
     public static func problems<M: RPCModule>(of type: M.Type) -> [String] {
         var problems: [String] = []
-        if !isServiceName(M.name) {
-            problems.append(
-                "module name '\(M.name)' is not 1 to 15 lower-case letters, digits and single hyphens with a letter, "
-                    + "not starting or ending with a hyphen")
+        if !ServiceName.isValid(M.name) {
+            problems.append("module name '\(M.name)' is not \(ServiceName.rule)")
         }
         if M.version.isEmpty { problems.append("module version is empty") }
         var methodNames: Set<String> = []
         for method in M.methods {
-            if !isIdentifier(method.name) {
-                problems.append("method name '\(method.name)' is not a letter, then letters, digits and '_' (at most 64)")
+            if !MemberName.isValid(method.name) {
+                problems.append("method name '\(method.name)' is not \(MemberName.rule)")
             }
             if !methodNames.insert(method.name).inserted {
                 problems.append("method '\(method.name)' is declared twice")
             }
             var paramNames: Set<String> = []
             for param in method.params {
-                if !isIdentifier(param.name) {
+                if !MemberName.isValid(param.name) {
                     problems.append(
-                        "parameter '\(param.name)' of '\(method.name)' is not a letter, then letters, digits and '_' (at most 64)")
+                        "parameter '\(param.name)' of '\(method.name)' is not \(MemberName.rule)")
                 }
                 if !paramNames.insert(param.name).inserted {
                     problems.append("parameter '\(param.name)' of '\(method.name)' is declared twice")
@@ -61,31 +60,6 @@ public enum RPCModuleExport {
         }
         return problems
     }
-
-    /// RFC 6335 service names, lower case only: the name also becomes a DNS-SD subtype.
-    private static func isServiceName(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...15).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-"),
-            bytes.contains(where: isLowerLetter)
-        else { return false }
-        return zip(bytes, [0] + bytes).allSatisfy { byte, previous in
-            (isLowerLetter(byte) || isDigit(byte) || byte == UInt8(ascii: "-"))
-                && !(byte == UInt8(ascii: "-") && previous == UInt8(ascii: "-"))
-        }
-    }
-
-    /// Method and parameter names: a letter, then letters, digits and '_', at most 64 characters.
-    private static func isIdentifier(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count), let first = bytes.first, isLetter(first) else { return false }
-        return bytes.allSatisfy { isLetter($0) || isDigit($0) || $0 == UInt8(ascii: "_") }
-    }
-
-    private static func isLowerLetter(_ byte: UInt8) -> Bool { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) }
-    private static func isLetter(_ byte: UInt8) -> Bool {
-        isLowerLetter(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-    }
-    private static func isDigit(_ byte: UInt8) -> Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) }
 }
 
 // MARK: - Type erasure
@@ -251,7 +225,8 @@ enum ModuleRuntime {
             return 0
         } catch {
             link.close()
-            writeReason(String(describing: error), to: reason, size: reasonSize)
+            // A thrown RPCError's message is the sentence the module chose; its code means nothing to an init.
+            writeReason((error as? RPCError)?.message ?? String(describing: error), to: reason, size: reasonSize)
             return 1
         }
     }
@@ -311,7 +286,7 @@ final class InstanceBox: @unchecked Sendable {
     /// `mayBlock` ones (which run on the calling worker thread).
     func start(_ index: Int, _ params: [UInt8], _ call: CallHandle) {
         guard methods.indices.contains(index) else {
-            link.reply(call, .error(RPCModuleError(code: -32601, message: "Method not found"), logged: nil))
+            link.reply(call, .error(.methodNotFound("method #\(index)"), logged: nil))
             return
         }
         let method = methods[index]
@@ -337,7 +312,7 @@ final class InstanceBox: @unchecked Sendable {
                 do {
                     params = try JSONValue(parsing: bytes)
                 } catch {
-                    throw RPCModuleError.invalidParams("params are not valid JSON: \(error)")
+                    throw RPCError.invalidParams("params are not valid JSON: \(error)")
                 }
             }
             return try await method.run(params)

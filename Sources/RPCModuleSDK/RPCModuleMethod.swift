@@ -1,4 +1,5 @@
 import RPCJSON
+import RPCProtocol
 
 /// One method of a module: how it is described (name, parameters, schemas, flags) and the code that runs it.
 ///
@@ -34,7 +35,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     public let mayBlock: Bool
 
     /// Runs the method: params JSON (.null when absent) → result JSON text. Binding problems throw
-    /// `RPCModuleError`s (-32602); errors from the body pass through unchanged.
+    /// `RPCError`s (-32602); errors from the body pass through unchanged.
     let run: @Sendable (Module, JSONValue) async throws -> [UInt8]
 
     init(
@@ -77,7 +78,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
 
     /// An untyped method: the body gets the params exactly as sent (an array, an object, or `.null` when the
     /// call has none) and returns the result. `params` only describes them for `rpc.discover`; nothing is
-    /// bound or checked. Throw `RPCModuleError.invalidParams(_:)` to reject them.
+    /// bound or checked. Throw `RPCError.invalidParams(_:)` to reject them.
     public static func raw(
         _ name: String, summary: String = "", params: [RPCModuleParam] = [], result: RPCModuleParam? = nil,
         mayBlock: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
@@ -105,22 +106,20 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
 public enum RPCModuleReply: Sendable, Hashable {
     case result(JSONValue)
     /// For an unexpected error this is -32603 "Internal error" (the description goes to the log).
-    case error(RPCModuleError)
+    case error(RPCError)
 }
 
-/// The single place where thrown errors become replies.
+/// Where a module call's thrown error becomes its reply (the mapping itself is `RPCError.init(from:)`).
 enum CallOutcome: Sendable {
     case result([UInt8])
     /// `logged` is the description to log at error level (for -32603 from an unexpected error), else nil.
-    case error(RPCModuleError, logged: String?)
+    case error(RPCError, logged: String?)
 
     static func run(_ body: () async throws -> [UInt8]) async -> CallOutcome {
         do {
             return .result(try await body())
-        } catch let error as RPCModuleError {
-            return .error(error, logged: nil)
         } catch {
-            return .error(.internalError, logged: String(describing: error))
+            return .error(RPCError(from: error), logged: RPCError.isUnexpected(error) ? String(describing: error) : nil)
         }
     }
 }

@@ -1,4 +1,5 @@
 import RPCConfig
+import RPCProtocol
 
 /// One handler as configured by `handlers.d/NAME.conf` and its drop-ins: which module serves which service,
 /// and how.
@@ -53,7 +54,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
                     }, format: { $0 ?? "" }),
                     .boolean("Enabled", \.enabled),
                     .boolean("Advertise", \.advertise),
-                    .timeSpan("Timeout", \.timeout, zeroDisables: true),
+                    .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
                 ]),
         ])
@@ -91,27 +92,5 @@ public struct HandlerConfiguration: Hashable, Sendable {
             text += "\n[Config]\n" + config.keys.sorted().map { "\($0)=\(config[$0]!)\n" }.joined()
         }
         return text
-    }
-}
-
-/// Service names become method prefixes and DNS-SD subtypes (`_calc._sub._rpcd._tcp`), so they follow
-/// RFC 6335's service-name rules: 1 to 15 characters, lower-case letters, digits and hyphens, at least one
-/// letter, no hyphen at either end or twice in a row. (Lower case only, so method names are unambiguous.)
-public enum ServiceName {
-    public static let rule = "a service name: 1 to 15 lower-case letters, digits and single hyphens, with a letter, not starting or ending with a hyphen"
-
-    public static func isValid(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...15).contains(bytes.count), bytes.first != UInt8(ascii: "-"), bytes.last != UInt8(ascii: "-"),
-              bytes.contains(where: { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) })
-        else { return false }
-        var previous: UInt8 = 0
-        for byte in bytes {
-            let allowed = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-")
-            guard allowed, !(byte == UInt8(ascii: "-") && previous == UInt8(ascii: "-")) else { return false }
-            previous = byte
-        }
-        return true
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCProtocol
 
 /// The `rpcd_host` table every module receives: C entry points that find their Swift state through the
 /// opaque handles. Allocated once, never freed (modules may keep the pointer for the life of the process).

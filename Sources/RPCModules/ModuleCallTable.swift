@@ -2,6 +2,8 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCCore
+import RPCLogging
+import RPCProtocol
 import Synchronization
 
 /// Calls handed to modules and not answered by them yet, by token.
@@ -27,7 +29,7 @@ final class ModuleCallTable: Sendable {
         let token = UInt(bitPattern: handle.map { Int(bitPattern: $0) } ?? 0)
         guard let call = calls.withLock({ $0.removeValue(forKey: token) }) else {
             Logger(label: "rpcd").warning(
-                "A module answered a call that was already answered; answer ignored", metadata: ["rpcd_call_token": "\(token)"])
+                "A module answered a call that was already answered; answer ignored", metadata: [LogField.callToken: "\(token)"])
             return
         }
         call.moduleAnswered(invalidResult ? nil : outcome)

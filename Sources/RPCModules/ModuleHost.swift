@@ -2,6 +2,7 @@ import Logging
 import NIOPosix
 import RPCConfig
 import RPCCore
+import RPCLogging
 import Synchronization
 
 #if canImport(Glibc)
@@ -62,13 +63,13 @@ public final class ModuleHost: Sendable {
         // The file could not be read, so its Service= is unknown: the handler's name stands in for it.
         generation.unavailable.formUnion(scan.failedHandlers)
         for (name, file) in scan.masked {
-            logger.info("Handler masked", metadata: ["rpcd_handler": "\(name)", "rpcd_file": "\(file)"])
+            logger.info("Handler masked", metadata: [LogField.handler: "\(name)", LogField.file: "\(file)"])
         }
         let previous = active.withLock { $0 }
         var taken = reservedServices
         for configuration in scan.handlers.sorted(by: { $0.name < $1.name }) {
             guard configuration.enabled else {
-                logger.info("Handler disabled", metadata: ["rpcd_handler": "\(configuration.name)"])
+                logger.info("Handler disabled", metadata: [LogField.handler: "\(configuration.name)"])
                 continue
             }
             let old = previous[configuration.name]
@@ -124,8 +125,8 @@ public final class ModuleHost: Sendable {
         let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger)
         service.logger.notice(
             "Handler started",
-            metadata: [LogField.handler: "\(configuration.name)", "rpcd_module_version": "\(image.version)",
-                       "rpcd_fingerprint": "\(service.descriptor.fingerprint)",
+            metadata: [LogField.handler: "\(configuration.name)", LogField.moduleVersion: "\(image.version)",
+                       LogField.fingerprint: "\(service.descriptor.fingerprint)",
                        LogField.messageID: "\(LogMessageID.moduleLoaded)"])
         return service
     }

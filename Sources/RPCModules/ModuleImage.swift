@@ -5,6 +5,7 @@ import RPCJSON
 
 #if canImport(Glibc)
 import Glibc
+import RPCProtocol
 #endif
 
 /// One loaded module library and its validated descriptor. Images are never unloaded: the Swift runtime
@@ -37,7 +38,7 @@ public final class ModuleImage: @unchecked Sendable {
             throw ModuleLoadError(path, "rpcd_module has no init or call function")
         }
         guard let name = m.name.map({ String(cString: $0) }), ServiceName.isValid(name) else {
-            throw ModuleLoadError(path, "the module name is missing or not \(ServiceName.rule)")
+            throw ModuleLoadError(path, "the module name is missing or not a service name (\(ServiceName.rule))")
         }
         self.name = name
         self.version = m.version.map { String(cString: $0) } ?? ""
@@ -59,8 +60,8 @@ public final class ModuleImage: @unchecked Sendable {
         var names = Set<String>()
         for index in 0..<m.n_methods {
             let method = (UnsafeRawPointer(first) + Int(index) * stride).assumingMemoryBound(to: rpcd_method.self).pointee
-            guard let name = method.name.map({ String(cString: $0) }), MethodName.isValid(name) else {
-                throw ModuleLoadError(path, "method \(index) has a missing or invalid name (\(MethodName.rule))")
+            guard let name = method.name.map({ String(cString: $0) }), MemberName.isValid(name) else {
+                throw ModuleLoadError(path, "method \(index) has a missing or invalid name (\(MemberName.rule))")
             }
             guard names.insert(name).inserted else { throw ModuleLoadError(path, "method '\(name)' is declared twice") }
             guard method.n_params == 0 || method.params != nil else {
@@ -69,7 +70,7 @@ public final class ModuleImage: @unchecked Sendable {
             var params: [RPCParameterDescriptor] = []
             for p in 0..<method.n_params {
                 let param = method.params![Int(p)]
-                guard let paramName = param.name.map({ String(cString: $0) }), MethodName.isValid(paramName) else {
+                guard let paramName = param.name.map({ String(cString: $0) }), MemberName.isValid(paramName) else {
                     throw ModuleLoadError(path, "method '\(name)': parameter \(p) has a missing or invalid name")
                 }
                 params.append(RPCParameterDescriptor(
@@ -93,23 +94,6 @@ public final class ModuleImage: @unchecked Sendable {
         } catch {
             throw ModuleLoadError(path, "the JSON Schema of \(what) is not valid JSON: \(error)")
         }
-    }
-}
-
-/// Method and parameter names: a letter, then letters, digits and underscores, at most 64 characters.
-public enum MethodName {
-    public static let rule = "a letter, then letters, digits and '_', at most 64 characters"
-
-    public static func isValid(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
-        guard (1...64).contains(bytes.count), let first = bytes.first, first.isASCIILetter else { return false }
-        return bytes.allSatisfy { $0.isASCIILetter || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: "_") }
-    }
-}
-
-extension UInt8 {
-    fileprivate var isASCIILetter: Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
     }
 }
 

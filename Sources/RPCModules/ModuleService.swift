@@ -4,6 +4,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCLogging
+import RPCProtocol
 import Synchronization
 
 /// One handler: a module instance serving one service, as an `RPCService`.
@@ -119,7 +121,7 @@ public final class ModuleService: RPCService, Sendable {
 
     private func deinitialize() {
         image.module.pointee.deinit?(instance.pointer)
-        logger.notice("Handler stopped", metadata: ["rpcd_handler": "\(configuration.name)"])
+        logger.notice("Handler stopped", metadata: [LogField.handler: "\(configuration.name)"])
     }
 
     /// Calls inside the module right now (for `rpcd.info` and tests).

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import RPCCore
+import RPCLogging
 
 /// Sits on a listening channel and enforces `MaxConnections=` across all listeners.
 ///
@@ -30,7 +31,7 @@ final class ConnectionLimiter: ChannelInboundHandler {
             logger.warning(
                 "Connection limit reached; refusing connection",
                 metadata: [LogField.peer: "\(child.remoteAddress.map(\.peerDescription) ?? "unknown")",
-                           "rpcd_limit": "\(maxConnections)"])
+                           LogField.limit: "\(maxConnections)"])
             child.close(promise: nil)
             return
         }

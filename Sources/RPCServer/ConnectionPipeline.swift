@@ -18,7 +18,7 @@ enum ConnectionPipeline {
     ) -> [any ChannelHandler] {
         var handlers: [any ChannelHandler] = []
         if let idle = configuration.idleTimeout {
-            handlers.append(IdleStateHandler(allTimeout: idle))
+            handlers.append(IdleStateHandler(allTimeout: TimeAmount(idle)))
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
         handlers.append(LengthFieldPrepender(lengthFieldLength: .four, lengthFieldEndianness: .big))

@@ -4,6 +4,8 @@ import Logging
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCLogging
+import RPCProtocol
 
 /// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop), `rpcd.info`
 /// (version, uptime, listeners, services and counters), and `rpcd.logLevel`/`rpcd.setLogLevel` (the log
@@ -55,7 +57,7 @@ public struct DaemonService: RPCService {
                 let previous = logLevel.level
                 logLevel.level = level
                 call.logger.notice(
-                    "Log level changed", metadata: ["rpcd_log_level": "\(level)", "rpcd_previous_log_level": "\(previous)"])
+                    "Log level changed", metadata: [LogField.logLevel: "\(level)", LogField.previousLogLevel: "\(previous)"])
                 responder.succeed(.string(previous.rawValue))
             } catch {
                 responder.fail(error)

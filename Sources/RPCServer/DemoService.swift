@@ -2,6 +2,7 @@ import JSONRPC
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCProtocol
 
 /// A small compiled-in `demo` service for trying rpcd out and for tests, until plugin modules exist:
 /// `demo.echo` returns its params, `demo.add` sums numbers, `demo.sleep` answers after a delay without

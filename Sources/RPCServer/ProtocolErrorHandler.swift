@@ -2,6 +2,8 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCCore
+import RPCLogging
+import RPCProtocol
 import RPCWire
 
 /// The last inbound handler of a connection: turns errors into a final reply where the protocol allows one,

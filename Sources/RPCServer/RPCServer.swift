@@ -4,6 +4,8 @@ import NIOCore
 import NIOExtras
 import NIOPosix
 import RPCCore
+import RPCLogging
+import RPCProtocol
 import RPCWire
 import ServiceLifecycle
 import Synchronization
@@ -21,17 +23,20 @@ public final class RPCServer: Service, Sendable {
         public var maxConnections: Int
         public var maxCallsPerConnection: Int
         /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
-        public var idleTimeout: TimeAmount?
+        public var idleTimeout: Duration?
         /// How long shutdown waits for in-flight calls before closing connections anyway.
-        public var shutdownGracePeriod: TimeAmount
+        public var shutdownGracePeriod: Duration
         /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
         /// nothing is bound for them, and the server owns and closes them.
         public var boundSockets: [Int32]
 
         public init(
-            listen: [RPCEndpoint], boundSockets: [Int32] = [], maxFrameSize: Int = 16 << 20,
-            maxConnections: Int = 4096, maxCallsPerConnection: Int = 128, idleTimeout: TimeAmount? = .minutes(5),
-            shutdownGracePeriod: TimeAmount = .seconds(10)
+            listen: [RPCEndpoint], boundSockets: [Int32] = [],
+            maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
+            maxConnections: Int = RPCLimits.maxConnections.defaultValue,
+            maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+            idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
+            shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
         ) {
             self.listen = listen
             self.boundSockets = boundSockets
@@ -138,7 +143,7 @@ public final class RPCServer: Service, Sendable {
             listener.quiescing.initiateShutdown(promise: done)
             return done.futureResult
         }
-        let deadline = loop.scheduleTask(in: configuration.shutdownGracePeriod) {
+        let deadline = loop.scheduleTask(in: TimeAmount(configuration.shutdownGracePeriod)) {
             self.logger.warning("Grace period over; closing connections with calls still in flight")
             self.forceCloseConnections()
         }

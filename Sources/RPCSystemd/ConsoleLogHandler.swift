@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import RPCCore
+import RPCLogging
 
 /// A swift-log backend for a terminal or a plain file: one readable line per entry on standard error,
 ///

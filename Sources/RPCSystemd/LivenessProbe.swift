@@ -1,38 +1,44 @@
-import NIOCore
-import NIOPosix
 import Synchronization
 
-/// Asks every event loop of a group, and a thread pool, to run a no-op, and tells which of them has.
+/// Asks every participant (each event loop, the worker pool) to run a no-op, and tells which of them has.
 ///
-/// A loop that is blocked (a handler stuck in a system call, an endless loop) or a pool whose threads are
-/// all stuck never runs its probe, so a round stays incomplete for as long as the stall lasts. Launching a
-/// round only enqueues work; nothing here waits.
+/// A participant that is stalled (a loop blocked in a system call, a pool whose threads are all stuck) never
+/// runs its probe, so a round stays incomplete for as long as the stall lasts. Launching a round only
+/// enqueues work; nothing here waits. The probe knows nothing about what a participant is: the daemon hands
+/// it one closure per participant that schedules a block where that participant runs its work, which keeps
+/// this target free of event-loop types.
 public struct LivenessProbe: Sendable {
-    private let loops: [any EventLoop]
-    private let pool: NIOThreadPool?
+    /// Something that must make progress for the daemon to be healthy.
+    public struct Participant: Sendable {
+        /// How the participant is named when it does not answer ("event loop 2", "thread pool").
+        public var name: String
+        /// Schedules `answer` to run where the participant runs its work. It must not run `answer` inline.
+        public var schedule: @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void
 
-    public init(group: any EventLoopGroup, pool: NIOThreadPool?) {
-        self.loops = Array(group.makeIterator())
-        self.pool = pool
+        public init(name: String, schedule: @escaping @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void) {
+            self.name = name
+            self.schedule = schedule
+        }
     }
 
-    /// Enqueues one probe on every loop and the pool.
+    private let participants: [Participant]
+
+    public init(participants: [Participant]) {
+        self.participants = participants
+    }
+
+    /// Enqueues one probe on every participant.
     public func launch() -> Round {
-        let round = Round(participants: loops.count + (pool == nil ? 0 : 1))
-        for (index, loop) in loops.enumerated() {
-            loop.execute { round.answer(index) }
-        }
-        if let pool, let first = loops.first {
-            // The future only reports the pool being shut down, which leaves the round incomplete: right,
-            // as nothing can run there any more.
-            _ = pool.runIfActive(eventLoop: first) { round.answer(loops.count) }
+        let round = Round(participants: participants.count)
+        for (index, participant) in participants.enumerated() {
+            participant.schedule { round.answer(index) }
         }
         return round
     }
 
-    /// The participants of `round` that have not answered, by name ("event loop 2", "thread pool").
+    /// The participants of `round` that have not answered, by name.
     public func describeMissing(_ round: Round) -> [String] {
-        round.missing.map { $0 < loops.count ? "event loop \($0)" : "thread pool" }
+        round.missing.map { participants[$0].name }
     }
 
     /// One probe per participant. Thread-safe.

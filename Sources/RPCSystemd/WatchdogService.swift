@@ -1,6 +1,6 @@
 import CSystemd
 import Logging
-import RPCCore
+import RPCLogging
 import ServiceLifecycle
 
 /// Pings systemd's watchdog (`WATCHDOG=1`) only while rpcd is healthy: every event loop and the worker pool
@@ -38,7 +38,7 @@ public struct WatchdogService: Service, CustomStringConvertible {
 
     public func run() async throws {
         let period = interval / 3
-        logger.info("Watchdog enabled", metadata: ["rpcd_watchdog_usec": "\(interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)"])
+        logger.info("Watchdog enabled", metadata: [LogField.watchdogMicroseconds: "\(interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)"])
         var round = probe.launch()
         var stalled = false
         while !Task.isShuttingDownGracefully {

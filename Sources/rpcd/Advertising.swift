@@ -3,6 +3,7 @@ import RPCAvahi
 import RPCConfig
 import RPCCore
 import RPCDNSSD
+import RPCLogging
 import RPCModules
 import RPCWire
 

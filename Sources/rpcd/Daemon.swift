@@ -6,6 +6,7 @@ import NIOPosix
 import RPCAvahi
 import RPCConfig
 import RPCCore
+import RPCLogging
 import RPCModules
 import RPCServer
 import RPCSystemd
@@ -56,7 +57,7 @@ struct Daemon {
         if !activatedSockets.isEmpty {
             logger.notice(
                 "Socket activated; Listen= is not bound",
-                metadata: ["rpcd_sockets": "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
+                metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners.count })
         let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
@@ -67,8 +68,8 @@ struct Daemon {
             configuration: RPCServer.Configuration(
                 listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
-                idleTimeout: settings.idleTimeout.map { TimeAmount($0) },
-                shutdownGracePeriod: TimeAmount(settings.shutdownGracePeriod)),
+                idleTimeout: settings.idleTimeout,
+                shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in
             guard !endpoints.isEmpty else {
@@ -79,8 +80,8 @@ struct Daemon {
             logger.notice(
                 "Started",
                 metadata: [LogField.messageID: "\(LogMessageID.started)",
-                           "rpcd_listeners": "\(endpoints.map(\.description).joined(separator: ","))",
-                           "rpcd_services": "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+                           LogField.listeners: "\(endpoints.map(\.description).joined(separator: ","))",
+                           LogField.services: "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         }
         notifier.send(.status("Binding listeners"))
 

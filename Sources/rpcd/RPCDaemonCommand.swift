@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import RPCConfig
 import RPCCore
+import RPCLogging
 import RPCModules
 import RPCServer
 import RPCSystemd
@@ -137,12 +138,5 @@ struct RPCDaemonCommand: AsyncParsableCommand {
 extension Logger.Level {
     init(_ setting: LogLevelSetting) {
         self = Logger.Level(rawValue: setting.rawValue) ?? .info
-    }
-}
-
-extension TimeAmount {
-    init(_ duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -1,6 +1,7 @@
 import Logging
 import RPCConfig
 import RPCCore
+import RPCLogging
 import RPCModules
 import RPCSystemd
 import ServiceLifecycle
@@ -56,7 +57,7 @@ struct ReloadService: Service, CustomStringConvertible {
             logger.notice(
                 "Reloaded",
                 metadata: [LogField.messageID: "\(LogMessageID.reloaded)",
-                           "rpcd_services": "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+                           LogField.services: "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         } catch {
             router.statistics.recordError("reload: \(error)")
             logger.error(

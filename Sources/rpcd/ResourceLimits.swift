@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Logging
 import RPCCore
+import RPCLogging
 
 enum ResourceLimits {
     /// Raises the soft limit on open files to the hard limit: each connection is a descriptor, and the usual
@@ -18,7 +19,7 @@ enum ResourceLimits {
         if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) != 0 {
             logger.warning("Could not raise the open file limit", metadata: [LogField.error: "errno \(errno)"])
         } else {
-            logger.debug("Raised the open file limit", metadata: ["rpcd_from": "\(previous)", "rpcd_to": "\(limit.rlim_cur)"])
+            logger.debug("Raised the open file limit", metadata: [LogField.previousValue: "\(previous)", LogField.newValue: "\(limit.rlim_cur)"])
         }
     }
 }

@@ -1,6 +1,7 @@
 import JSONRPC
 import NIOCore
 import RPCJSON
+import RPCProtocol
 import XCTest
 
 final class RPCEnvelopeParserTests: XCTestCase {

@@ -17,7 +17,7 @@ final class GenericSchemaTests: XCTestCase {
             INISection("Main", keys: [
                 .boolean("Enabled", \.enabled),
                 .list("Name", \.names, parse: { $0.value }, format: { $0 }),
-                .timeSpan("Retry", \.retry, zeroDisables: false),
+                .timeSpan("Retry", \.retry, in: .zero...(.seconds(3600)), zeroDisables: false),
             ]),
             INISection("Limits", keys: [.size("Size", \.inner.size, in: 1...(1 << 20))]),
         ])

@@ -1,4 +1,5 @@
 import RPCConfig
+import RPCProtocol
 import RPCWire
 import XCTest
 
@@ -93,6 +94,19 @@ final class ServerConfigurationTests: XCTestCase {
         }
     }
 
+    /// Time spans longer than a year used to pass and trap later, when converted to nanoseconds (issue 14).
+    func testTimeSpansLongerThanAYearAreRefusedWhereTheyAreRead() throws {
+        for key in ["IdleTimeout", "SlowCallThreshold"] {
+            XCTAssertNoThrow(try configuration("[Server]\n\(key)=365d\n"), key)
+            XCTAssertNoThrow(try configuration("[Server]\n\(key)=infinity\n"), key)
+            for tooLong in ["300years", "366d", "9223372036s"] {
+                XCTAssertEqual(
+                    configError { try configuration("[Server]\n\(key)=\(tooLong)\n") }?.description,
+                    "/etc/rpcd/rpcd.conf:2: value \(tooLong) for \(key)= is out of range: expected a time span from 0 to 365d (or infinity)")
+            }
+        }
+    }
+
     func testBadValuesNameFileLineKeyAndExpectedForm() {
         XCTAssertEqual(
             configError { try configuration("[Server]\nMaxFrameSize=16MB\n") }?.description,
@@ -112,11 +126,11 @@ final class ServerConfigurationTests: XCTestCase {
     }
 
     func testLimitsMatchTheDocumentedRanges() {
-        XCTAssertEqual(ServerConfiguration.Limits.threads, 1...1024)
-        XCTAssertEqual(ServerConfiguration.Limits.maxFrameSize, 64...1_073_741_824)
-        XCTAssertEqual(ServerConfiguration.Limits.maxBatchLength, 1...1_000_000)
-        XCTAssertEqual(ServerConfiguration.Limits.maxNestingDepth, 2...512)
-        XCTAssertEqual(ServerConfiguration.Limits.maxConnections, 1...1_000_000)
-        XCTAssertEqual(ServerConfiguration.Limits.maxCallsPerConnection, 1...65536)
+        XCTAssertEqual(RPCLimits.threads.range, 1...1024)
+        XCTAssertEqual(RPCLimits.maxFrameSize.range, 64...1_073_741_824)
+        XCTAssertEqual(RPCLimits.maxBatchLength.range, 1...1_000_000)
+        XCTAssertEqual(RPCLimits.maxNestingDepth.range, 2...512)
+        XCTAssertEqual(RPCLimits.maxConnections.range, 1...1_000_000)
+        XCTAssertEqual(RPCLimits.maxCallsPerConnection.range, 1...65536)
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOEmbedded
 import RPCCore
+import RPCLogging
 import Synchronization
 import XCTest
 

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import RPCCore
 import RPCJSON
+import RPCProtocol
 import XCTest
 
 /// A service whose calls complete only when the test says so, from any thread.

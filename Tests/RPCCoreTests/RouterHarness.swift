@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import RPCCore
 import RPCJSON
+import RPCProtocol
 import XCTest
 
 /// Runs payloads through a router on an `EmbeddedEventLoop`: the in-process test client for RPCCore.

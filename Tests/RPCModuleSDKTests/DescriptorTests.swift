@@ -130,13 +130,13 @@ final class DescriptorTests: XCTestCase {
         XCTAssertEqual(
             RPCModuleExport.problems(of: BadModule.self),
             [
-                "module name 'Bad Name' is not 1 to 15 lower-case letters, digits and single hyphens with a letter, not starting or ending with a hyphen",
+                "module name 'Bad Name' is not \(ServiceName.rule)",
                 "module version is empty",
                 "method 'dup' is declared twice",
-                "method name 'has space' is not a letter, then letters, digits and '_' (at most 64)",
-                "parameter 'a-b' of 'has space' is not a letter, then letters, digits and '_' (at most 64)",
+                "method name 'has space' is not \(MemberName.rule)",
+                "parameter 'a-b' of 'has space' is not \(MemberName.rule)",
                 "parameter 'x' of 'has space' is declared twice",
-                "method name '_x' is not a letter, then letters, digits and '_' (at most 64)",
+                "method name '_x' is not \(MemberName.rule)",
             ])
         XCTAssertEqual(RPCModuleExport.problems(of: OtherModule.self), [])
     }

@@ -126,7 +126,7 @@ final class InProcessTests: XCTestCase {
         let reply = await greet.call(module, params: ["z", 2])
         XCTAssertEqual(reply, .result("yo z, yo z"))
         let failed = await fail.call(module, params: ["code": 5])
-        XCTAssertEqual(failed, .error(RPCModuleError(code: 5, message: "Failed on purpose", data: ["code": 5])))
+        XCTAssertEqual(failed, .error(RPCError(code: 5, message: "Failed on purpose", data: ["code": 5])))
         let crashed = await crash.call(module)
         XCTAssertEqual(crashed, .error(.internalError))
         let bad = await greet.call(module, params: [1])
@@ -146,8 +146,8 @@ final class InProcessTests: XCTestCase {
 
     func testInvalidParamsShape() {
         XCTAssertEqual(
-            RPCModuleError.invalidParams("why"), RPCModuleError(code: -32602, message: "Invalid params", data: ["detail": "why"]))
-        XCTAssertEqual(RPCModuleError(code: 1, message: "No such key", data: ["key": "k"]).description, #"No such key {"key":"k"}"#)
+            RPCError.invalidParams("why"), RPCError(code: -32602, message: "Invalid params", data: ["detail": "why"]))
+        XCTAssertEqual(RPCError(code: 1, message: "No such key", data: ["key": "k"]).description, #"No such key (1): {"key":"k"}"#)
     }
 }
 

@@ -21,7 +21,7 @@ struct TestModule: RPCModule {
     let greeting: String
 
     init(context: RPCModuleContext) throws {
-        if let reason = context.config("FailWith") { throw RPCModuleError(code: 0, message: reason) }
+        if let reason = context.config("FailWith") { throw RPCError(code: 0, message: reason) }
         if let reason = context.config("FailPlain") { throw PlainError(description: reason) }
         self.context = context
         greeting = context.config("Greeting") ?? "hello"
@@ -76,7 +76,7 @@ struct TestModule: RPCModule {
                 Array(repeating: "\(module.greeting) \(p.name)", count: p.times ?? 1).joined(separator: ", ")
             },
             .method("fail", params: [.integer("code")]) { (_, p: CodeParams) -> Bool in
-                throw RPCModuleError(code: p.code, message: "Failed on purpose", data: ["code": .number(p.code)])
+                throw RPCError(code: p.code, message: "Failed on purpose", data: ["code": .number(p.code)])
             },
             .method("crash") { _ -> Bool in
                 throw PlainError(description: "disk on fire")

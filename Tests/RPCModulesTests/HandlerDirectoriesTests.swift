@@ -1,6 +1,7 @@
 import Foundation
 import RPCConfig
 import RPCModules
+import RPCProtocol
 import XCTest
 
 /// systemd's rules for handlers.d: later (higher-priority) directories replace files of the same name,

@@ -16,7 +16,7 @@ final class ConnectionPipelineTests: XCTestCase {
     private var router: RPCRouter!
 
     private func makeChannel(
-        maxCallsPerConnection: Int = 128, maxFrameSize: Int = 1 << 20, idleTimeout: TimeAmount? = nil
+        maxCallsPerConnection: Int = 128, maxFrameSize: Int = 1 << 20, idleTimeout: Duration? = nil
     ) throws {
         router = RPCRouter(
             registry: try RPCServiceRegistry(services: [DemoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),

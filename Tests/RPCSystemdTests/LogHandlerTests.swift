@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import RPCCore
+import RPCLogging
 @testable import RPCSystemd
 import XCTest
 

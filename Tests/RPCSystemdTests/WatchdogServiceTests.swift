@@ -25,8 +25,19 @@ final class WatchdogServiceTests: XCTestCase {
         try await group.shutdownGracefully()
     }
 
+    /// Participants as the daemon makes them (Sources/rpcd/LivenessProbe+EventLoops.swift): each loop, then
+    /// the pool.
+    private func makeProbe() -> LivenessProbe {
+        let loops = Array(group.makeIterator())
+        let pool = self.pool!
+        return LivenessProbe(
+            participants: loops.enumerated().map { index, loop in
+                LivenessProbe.Participant(name: "event loop \(index)") { answer in loop.execute(answer) }
+            } + [LivenessProbe.Participant(name: "thread pool") { answer in _ = pool.runIfActive(eventLoop: loops[0], answer) }])
+    }
+
     func testProbeRoundCompletesWhenEveryLoopAndThePoolRan() async throws {
-        let probe = LivenessProbe(group: group, pool: pool)
+        let probe = makeProbe()
         let round = probe.launch()
         try await waitUntil("the probe round to complete") { round.isComplete }
         XCTAssertEqual(probe.describeMissing(round), [])
@@ -36,7 +47,7 @@ final class WatchdogServiceTests: XCTestCase {
         let loops = Array(group.makeIterator())
         let release = DispatchSemaphore(value: 0)
         loops[1].execute { release.wait() }
-        let probe = LivenessProbe(group: group, pool: pool)
+        let probe = makeProbe()
         let round = probe.launch()
         try await waitUntil("loop 0 and the pool to answer") { probe.describeMissing(round) == ["event loop 1"] }
         XCTAssertFalse(round.isComplete)
@@ -47,7 +58,7 @@ final class WatchdogServiceTests: XCTestCase {
     func testBlockedPoolLeavesTheRoundIncomplete() async throws {
         let release = DispatchSemaphore(value: 0)
         pool.submit { _ in release.wait() }
-        let probe = LivenessProbe(group: group, pool: pool)
+        let probe = makeProbe()
         let round = probe.launch()
         try await waitUntil("the loops to answer") { probe.describeMissing(round) == ["thread pool"] }
         release.signal()
@@ -59,7 +70,7 @@ final class WatchdogServiceTests: XCTestCase {
         let notifier = RecordingNotifier()
         let interval = Duration.milliseconds(300)
         let watchdog = WatchdogService(
-            interval: interval, notifier: notifier, probe: LivenessProbe(group: group, pool: pool),
+            interval: interval, notifier: notifier, probe: makeProbe(),
             logger: Logger(label: "test"))
         let task = Task { try await watchdog.run() }
         defer { task.cancel() }
@@ -79,7 +90,7 @@ final class WatchdogServiceTests: XCTestCase {
     func testEndsAtGracefulShutdown() async throws {
         let notifier = RecordingNotifier()
         let watchdog = WatchdogService(
-            interval: .seconds(30), notifier: notifier, probe: LivenessProbe(group: group, pool: pool),
+            interval: .seconds(30), notifier: notifier, probe: makeProbe(),
             logger: Logger(label: "test"))
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [.init(service: watchdog)], logger: Logger(label: "test")))

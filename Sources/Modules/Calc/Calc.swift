@@ -51,7 +51,7 @@ struct Calc: RPCModule {
                 params: [.number("dividend"), .number("divisor")], result: .number("quotient")
             ) { (_, p: Quotient) in
                 guard p.divisor != 0 else {
-                    throw RPCModuleError(code: 1, message: "Division by zero", data: ["dividend": .number(p.dividend)])
+                    throw RPCError(code: 1, message: "Division by zero", data: ["dividend": .number(p.dividend)])
                 }
                 return try finite(p.dividend / p.divisor)
             },
@@ -63,12 +63,12 @@ struct Calc: RPCModule {
                 switch params {
                 case .null: numbers = []
                 case .array(let elements): numbers = elements
-                default: throw RPCModuleError.invalidParams("calc.sum takes its numbers by position")
+                default: throw RPCError.invalidParams("calc.sum takes its numbers by position")
                 }
                 var total = 0.0
                 for (position, element) in numbers.enumerated() {
                     guard let value = element.doubleValue else {
-                        throw RPCModuleError.invalidParams("params[\(position)] is not a number")
+                        throw RPCError.invalidParams("params[\(position)] is not a number")
                     }
                     total += value
                 }
@@ -80,7 +80,7 @@ struct Calc: RPCModule {
     /// Rejects infinities and NaN, which JSON cannot carry.
     static func finite(_ value: Double) throws -> Double {
         guard value.isFinite else {
-            throw RPCModuleError(
+            throw RPCError(
                 code: 2, message: "Result out of range", data: ["result": .string(value.isNaN ? "nan" : value > 0 ? "inf" : "-inf")])
         }
         return value

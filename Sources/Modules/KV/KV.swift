@@ -38,7 +38,7 @@ struct KV: RPCModule {
                 params: [.string("key")], result: .any("value")
             ) { (kv, p: KeyParams) in
                 guard let value = kv.store.get(p.key) else {
-                    throw RPCModuleError(code: 1, message: "No such key", data: ["key": .string(p.key)])
+                    throw RPCError(code: 1, message: "No such key", data: ["key": .string(p.key)])
                 }
                 return value
             },

@@ -10,7 +10,7 @@ struct Hello: RPCModule {
 
     init(context: RPCModuleContext) throws {
         greeting = context.config("Greeting") ?? "Hello"
-        guard !greeting.isEmpty else { throw RPCModuleError(code: 0, message: "Greeting= must not be empty") }
+        guard !greeting.isEmpty else { throw RPCError(code: 0, message: "Greeting= must not be empty") }
     }
 
     struct GreetParams: Decodable {

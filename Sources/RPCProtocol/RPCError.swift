@@ -1,0 +1,133 @@
+import RPCJSON
+
+/// The one error type of rpcd's protocol: a JSON-RPC 2.0 error object (code, message, optional data).
+///
+/// The daemon, its built-in services, Swift modules (which throw it, with rpcd's codes or their own
+/// documented ones) and the client library (which surfaces it typed, as `RPCClientError.remote`) all use this
+/// type. Everything that fails a call ends up as an `RPCError`: errors of other types are either
+/// `RPCErrorConvertible` or become `internalError` (mapped in one place, `init(from:)`), so no internal detail
+/// (paths, Swift type names) leaks to clients. The server writes it to the wire in exactly one place
+/// (`RPCReplyWriter`). Every code rpcd sends is in `Code` and in docs/PROTOCOL.md, which a test checks
+/// against `Code.messages`.
+public struct RPCError: Error, Hashable, Sendable {
+    public var code: Int
+    public var message: String
+    public var data: JSONValue?
+
+    public init(code: Int, message: String, data: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+}
+
+/// An error type that knows which `RPCError` a client should see.
+public protocol RPCErrorConvertible: Error {
+    var rpcError: RPCError { get }
+}
+
+extension RPCError {
+    /// Codes defined by the JSON-RPC 2.0 specification.
+    public enum Code {
+        public static let parseError = -32700
+        public static let invalidRequest = -32600
+        public static let methodNotFound = -32601
+        public static let invalidParams = -32602
+        public static let internalError = -32603
+
+        // Server-defined codes (-32000 ... -32099), documented in docs/PROTOCOL.md.
+        public static let frameTooLarge = -32000
+        public static let batchTooLarge = -32001
+        public static let nestingTooDeep = -32002
+        public static let timeout = -32003
+        public static let serviceBusy = -32004
+        public static let serviceUnavailable = -32005
+        public static let shuttingDown = -32006
+
+        /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
+        public static let messages: [Int: String] = [
+            parseError: "Parse error", invalidRequest: "Invalid Request", methodNotFound: "Method not found",
+            invalidParams: "Invalid params", internalError: "Internal error", frameTooLarge: "Frame too large",
+            batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
+            serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
+        ]
+
+        /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
+        public static let reserved = -32768 ... -32000
+    }
+
+    /// An error with one of rpcd's codes and its standard message.
+    private init(_ code: Int, data: JSONValue? = nil) {
+        self.init(code: code, message: Code.messages[code] ?? "Server error", data: data)
+    }
+
+    public static func parseError(_ detail: String) -> RPCError {
+        RPCError(Code.parseError, data: ["detail": .string(detail)])
+    }
+
+    public static func invalidRequest(_ detail: String) -> RPCError {
+        RPCError(Code.invalidRequest, data: ["detail": .string(detail)])
+    }
+
+    public static func methodNotFound(_ method: String) -> RPCError {
+        RPCError(Code.methodNotFound, data: ["method": .string(method)])
+    }
+
+    public static func invalidParams(_ detail: String) -> RPCError {
+        RPCError(Code.invalidParams, data: ["detail": .string(detail)])
+    }
+
+    public static let internalError = RPCError(Code.internalError)
+
+    public static func frameTooLarge(announced: Int, limit: Int) -> RPCError {
+        RPCError(
+            Code.frameTooLarge,
+            data: ["length": .number(announced), "limit": .number(limit)])
+    }
+
+    public static func batchTooLarge(limit: Int) -> RPCError {
+        RPCError(Code.batchTooLarge, data: ["limit": .number(limit)])
+    }
+
+    public static func nestingTooDeep(limit: Int) -> RPCError {
+        RPCError(Code.nestingTooDeep, data: ["limit": .number(limit)])
+    }
+
+    public static func timeout(after milliseconds: Int) -> RPCError {
+        RPCError(Code.timeout, data: ["timeout_ms": .number(milliseconds)])
+    }
+
+    public static func serviceBusy(_ service: String) -> RPCError {
+        RPCError(Code.serviceBusy, data: ["service": .string(service)])
+    }
+
+    public static func serviceUnavailable(_ service: String) -> RPCError {
+        RPCError(Code.serviceUnavailable, data: ["service": .string(service)])
+    }
+
+    public static let shuttingDown = RPCError(Code.shuttingDown)
+
+    /// The error a client sees for any `Error`: itself if it is an `RPCError`, its own mapping if it is
+    /// `RPCErrorConvertible`, otherwise `internalError`. The one place errors become codes.
+    public init(from error: any Error) {
+        switch error {
+        case let error as RPCError: self = error
+        case let error as RPCErrorConvertible: self = error.rpcError
+        default: self = .internalError
+        }
+    }
+
+    /// Whether `error` says nothing a client may see: it becomes `internalError`, and its description belongs
+    /// in the administrator's log (with `LogField.error`).
+    public static func isUnexpected(_ error: any Error) -> Bool {
+        !(error is RPCError) && !(error is RPCErrorConvertible)
+    }
+}
+
+extension RPCError: CustomStringConvertible {
+    public var description: String {
+        var text = "\(message) (\(code))"
+        if let data { text += ": \(data.jsonText)" }
+        return text
+    }
+}

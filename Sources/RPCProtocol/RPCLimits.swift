@@ -1,0 +1,44 @@
+/// rpcd's limits: each default and each allowed range, declared once. The configuration (`[Server]` keys),
+/// the server, the envelope parser and the client all take their defaults from here, and docs/CONFIG.md and
+/// docs/PROTOCOL.md describe these values.
+public enum RPCLimits {
+    /// `MaxFrameSize=`: the largest frame (one message, or one reply) accepted, in bytes.
+    public static let maxFrameSize = RPCLimit(default: 16 << 20, range: 64...(1 << 30))
+    /// `MaxBatchLength=`: the most calls one batch may hold.
+    public static let maxBatchLength = RPCLimit(default: 1024, range: 1...1_000_000)
+    /// `MaxNestingDepth=`: the deepest JSON nesting of a whole message; the request object is level 1.
+    public static let maxNestingDepth = RPCLimit(default: 64, range: 2...512)
+    /// `MaxConnections=`: connections open at once, across all listeners.
+    public static let maxConnections = RPCLimit(default: 4096, range: 1...1_000_000)
+    /// `MaxCallsPerConnection=`: calls in flight on one connection before the server stops reading it.
+    public static let maxCallsPerConnection = RPCLimit(default: 128, range: 1...65536)
+    /// `IdleTimeout=`: how long a connection may stay without traffic and without calls (nil: never closed).
+    public static let idleTimeout = RPCLimit<Duration>(default: .seconds(300), range: .zero...timeSpanCeiling)
+    /// `SlowCallThreshold=`: calls taking longer are logged as slow.
+    public static let slowCallThreshold = RPCLimit<Duration>(default: .seconds(1), range: .zero...timeSpanCeiling)
+    /// `ShutdownGracePeriod=`: how long a stop waits for calls in flight. rpcd.service allows 30 s to stop
+    /// (`TimeoutStopSec=`), so the grace period must end well before.
+    public static let shutdownGracePeriod = RPCLimit<Duration>(default: .seconds(10), range: .zero...(.seconds(25)))
+    /// `Threads=`: event-loop threads, when not `auto`.
+    public static let threads = RPCLimit(default: 1, range: 1...1024)
+
+    /// The longest finite time span any setting takes: a year. Longer ones are refused where they are read, so
+    /// no later arithmetic on them (nanoseconds in 64 bits last 292 years) can overflow.
+    public static let timeSpanCeiling = Duration.seconds(365 * 24 * 3600)
+
+    /// How deep the client lets a reply nest: replies carry whatever a module returns, so this is more lenient
+    /// than what the server accepts from clients.
+    public static let clientMaxNestingDepth = 512
+}
+
+/// One limit: its default and the values a setting may take.
+public struct RPCLimit<Value: Comparable & Sendable>: Sendable {
+    public let defaultValue: Value
+    public let range: ClosedRange<Value>
+
+    public init(default defaultValue: Value, range: ClosedRange<Value>) {
+        precondition(range.contains(defaultValue), "a limit's default lies in its range")
+        self.defaultValue = defaultValue
+        self.range = range
+    }
+}

@@ -1,0 +1,45 @@
+import RPCJSON
+import RPCProtocol
+import XCTest
+
+final class RPCErrorTests: XCTestCase {
+    private static let protocolDocument = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+
+    /// docs/PROTOCOL.md's error tables list exactly the codes rpcd sends, each with its message.
+    func testProtocolDocumentListsEveryCodeWithItsMessage() throws {
+        let text = try String(contentsOf: Self.protocolDocument, encoding: .utf8)
+        var documented: [Int: String] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| -32") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 2, let code = Int(cells[0]) else { continue }
+            documented[code] = cells[1]
+        }
+        XCTAssertEqual(documented, RPCError.Code.messages)
+    }
+
+    func testEveryCodeIsInTheReservedRange() {
+        for code in RPCError.Code.messages.keys { XCTAssertTrue(RPCError.Code.reserved.contains(code), "\(code)") }
+    }
+
+    func testFactoriesUseTheStandardMessages() {
+        let errors: [RPCError] = [
+            .parseError("x"), .invalidRequest("x"), .methodNotFound("a.b"), .invalidParams("x"), .internalError,
+            .frameTooLarge(announced: 2, limit: 1), .batchTooLarge(limit: 1), .nestingTooDeep(limit: 1),
+            .timeout(after: 1), .serviceBusy("s"), .serviceUnavailable("s"), .shuttingDown,
+        ]
+        XCTAssertEqual(Set(errors.map(\.code)), Set(RPCError.Code.messages.keys))
+        for error in errors { XCTAssertEqual(error.message, RPCError.Code.messages[error.code]) }
+    }
+
+    func testOtherErrorsBecomeInternalErrorAndAreFlaggedForTheLog() {
+        struct Secret: Error {}
+        struct Convertible: RPCErrorConvertible { var rpcError: RPCError { RPCError(code: 7, message: "Seven") } }
+        XCTAssertEqual(RPCError(from: Secret()), .internalError)
+        XCTAssertTrue(RPCError.isUnexpected(Secret()))
+        XCTAssertEqual(RPCError(from: Convertible()).code, 7)
+        XCTAssertFalse(RPCError.isUnexpected(Convertible()))
+        XCTAssertEqual(RPCError(from: RPCError.serviceBusy("kv")), .serviceBusy("kv"))
+        XCTAssertFalse(RPCError.isUnexpected(RPCError.shuttingDown))
+    }
+}
