@@ -7,6 +7,8 @@
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
 //               protocol's limits and their defaults, the name rules (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
+//   RPCBinding  declared parameters, and binding a call's params to them: shared by the built-in services
+//               and the Swift module SDK (RPCJSON, RPCProtocol)
 //   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
 //   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
 //   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
@@ -53,6 +55,7 @@ let package = Package(
         .target(name: "RPCJSON"),
         .target(name: "RPCProtocol", dependencies: ["RPCJSON"]),
         .target(name: "RPCLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(name: "RPCBinding", dependencies: ["RPCJSON", "RPCProtocol"]),
         .target(name: "RPCDNSSD", dependencies: ["RPCProtocol"]),
         .target(
             name: "RPCWire",
@@ -65,7 +68,7 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: [
-                "RPCJSON", "RPCProtocol", "RPCLogging", "JSONRPC",
+                "RPCJSON", "RPCProtocol", "RPCLogging", "RPCBinding", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -86,7 +89,7 @@ let package = Package(
             ]
         ),
         .target(name: "CRPCDModule"),
-        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol"]),
+        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol", "RPCBinding"]),
         .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo"),
         .target(name: "CalcModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Calc"),
         .target(name: "KVModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/KV"),
@@ -164,6 +167,7 @@ let package = Package(
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
+        .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
         .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
         .testTarget(

@@ -1,10 +1,10 @@
 import CAvahi
 import Logging
 import RPCDNSSD
+import RPCLogging
 
 #if canImport(Glibc)
 import Glibc
-import RPCLogging
 #endif
 
 /// The records side of `AvahiServicePublisher`: one entry group per service and port, its names, its TXT

@@ -1,4 +1,5 @@
 import JSONRPC
+import RPCBinding
 import RPCJSON
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
@@ -42,7 +43,7 @@ public enum OpenRPCDocument {
         ]
     }
 
-    private static func contentDescriptor(_ parameter: RPCParameterDescriptor) -> JSONValue {
+    private static func contentDescriptor(_ parameter: RPCParam) -> JSONValue {
         var object: [String: JSONValue] = [
             "name": .string(parameter.name), "schema": parameter.schema, "required": .bool(parameter.required),
         ]
@@ -53,18 +54,18 @@ public enum OpenRPCDocument {
 
 /// The built-in `rpc` service: `rpc.discover` describes every method of the registry the call was routed
 /// through, so it is always current after a reload.
-public struct RPCDiscoverService: RPCService {
+public struct RPCDiscoverService: RPCTypedService {
     public init() {}
 
-    public let descriptor = RPCServiceDescriptor(
-        name: "rpc", version: RPCDaemonVersion.version, summary: "Service discovery (OpenRPC)",
-        methods: [
-            RPCMethodDescriptor(
-                name: "discover", summary: "Returns an OpenRPC document describing every method",
-                result: RPCParameterDescriptor(name: "document", schema: ["type": "object"]))
-        ])
+    public static let name = "rpc"
+    public static let version = RPCDaemonVersion.version
+    public static let summary = "Service discovery (OpenRPC)"
+    public let descriptor = Self.makeDescriptor()
 
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
-        responder.succeed(OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)))
-    }
+    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [
+        .method(
+            "discover", summary: "Returns an OpenRPC document describing every method",
+            result: RPCParam("document", schema: ["type": "object"])
+        ) { _, call in OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)) }
+    ]
 }

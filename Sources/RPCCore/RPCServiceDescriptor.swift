@@ -1,4 +1,5 @@
 import JSONRPC
+import RPCBinding
 import RPCJSON
 import RPCProtocol
 
@@ -39,8 +40,8 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
     public var name: String
     public var summary: String
     /// Parameters in positional order; by-name calls use their names.
-    public var params: [RPCParameterDescriptor]
-    public var result: RPCParameterDescriptor?
+    public var params: [RPCParam]
+    public var result: RPCParam?
     /// Errors the method documents (beyond the standard ones every method can return).
     public var errors: [RPCError]
     public var flags: Flags
@@ -53,8 +54,8 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
     }
 
     public init(
-        name: String, summary: String = "", params: [RPCParameterDescriptor] = [],
-        result: RPCParameterDescriptor? = nil, errors: [RPCError] = [], flags: Flags = []
+        name: String, summary: String = "", params: [RPCParam] = [],
+        result: RPCParam? = nil, errors: [RPCError] = [], flags: Flags = []
     ) {
         self.name = name
         self.summary = summary
@@ -70,21 +71,5 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
             "params": .array(params.map { ["name": .string($0.name), "required": .bool($0.required), "schema": $0.schema] }),
             "result": result?.schema ?? .null,
         ]
-    }
-}
-
-/// A named, typed value: a parameter or a result (an OpenRPC content descriptor).
-public struct RPCParameterDescriptor: Hashable, Sendable {
-    public var name: String
-    /// A JSON Schema, e.g. `["type": "number"]`; `[:]` accepts anything.
-    public var schema: JSONValue
-    public var required: Bool
-    public var summary: String
-
-    public init(name: String, schema: JSONValue = [:], required: Bool = true, summary: String = "") {
-        self.name = name
-        self.schema = schema
-        self.required = required
-        self.summary = summary
     }
 }

@@ -1,4 +1,6 @@
-/// Module authors import only `RPCModuleSDK`: `JSONValue` (params of raw methods, exact results, error data)
-/// and `RPCError` (what a method throws to choose what the client sees) come with it.
+/// Module authors import only `RPCModuleSDK`: `JSONValue` (params of raw methods, exact results, error data),
+/// `RPCError` (what a method throws to choose what the client sees) and `RPCParam` (a declared parameter)
+/// come with it.
+@_exported import RPCBinding
 @_exported import RPCJSON
 @_exported import RPCProtocol

@@ -5,7 +5,7 @@ import RPCProtocol
 ///
 /// Build methods with the static factories:
 /// - ``method(_:summary:params:result:mayBlock:_:)``: typed. The call's params are bound to the declared
-///   parameter names (see ``RPCModuleParam``), checked against their schemas, and decoded into `Params`.
+///   parameter names (see ``RPCParam``), checked against their schemas, and decoded into `Params`.
 /// - ``method(_:summary:result:mayBlock:_:)``: typed, without parameters.
 /// - ``raw(_:summary:params:result:mayBlock:_:)``: untyped, for variadic or free-form params.
 ///
@@ -26,9 +26,9 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     public let name: String
     public let summary: String
     /// In positional order.
-    public let params: [RPCModuleParam]
+    public let params: [RPCParam]
     /// The result's schema (its name and summary are documentation in Swift only: the ABI carries the schema).
-    public let result: RPCModuleParam?
+    public let result: RPCParam?
     /// Whether the body may block its thread. Such calls are run by rpcd on its bounded worker pool, and the
     /// SDK runs the body on that worker thread (instead of Swift's shared cooperative pool), which blocks
     /// until the body finishes. Use it for blocking system calls, file I/O, or CPU-heavy work.
@@ -39,7 +39,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     let run: @Sendable (Module, JSONValue) async throws -> [UInt8]
 
     init(
-        name: String, summary: String, params: [RPCModuleParam], result: RPCModuleParam?, mayBlock: Bool,
+        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool,
         run: @escaping @Sendable (Module, JSONValue) async throws -> [UInt8]
     ) {
         self.name = name
@@ -53,7 +53,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types
     /// must be `Sendable`, which internal structs of `Sendable` members are implicitly.)
     public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
-        _ name: String, summary: String = "", params: [RPCModuleParam], result: RPCModuleParam? = nil,
+        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         mayBlock: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
@@ -66,7 +66,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
 
     /// A typed method without parameters: any params other than none, `[]` or `{}` are -32602.
     public static func method<Output: Encodable & Sendable>(
-        _ name: String, summary: String = "", result: RPCModuleParam? = nil, mayBlock: Bool = false,
+        _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false,
         _ body: @escaping @Sendable (Module) async throws -> Output
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock) {
@@ -80,7 +80,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// call has none) and returns the result. `params` only describes them for `rpc.discover`; nothing is
     /// bound or checked. Throw `RPCError.invalidParams(_:)` to reject them.
     public static func raw(
-        _ name: String, summary: String = "", params: [RPCModuleParam] = [], result: RPCModuleParam? = nil,
+        _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
         mayBlock: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {

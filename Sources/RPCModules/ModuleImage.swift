@@ -1,11 +1,12 @@
 import CRPCDModule
 import JSONRPC
+import RPCBinding
 import RPCCore
 import RPCJSON
+import RPCProtocol
 
 #if canImport(Glibc)
 import Glibc
-import RPCProtocol
 #endif
 
 /// One loaded module library and its validated descriptor. Images are never unloaded: the Swift runtime
@@ -67,19 +68,19 @@ public final class ModuleImage: @unchecked Sendable {
             guard method.n_params == 0 || method.params != nil else {
                 throw ModuleLoadError(path, "method '\(name)': n_params is \(method.n_params) but params is NULL")
             }
-            var params: [RPCParameterDescriptor] = []
+            var params: [RPCParam] = []
             for p in 0..<method.n_params {
                 let param = method.params![Int(p)]
                 guard let paramName = param.name.map({ String(cString: $0) }), MemberName.isValid(paramName) else {
                     throw ModuleLoadError(path, "method '\(name)': parameter \(p) has a missing or invalid name")
                 }
-                params.append(RPCParameterDescriptor(
-                    name: paramName, schema: try schema(param.schema_json, path: path, what: "'\(name)' parameter '\(paramName)'"),
-                    required: param.flags & RPCD_PARAM_OPTIONAL == 0,
+                params.append(RPCParam(
+                    paramName, schema: try schema(param.schema_json, path: path, what: "'\(name)' parameter '\(paramName)'"),
+                    optional: param.flags & RPCD_PARAM_OPTIONAL != 0,
                     summary: param.summary.map { String(cString: $0) } ?? ""))
             }
-            let result = method.result_schema_json == nil ? nil : RPCParameterDescriptor(
-                name: "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
+            let result = method.result_schema_json == nil ? nil : RPCParam(
+                "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
             methods.append(RPCMethodDescriptor(
                 name: name, summary: method.summary.map { String(cString: $0) } ?? "", params: params, result: result,
                 flags: method.flags & RPCD_METHOD_MAY_BLOCK != 0 ? .mayBlock : []))

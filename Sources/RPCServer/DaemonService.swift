@@ -1,7 +1,7 @@
 import Foundation
-import JSONRPC
 import Logging
 import NIOCore
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCLogging
@@ -9,13 +9,12 @@ import RPCProtocol
 
 /// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop), `rpcd.info`
 /// (version, uptime, listeners, services and counters), and `rpcd.logLevel`/`rpcd.setLogLevel` (the log
-/// level every handler reads, changed at once until the next reload or restart).
-public struct DaemonService: RPCService {
+/// level every handler reads, changed at once until the next reload or restart). Declared and bound like a
+/// module's methods (`RPCTypedService`).
+public struct DaemonService: RPCTypedService {
     private let state: RPCServerState
     private let statistics: RPCStatistics
     private let logLevel: LogLevelControl
-    private static let pong = ByteBuffer(string: #""pong""#)
-    private static let levelNames = Logger.Level.allCases.map(\.rawValue)
 
     public init(state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()) {
         self.state = state
@@ -23,47 +22,37 @@ public struct DaemonService: RPCService {
         self.logLevel = logLevel
     }
 
-    public let descriptor = RPCServiceDescriptor(
-        name: "rpcd", version: RPCDaemonVersion.version, summary: "The daemon itself",
-        methods: [
-            RPCMethodDescriptor(
-                name: "ping", summary: "Answers \"pong\"",
-                result: RPCParameterDescriptor(name: "pong", schema: ["type": "string", "const": "pong"])),
-            RPCMethodDescriptor(
-                name: "info", summary: "Version, uptime, listeners, services and counters",
-                result: RPCParameterDescriptor(name: "info", schema: ["type": "object"])),
-            RPCMethodDescriptor(
-                name: "logLevel", summary: "The current log level",
-                result: RPCParameterDescriptor(name: "level", schema: ["enum": .array(levelNames.map { .string($0) })])),
-            RPCMethodDescriptor(
-                name: "setLogLevel",
-                summary: "Sets the log level until the next reload or restart; returns the previous level",
-                params: [RPCParameterDescriptor(name: "level", schema: ["enum": .array(levelNames.map { .string($0) })])],
-                result: RPCParameterDescriptor(name: "previous", schema: ["enum": .array(levelNames.map { .string($0) })])),
-        ])
+    public static let name = "rpcd"
+    public static let version = RPCDaemonVersion.version
+    public static let summary = "The daemon itself"
+    public let descriptor = Self.makeDescriptor()
 
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
-        switch call.method.name {
-        case "ping": responder.succeed(rawJSON: Self.pong)
-        case "logLevel": responder.succeed(.string(logLevel.level.rawValue))
-        case "setLogLevel":
-            do {
-                let params = try call.paramsValue()
-                guard let name = (params[0] ?? params["level"])?.stringValue,
-                      let level = Logger.Level(rawValue: name.lowercased())
-                else {
-                    throw RPCError.invalidParams("expected 'level', one of \(Self.levelNames.joined(separator: ", "))")
-                }
-                let previous = logLevel.level
-                logLevel.level = level
-                call.logger.notice(
-                    "Log level changed", metadata: [LogField.logLevel: "\(level)", LogField.previousLogLevel: "\(previous)"])
-                responder.succeed(.string(previous.rawValue))
-            } catch {
-                responder.fail(error)
-            }
-        default: responder.succeed(info(call.registry))
-        }
+    private static let levelSchema: JSONValue = ["enum": .array(Logger.Level.allCases.map { .string($0.rawValue) })]
+
+    public static let methods: [RPCServiceMethod<DaemonService>] = [
+        .constant(
+            "ping", summary: "Answers \"pong\"", result: RPCParam("pong", schema: ["type": "string", "const": "pong"]),
+            json: ByteBuffer(string: #""pong""#)),
+        .method("info", summary: "Version, uptime, listeners, services and counters", result: RPCParam("info", schema: ["type": "object"])) {
+            service, call in service.info(call.registry)
+        },
+        .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema)) { service, _ in
+            service.logLevel.level.rawValue
+        },
+        .method(
+            "setLogLevel", summary: "Sets the log level until the next reload or restart; returns the previous level",
+            params: [RPCParam("level", schema: levelSchema)], result: RPCParam("previous", schema: levelSchema)
+        ) { (service, params: SetLogLevel, call) in
+            let previous = service.logLevel.level
+            service.logLevel.level = params.level
+            call.logger.notice(
+                "Log level changed", metadata: [LogField.logLevel: "\(params.level)", LogField.previousLogLevel: "\(previous)"])
+            return previous.rawValue
+        },
+    ]
+
+    private struct SetLogLevel: Decodable {
+        var level: Logger.Level
     }
 
     private func info(_ registry: RPCServiceRegistry) -> JSONValue {

@@ -1,5 +1,6 @@
 import JSONRPC
 import NIOCore
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCProtocol
@@ -15,16 +16,16 @@ public struct DemoService: RPCService {
         methods: [
             RPCMethodDescriptor(
                 name: "echo", summary: "Returns its params unchanged (null when there are none)",
-                result: RPCParameterDescriptor(name: "params")),
+                result: RPCParam("params")),
             RPCMethodDescriptor(
                 name: "add", summary: "Adds numbers given by position or as values of named params",
-                params: [RPCParameterDescriptor(name: "a", schema: ["type": "number"]),
-                         RPCParameterDescriptor(name: "b", schema: ["type": "number"])],
-                result: RPCParameterDescriptor(name: "sum", schema: ["type": "number"])),
+                params: [RPCParam("a", schema: ["type": "number"]),
+                         RPCParam("b", schema: ["type": "number"])],
+                result: RPCParam("sum", schema: ["type": "number"])),
             RPCMethodDescriptor(
                 name: "sleep", summary: "Answers \"done\" after the given milliseconds (at most 60000)",
-                params: [RPCParameterDescriptor(name: "ms", schema: ["type": "integer", "minimum": 0, "maximum": 60000])],
-                result: RPCParameterDescriptor(name: "done", schema: ["type": "string"])),
+                params: [RPCParam("ms", schema: ["type": "integer", "minimum": 0, "maximum": 60000])],
+                result: RPCParam("done", schema: ["type": "string"])),
             RPCMethodDescriptor(
                 name: "fail", summary: "Always fails with error 1 and the params as data",
                 errors: [RPCError(code: 1, message: "Requested failure")]),

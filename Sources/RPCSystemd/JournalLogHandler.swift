@@ -1,9 +1,9 @@
 import CSystemd
 import Logging
+import RPCLogging
 
 #if canImport(Glibc)
 import Glibc
-import RPCLogging
 #endif
 
 /// A swift-log backend that writes each entry natively to the systemd journal with `sd_journal_sendv`.

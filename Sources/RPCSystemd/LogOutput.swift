@@ -1,8 +1,8 @@
 import Logging
+import RPCLogging
 
 #if canImport(Glibc)
 import Glibc
-import RPCLogging
 #endif
 
 /// Where rpcd's log goes: natively to the journal when standard error is the journal's stream (systemd

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOEmbedded
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCProtocol
@@ -60,8 +61,8 @@ struct SpecService: RPCService {
         methods: [
             RPCMethodDescriptor(
                 name: "subtract",
-                params: [RPCParameterDescriptor(name: "minuend", schema: ["type": "number"]),
-                         RPCParameterDescriptor(name: "subtrahend", schema: ["type": "number"])]),
+                params: [RPCParam("minuend", schema: ["type": "number"]),
+                         RPCParam("subtrahend", schema: ["type": "number"])]),
             RPCMethodDescriptor(name: "sum"),
             RPCMethodDescriptor(name: "update"),
             RPCMethodDescriptor(name: "notify_hello"),

@@ -6,10 +6,24 @@ import Foundation
 import RPCJSON
 import RPCProtocol
 
-/// Binds a call's params to declared parameters, checks them, and decodes them (see `RPCModuleMethod`).
-enum ParamsBinding {
+/// Binds a call's params to declared parameters, checks them, and decodes them: the one binder of the
+/// built-in services and the Swift module SDK alike, so a method binds params the same way wherever it runs.
+///
+/// Rules:
+/// - by position (`[1, 2]`): element *i* is the *i*-th declared parameter; more elements than parameters is
+///   -32602; missing trailing elements are absent.
+/// - by name (`{"a": 1, "b": 2}`): the members are the parameters; a name that is not declared is -32602.
+/// - no params at all: every parameter is absent.
+/// - `null` for an optional parameter counts as absent (so `[null, 5]` skips the first one).
+/// - an absent required parameter is -32602 "missing parameter 'a'"; an optional one is simply not in the
+///   object `Params` is decoded from, so it must be an `Optional` property.
+/// - each present value is checked against the parameter's schema (`SchemaCheck`), then `Params` is decoded
+///   from them by `JSONValueDecoder`; a `DecodingError` is -32602 with a detail naming the field.
+///
+/// Pure functions; thread-agnostic.
+public enum ParamsBinding {
     /// The params as an object keyed by parameter name, with absent optional parameters left out.
-    static func bind(_ params: JSONValue, to declared: [RPCModuleParam]) throws(RPCError) -> [String: JSONValue] {
+    public static func bind(_ params: JSONValue, to declared: [RPCParam]) throws(RPCError) -> [String: JSONValue] {
         var members: [String: JSONValue]
         switch params {
         case .null:
@@ -45,7 +59,7 @@ enum ParamsBinding {
 
     /// Decodes `type` from the bound members (exactly: `JSONValue` properties get the values as sent), turning
     /// a `DecodingError` into -32602 with a detail.
-    static func decode<Params: Decodable>(_ type: Params.Type, from members: [String: JSONValue]) throws -> Params {
+    public static func decode<Params: Decodable>(_ type: Params.Type, from members: [String: JSONValue]) throws -> Params {
         let object = JSONValue.object(members)
         do {
             return try JSONValueDecoder().decode(Params.self, from: object)
@@ -113,7 +127,7 @@ enum ParamsBinding {
         return "a value of type \(type)"
     }
 
-    static func kindPhrase(_ value: JSONValue) -> String {
+    public static func kindPhrase(_ value: JSONValue) -> String {
         switch value {
         case .null: "null"
         case .bool: "a boolean"
@@ -187,9 +201,10 @@ enum SchemaCheck {
     }
 }
 
-/// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder`.
-enum ResultEncoding {
-    static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
+/// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder` (sorted keys). A value JSON
+/// cannot carry (a non-finite number) throws an `EncodingError`, which reaches the client as -32603.
+public enum ResultEncoding {
+    public static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
         if let value = result as? JSONValue { return value.serialized() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]

@@ -6,8 +6,10 @@ import RPCJSON
 /// literals keep their text), and nothing is serialized and parsed again. Integers must be exact and in range
 /// of the property's type (`1.0` is fine for an `Int`, `1.5` and `300` for a `UInt8` are not); floating-point
 /// properties take the nearest value. Errors are ordinary `DecodingError`s with their coding paths.
-struct JSONValueDecoder {
-    func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
+public struct JSONValueDecoder {
+    public init() {}
+
+    public func decode<T: Decodable>(_ type: T.Type, from value: JSONValue) throws -> T {
         try ValueDecoder(value: value, codingPath: []).decodeValue(type)
     }
 }

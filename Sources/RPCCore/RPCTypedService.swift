@@ -1,0 +1,77 @@
+import JSONRPC
+import NIOCore
+import RPCBinding
+import RPCJSON
+import RPCProtocol
+
+/// A service whose methods are declared once, with typed parameters: its descriptor (what `rpc.discover`
+/// lists and the fingerprint covers) is derived from `methods`, and every call's params are bound, checked and
+/// decoded by `ParamsBinding`, the binder the Swift module SDK uses too. The daemon's built-in services are
+/// written this way, so they describe themselves and bind params exactly as modules do.
+///
+/// Methods run on the connection's event loop and answer at once: they must not block.
+public protocol RPCTypedService: RPCService {
+    /// The service name (`rpcd`), its version and a one-line summary.
+    static var name: String { get }
+    static var version: String { get }
+    static var summary: String { get }
+    /// The methods, in the order `rpc.discover` lists them.
+    static var methods: [RPCServiceMethod<Self>] { get }
+}
+
+extension RPCTypedService {
+    public static func makeDescriptor() -> RPCServiceDescriptor {
+        RPCServiceDescriptor(name: name, version: version, summary: summary, methods: methods.map(\.descriptor))
+    }
+
+    public func handle(_ call: RPCCall, responder: RPCResponder) {
+        // The router found the method in `descriptor`, built from `methods` in the same order.
+        let method = Self.methods[call.methodIndex]
+        do {
+            responder.succeed(rawJSON: try method.run(self, call))
+        } catch {
+            responder.fail(error)
+        }
+    }
+}
+
+/// One method of an `RPCTypedService`: how it is described, and the code that runs it.
+public struct RPCServiceMethod<Service: Sendable>: Sendable {
+    public let descriptor: RPCMethodDescriptor
+    let run: @Sendable (Service, RPCCall) throws -> ByteBuffer
+
+    /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
+    /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.
+    public static func method<Params: Decodable, Output: Encodable>(
+        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
+        _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
+    ) -> RPCServiceMethod {
+        RPCServiceMethod(
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, params: params, result: result)
+        ) { service, call in
+            let members = try ParamsBinding.bind(try call.paramsValue(), to: params)
+            let decoded = try ParamsBinding.decode(Params.self, from: members)
+            return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, decoded, call)))
+        }
+    }
+
+    /// A method without parameters: any params other than none, `[]` or `{}` are -32602.
+    public static func method<Output: Encodable>(
+        _ name: String, summary: String = "", result: RPCParam? = nil,
+        _ body: @escaping @Sendable (Service, RPCCall) throws -> Output
+    ) -> RPCServiceMethod {
+        RPCServiceMethod(descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result)) { service, call in
+            if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
+            return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, call)))
+        }
+    }
+
+    /// A method without parameters whose result is already JSON text, for answers that must cost nothing
+    /// beyond writing them (`rpcd.ping`).
+    public static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
+        RPCServiceMethod(descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result)) { _, call in
+            if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
+            return json
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import RPCBinding
+import RPCJSON
+import RPCProtocol
+import XCTest
+
+/// The binder alone; the SDK's and the built-ins' own tests cover it through their method declarations.
+final class ParamsBindingTests: XCTestCase {
+    private let declared = [RPCParam.number("a"), .integer("b", minimum: 0, optional: true)]
+
+    private struct Params: Decodable, Equatable {
+        var a: Double
+        var b: Int?
+    }
+
+    private func bind(_ params: JSONValue) throws -> Params {
+        try ParamsBinding.decode(Params.self, from: ParamsBinding.bind(params, to: declared))
+    }
+
+    func testPositionNameAndAbsence() throws {
+        XCTAssertEqual(try bind([1.5, 2]), Params(a: 1.5, b: 2))
+        XCTAssertEqual(try bind(["a": 1, "b": 2]), Params(a: 1, b: 2))
+        XCTAssertEqual(try bind([3]), Params(a: 3, b: nil))
+        XCTAssertEqual(try bind(["a": 3, "b": .null]), Params(a: 3, b: nil))
+    }
+
+    func testProblemsAreInvalidParamsWithADetail() {
+        let cases: [(JSONValue, String)] = [
+            (.null, "missing parameter 'a'"),
+            ([1, 2, 3], "too many parameters: expected at most 2, got 3"),
+            (["a": 1, "c": 2], "unknown parameter 'c'"),
+            (["a": "x"], "parameter 'a': expected a number, got a string"),
+            ([1, -1], "parameter 'b': must be at least 0"),
+            ([1, 1.5], "parameter 'b': expected an integer, got a number"),
+            ("text", "params must be an array or an object, not a string"),
+        ]
+        for (params, detail) in cases {
+            XCTAssertThrowsError(try bind(params), "\(params)") { error in
+                XCTAssertEqual(error as? RPCError, .invalidParams(detail), "\(params)")
+            }
+        }
+    }
+
+    func testResultsEncodeExactlyAndNonFiniteNumbersThrow() throws {
+        XCTAssertEqual(String(decoding: try ResultEncoding.encode(["b": 1, "a": 2] as [String: Int]), as: UTF8.self), #"{"a":2,"b":1}"#)
+        XCTAssertEqual(String(decoding: try ResultEncoding.encode(JSONValue.number("1e400")), as: UTF8.self), "1e400")
+        XCTAssertThrowsError(try ResultEncoding.encode(Double.infinity))
+        XCTAssertThrowsError(try ResultEncoding.encode([Double.nan]))
+    }
+}

@@ -1,0 +1,89 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import RPCJSON
+import RPCLogging
+@testable import RPCServer
+import RPCWire
+import XCTest
+
+/// `rpcd.*` is declared and bound like a module's methods: by position or by name, checked against the
+/// declared schemas, with the standard -32602 details.
+final class DaemonServiceTests: XCTestCase {
+    private var channel: EmbeddedChannel!
+    private let logLevel = LogLevelControl(.info)
+
+    override func setUpWithError() throws {
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [
+                RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics(), logLevel: logLevel),
+            ]),
+            parser: RPCEnvelopeParser())
+        channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            ConnectionPipeline.handlers(
+                configuration: RPCServer.Configuration(listen: []), router: router,
+                connection: RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test"))))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    override func tearDown() {
+        _ = try? channel.finish()
+    }
+
+    private func call(_ method: String, _ params: String? = nil) throws -> JSONValue {
+        var request = #"{"jsonrpc":"2.0","method":"\#(method)","id":1"#
+        if let params { request += #","params":\#(params)"# }
+        request += "}"
+        var frame = ByteBuffer()
+        frame.writeInteger(UInt32(request.utf8.count))
+        frame.writeString(request)
+        try channel.writeInbound(frame)
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))
+        return try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length))))
+    }
+
+    func testSetLogLevelByPositionAndByName() throws {
+        XCTAssertEqual(try call("rpcd.setLogLevel", #"["debug"]"#)["result"], "info")
+        XCTAssertEqual(logLevel.level, .debug)
+        XCTAssertEqual(try call("rpcd.setLogLevel", #"{"level":"warning"}"#)["result"], "debug")
+        XCTAssertEqual(try call("rpcd.logLevel")["result"], "warning")
+    }
+
+    func testSetLogLevelParamsAreCheckedByTheSharedBinder() throws {
+        let cases: [(String, String)] = [
+            ("[\"loud\"]", #"parameter 'level': must be one of ["trace","debug","info","notice","warning","error","critical"]"#),
+            ("[]", "missing parameter 'level'"),
+            (#"{"lvl":"debug"}"#, "unknown parameter 'lvl'"),
+            (#"["debug", 1]"#, "too many parameters: expected at most 1, got 2"),
+            ("[7]", #"parameter 'level': must be one of ["trace","debug","info","notice","warning","error","critical"]"#),
+        ]
+        for (params, detail) in cases {
+            let reply = try call("rpcd.setLogLevel", params)
+            XCTAssertEqual(reply["error"]?["code"], .number(-32602), params)
+            XCTAssertEqual(reply["error"]?["data"]?["detail"]?.stringValue, detail, params)
+        }
+        XCTAssertEqual(logLevel.level, .info, "nothing changed")
+    }
+
+    func testMethodsWithoutParamsRefuseParams() throws {
+        XCTAssertEqual(try call("rpcd.ping")["result"], "pong")
+        XCTAssertEqual(try call("rpcd.ping", "[]")["result"], "pong")
+        XCTAssertEqual(try call("rpcd.ping", "[1]")["error"]?["data"]?["detail"], "this method takes no parameters")
+        XCTAssertEqual(try call("rpcd.info", #"{"x":1}"#)["error"]?["data"]?["detail"], "unknown parameter 'x'")
+    }
+
+    /// Every built-in method is reached through its declaration, and `rpc.discover` lists them in that order.
+    func testEveryDeclaredMethodAnswersItself() throws {
+        XCTAssertEqual(DaemonService.methods.map(\.descriptor.name), ["ping", "info", "logLevel", "setLogLevel"])
+        XCTAssertNotNil(try call("rpcd.info")["result"]?["uptime_seconds"])
+        XCTAssertEqual(try call("rpcd.logLevel")["result"], "info")
+        let discover = try call("rpc.discover")["result"]
+        let names = discover?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+        XCTAssertEqual(names, ["rpc.discover", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel"])
+    }
+}
