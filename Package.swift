@@ -21,7 +21,8 @@
 //   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
 //               the journald and console log handlers; the only Swift target that imports CSystemd
-//   RPCClient   a pipelining client over the same wire format
+//   RPCClient   a pipelining client over the same wire format (the library apps use)
+//   RPCClientTools  what only rpcctl needs on top of it: argument parsing, the load generator
 //   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
 //   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
 //   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
@@ -75,11 +76,11 @@ let package = Package(
         ),
         .target(
             name: "RPCConfig",
-            dependencies: ["RPCWire", "RPCDNSSD", "RPCProtocol"]
+            dependencies: ["RPCDNSSD", "RPCProtocol"]
         ),
         .target(
             name: "RPCServer",
-            dependencies: [
+            dependencies: ["RPCBinding", 
                 "RPCWire", "JSONRPC", "RPCCore", "RPCJSON", "RPCProtocol", "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -97,7 +98,7 @@ let package = Package(
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModules",
-            dependencies: [
+            dependencies: ["RPCBinding", 
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
                 "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -124,6 +125,14 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
+        .target(
+            name: "RPCClientTools",
+            dependencies: [
+                "RPCClient", "RPCWire", "RPCJSON", "RPCProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         .target(
             name: "RPCAvahi",
@@ -148,14 +157,14 @@ let package = Package(
         .executableTarget(
             name: "rpcctl",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire", "RPCDiscovery", "RPCDNSSD",
+                "RPCClient", "RPCClientTools", "RPCJSON", "RPCProtocol", "RPCWire", "RPCDiscovery", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]
         ),
         .executableTarget(
             name: "rpcd-echo-reference",
-            dependencies: [
+            dependencies: ["RPCProtocol", 
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -189,11 +198,11 @@ let package = Package(
         ),
         .testTarget(
             name: "JSONRPCTests",
-            dependencies: ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["RPCProtocol", "JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: [
+            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", 
                 "RPCCore", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -204,7 +213,7 @@ let package = Package(
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
         .testTarget(
             name: "RPCModulesTests",
-            dependencies: [
+            dependencies: ["RPCProtocol", 
                 "RPCModules", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -213,7 +222,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCServerTests",
-            dependencies: [
+            dependencies: ["RPCProtocol", "RPCLogging", 
                 "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -234,11 +243,30 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCClient", "RPCJSON", "RPCWire"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCJSON", "RPCWire"]
+        ),
+        // An in-process JSON-RPC server for the client's and the tools' tests (a library, so both can use it).
+        .target(
+            name: "RPCClientTestSupport",
+            dependencies: [
+                "RPCClient", "RPCJSON", "RPCProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Tests/RPCClientTestSupport"
+        ),
+        .testTarget(
+            name: "RPCClientToolsTests",
+            dependencies: [
+                "RPCClientTools", "RPCClient", "RPCClientTestSupport", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "RPCClientTests",
-            dependencies: [
+            dependencies: ["RPCProtocol", 
+                "RPCClientTestSupport",
                 "RPCClient", "RPCJSON", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -8,6 +8,7 @@
 import NIOCore
 import NIOExtras
 import NIOPosix
+import RPCProtocol
 import RPCWire
 
 #if canImport(Glibc)

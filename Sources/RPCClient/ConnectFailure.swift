@@ -10,8 +10,8 @@ import Darwin
 #endif
 
 /// Short, lower-case reasons for connection failures ("connection refused", "timed out after 10 s").
-enum ConnectFailure {
-    static func reason(for error: any Error) -> String {
+package enum ConnectFailure {
+    package static func reason(for error: any Error) -> String {
         switch error {
         case let error as IOError:
             return describe(errno: error.errnoCode)

@@ -58,7 +58,7 @@ public final class RPCClient: Sendable {
     }
 
     /// rpcd's framing in both directions: payloads in, payloads out (also what a test server needs).
-    static func framingHandlers(maxFrameSize: Int) -> [any ChannelHandler] {
+    package static func framingHandlers(maxFrameSize: Int) -> [any ChannelHandler] {
         [
             ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: maxFrameSize)),
             LengthFieldPrepender(lengthFieldBitLength: .thirtyTwoBits, lengthFieldEndianness: .big),
@@ -116,11 +116,11 @@ public final class RPCClient: Sendable {
     /// (for protocol tests: invalid JSON, hostile input); nil if the server closes first, or at once when
     /// `expectReply` is false. Only meaningful while no other calls are pending. A reply that is not JSON
     /// throws `.protocolViolation`; none within `timeout` throws `.timedOut`; a connection that was already
-    /// closed throws `.connectionClosed`.
+    /// closed throws `.connectionClosed`. For rpcctl and rpcd's own tests only: not part of the library's API.
     ///
     /// - Parameter framed: false sends `payload` without a length prefix, so a test can write its own
     ///   (an oversized announced length, a frame split across writes, a truncated frame).
-    public func sendRaw(
+    package func sendRaw(
         _ payload: [UInt8], expectReply: Bool = true, timeout: Duration = .seconds(10), framed: Bool = true
     ) async throws(RPCClientError) -> JSONValue? {
         let buffer = channel.allocator.buffer(bytes: payload)

@@ -1,9 +1,11 @@
 import RPCJSON
+import RPCProtocol
 
 /// Why a client operation failed. `description` is a sentence for humans (rpcctl prints it after `rpcctl: `).
 public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable {
-    /// The server answered with a JSON-RPC error object.
-    case remote(code: Int, message: String, data: JSONValue?)
+    /// The server answered with a JSON-RPC error object: rpcd's own codes are `RPCError.Code`'s, a module's
+    /// are documented by the module.
+    case remote(RPCError)
     /// No connection could be made; `reason` is short and lower-case, e.g. "connection refused".
     case connectFailed(endpoint: String, reason: String)
     /// The connection closed (or was closed) while the call was pending, or before it could be sent.
@@ -15,9 +17,9 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
 
     public var description: String {
         switch self {
-        case .remote(let code, let message, let data):
-            var text = "\(message) (\(code))"
-            if let data { text += "; data: \(String(decoding: data.serialized(), as: UTF8.self))" }
+        case .remote(let error):
+            var text = "\(error.message) (\(error.code))"
+            if let data = error.data { text += "; data: \(String(decoding: data.serialized(), as: UTF8.self))" }
             return text
         case .connectFailed(let endpoint, let reason):
             return "cannot connect to \(endpoint): \(reason)"

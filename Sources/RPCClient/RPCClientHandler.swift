@@ -232,9 +232,9 @@ final class RPCClientHandler: ChannelDuplexHandler {
         case .object:
             if RPCReply.clientID(of: reply) != nil { return }  // a late reply: its call timed out
             if RPCReply.hasNullID(reply), case .failure(let error) = RPCReply.outcome(of: reply),
-                case .remote(let code, _, _) = error
+                case .remote(let remote) = error
             {
-                routeOrphan(error, code: code)
+                routeOrphan(error, code: remote.code)
                 return
             }
         case .array(let replies) where replies.contains(where: { RPCReply.clientID(of: $0) != nil }):

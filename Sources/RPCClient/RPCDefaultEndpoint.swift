@@ -1,3 +1,4 @@
+import RPCProtocol
 import RPCWire
 
 #if canImport(Glibc)

@@ -1,7 +1,8 @@
 import RPCJSON
+import RPCProtocol
 
 /// Decoding of reply objects: what a reply says and which call it answers.
-enum RPCReply {
+package enum RPCReply {
     /// The id member of a reply object, as one of the client's integer ids; nil when absent, `null` or not an
     /// integer the client could have sent.
     static func clientID(of reply: JSONValue) -> Int? {
@@ -33,7 +34,7 @@ enum RPCReply {
             else {
                 return .failure(.protocolViolation("malformed error object: \(abbreviated(error))"))
             }
-            return .failure(.remote(code: code, message: message, data: fields["data"]))
+            return .failure(.remote(RPCError(code: code, message: message, data: fields["data"])))
         case (nil, nil):
             return .failure(.protocolViolation("reply has neither \"result\" nor \"error\": \(abbreviated(reply))"))
         case (_?, _?):
@@ -46,7 +47,7 @@ enum RPCReply {
         abbreviated(bytes: value.serialized(), limit: limit)
     }
 
-    static func abbreviated(bytes: [UInt8], limit: Int = 200) -> String {
+    package static func abbreviated(bytes: [UInt8], limit: Int = 200) -> String {
         if bytes.count <= limit { return String(decoding: bytes, as: UTF8.self) }
         return String(decoding: bytes.prefix(limit), as: UTF8.self) + "… (\(bytes.count) bytes)"
     }

@@ -3,9 +3,9 @@ import RPCJSON
 /// Writes JSON-RPC 2.0 request and notification payloads (the bytes inside a frame).
 ///
 /// The output is compact and member order is fixed: `{"jsonrpc":"2.0","method":M[,"params":P][,"id":N]}`.
-public enum RPCRequestEncoding {
+package enum RPCRequestEncoding {
     /// Checks that `params` may be sent: JSON-RPC allows only an array or an object (or no params at all).
-    public static func validate(params: JSONValue?) throws(RPCClientError) {
+    package static func validate(params: JSONValue?) throws(RPCClientError) {
         switch params {
         case nil, .array?, .object?: return
         case let other?:
@@ -15,7 +15,7 @@ public enum RPCRequestEncoding {
     }
 
     /// A request with an integer id.
-    public static func request(method: String, params: JSONValue?, id: Int) -> [UInt8] {
+    package static func request(method: String, params: JSONValue?, id: Int) -> [UInt8] {
         var bytes = prefix(method: method, params: params)
         bytes.append(contentsOf: #","id":"#.utf8)
         bytes.append(contentsOf: String(id).utf8)
@@ -24,14 +24,14 @@ public enum RPCRequestEncoding {
     }
 
     /// A notification (no id: the server never answers it).
-    public static func notification(method: String, params: JSONValue?) -> [UInt8] {
+    package static func notification(method: String, params: JSONValue?) -> [UInt8] {
         var bytes = prefix(method: method, params: params)
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
 
     /// A batch array of requests with the given ids (`calls` and `ids` have the same length).
-    public static func batch(_ calls: [(method: String, params: JSONValue?)], ids: [Int]) -> [UInt8] {
+    package static func batch(_ calls: [(method: String, params: JSONValue?)], ids: [Int]) -> [UInt8] {
         precondition(calls.count == ids.count, "one id per call")
         var bytes: [UInt8] = [UInt8(ascii: "[")]
         for (index, call) in calls.enumerated() {

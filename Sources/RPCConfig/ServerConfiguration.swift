@@ -1,5 +1,4 @@
 import RPCProtocol
-import RPCWire
 
 /// The settings of rpcd, read from `/etc/rpcd/rpcd.conf` and its drop-ins (docs/CONFIG.md).
 ///

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOExtras
 import NIOPosix
+import RPCProtocol
 import RPCWire
 
 /// Serving listening sockets someone else opened: systemd's socket activation hands rpcd descriptors

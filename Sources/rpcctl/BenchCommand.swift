@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RPCClient
+import RPCClientTools
 import RPCJSON
 
 struct BenchCommand: AsyncParsableCommand {

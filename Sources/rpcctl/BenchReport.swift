@@ -1,6 +1,7 @@
 import ArgumentParser
 import Histogram
 import RPCClient
+import RPCClientTools
 import RPCJSON
 
 /// Per-connection latencies in microseconds, in an HdrHistogram (3 significant digits, up to 60 s).

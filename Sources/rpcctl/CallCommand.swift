@@ -1,8 +1,10 @@
 import ArgumentParser
 import RPCClient
+import RPCClientTools
 import RPCDNSSD
 import RPCDiscovery
 import RPCJSON
+import RPCProtocol
 import RPCWire
 
 struct CallCommand: AsyncParsableCommand {

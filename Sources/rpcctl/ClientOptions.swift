@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import RPCClient
 import RPCJSON
+import RPCProtocol
 import RPCWire
 
 /// Options every subcommand takes: where to connect, machine output, and the timeout.
@@ -61,12 +62,12 @@ struct ClientOptions: ParsableArguments {
     func report(_ error: RPCClientError, method: String?) -> ExitCode {
         let subject = method.map { "\($0): " } ?? ""
         switch error {
-        case .remote(let code, let message, let data):
-            Terminal.error("\(subject)\(message) (\(code))")
-            if let data, data != .null { Terminal.note("data: \(data.jsonText)") }
+        case .remote(let remote):
+            Terminal.error("\(subject)\(remote.message) (\(remote.code))")
+            if let data = remote.data, data != .null { Terminal.note("data: \(data.jsonText)") }
             if json {
-                var object: [String: JSONValue] = ["code": .number(code), "message": .string(message)]
-                if let data { object["data"] = data }
+                var object: [String: JSONValue] = ["code": .number(remote.code), "message": .string(remote.message)]
+                if let data = remote.data { object["data"] = data }
                 Terminal.printJSON(.object(object))
             }
             return ExitStatus.remoteError

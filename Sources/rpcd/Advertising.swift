@@ -5,6 +5,7 @@ import RPCCore
 import RPCDNSSD
 import RPCLogging
 import RPCModules
+import RPCProtocol
 import RPCWire
 
 /// What rpcd advertises over DNS-SD, and with which publisher (docs/DISCOVERY.md).

@@ -4,6 +4,7 @@ import RPCConfig
 import RPCCore
 import RPCDNSSD
 import RPCLogging
+import RPCProtocol
 import RPCServer
 import RPCWire
 import ServiceLifecycle

@@ -8,6 +8,7 @@ import RPCConfig
 import RPCCore
 import RPCLogging
 import RPCModules
+import RPCProtocol
 import RPCServer
 import RPCSystemd
 import RPCWire

@@ -1,4 +1,5 @@
 import Foundation
+import RPCProtocol
 import RPCWire
 import XCTest
 

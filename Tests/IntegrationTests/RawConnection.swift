@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import RPCJSON
+import RPCProtocol
 import RPCWire
 import XCTest
 

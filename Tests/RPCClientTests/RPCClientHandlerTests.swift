@@ -36,11 +36,11 @@ final class RPCClientHandlerTests: XCTestCase {
         let call = try harness.call("calc.divide", params: [1, 0], id: 4)
         try harness.reply(
             #"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Division by zero","data":{"a":1}},"id":4}"#)
-        XCTAssertEqual(clientError(call), .remote(code: -32000, message: "Division by zero", data: ["a": 1]))
+        XCTAssertEqual(clientError(call), .remote(RPCError(code: -32000, message: "Division by zero", data: ["a": 1])))
 
         let noData = try harness.call("demo.fail", id: 5)
         try harness.reply(#"{"jsonrpc":"2.0","error":{"code":1,"message":"Failed"},"id":5}"#)
-        XCTAssertEqual(clientError(noData), .remote(code: 1, message: "Failed", data: nil))
+        XCTAssertEqual(clientError(noData), .remote(RPCError(code: 1, message: "Failed", data: nil)))
     }
 
     func testBatchRepliesAreMatchedByIDInCallOrder() throws {
@@ -59,7 +59,7 @@ final class RPCClientHandlerTests: XCTestCase {
         let results = try XCTUnwrap(value(batch))
         XCTAssertEqual(results.count, 3)
         XCTAssertEqual(try results[0].get(), 3)
-        XCTAssertEqual(results[1], .failure(.remote(code: 1, message: "Failed", data: nil)))
+        XCTAssertEqual(results[1], .failure(.remote(RPCError(code: 1, message: "Failed", data: nil))))
         XCTAssertEqual(try results[2].get(), "pong")
         XCTAssertEqual(harness.handler.pendingCount, 0)
     }
@@ -90,7 +90,7 @@ final class RPCClientHandlerTests: XCTestCase {
         let harness = try HandlerHarness()
         let batch = try harness.batch([(method: "a.b", params: nil), (method: "a.c", params: nil)], ids: [1, 2])
         try harness.reply(#"{"jsonrpc":"2.0","error":{"code":-32001,"message":"Batch too large","data":{"limit":1}},"id":null}"#)
-        XCTAssertEqual(clientError(batch), .remote(code: -32001, message: "Batch too large", data: ["limit": 1]))
+        XCTAssertEqual(clientError(batch), .remote(RPCError(code: -32001, message: "Batch too large", data: ["limit": 1])))
         XCTAssertEqual(harness.handler.pendingCount, 0)
     }
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCJSON
+import RPCClientTestSupport
 import RPCWire
 import XCTest
 
@@ -30,7 +31,7 @@ final class RPCClientLoopbackTests: XCTestCase {
             _ = try await client.call("t.fail")
             XCTFail("t.fail must throw")
         } catch {
-            XCTAssertEqual(error, .remote(code: 7, message: "Failed", data: ["why": "asked"]))
+            XCTAssertEqual(error, .remote(RPCError(code: 7, message: "Failed", data: ["why": "asked"])))
         }
         do {
             _ = try await client.call("t.ping", params: "not allowed")
@@ -68,7 +69,7 @@ final class RPCClientLoopbackTests: XCTestCase {
         ])
         XCTAssertEqual(results.count, 3)
         XCTAssertEqual(try results[0].get(), "pong")
-        XCTAssertEqual(results[1], .failure(.remote(code: 7, message: "Failed", data: ["why": "asked"])))
+        XCTAssertEqual(results[1], .failure(.remote(RPCError(code: 7, message: "Failed", data: ["why": "asked"]))))
         XCTAssertEqual(try results[2].get(), [3])
         let empty = try await client.batch([])
         XCTAssertTrue(empty.isEmpty)
@@ -154,29 +155,6 @@ final class RPCClientLoopbackTests: XCTestCase {
         }
         await client.close()
     }
-
-    func testLoadGeneratorAgainstLoopbackServer() async throws {
-        let configuration = RPCLoadConfiguration(
-            endpoint: server.endpoint, method: "t.ping", connections: 3, depth: 4, duration: .milliseconds(300),
-            warmup: .milliseconds(100), threads: 2)
-        let result = await RPCLoadGenerator.run(configuration, recorder: CollectingRecorder.self)
-        XCTAssertEqual(result.connectionFailures, [])
-        XCTAssertEqual(result.recorders.count, 3)
-        XCTAssertGreaterThan(result.calls, 0)
-        XCTAssertEqual(result.errors, 0)
-        XCTAssertGreaterThan(result.warmupCalls, 0)
-        XCTAssertEqual(result.recorders.map(\.samples.count).reduce(0, +), result.calls)
-        XCTAssertEqual(result.unanswered, 0)
-
-        let failing = await RPCLoadGenerator.run(
-            RPCLoadConfiguration(
-                endpoint: server.endpoint, method: "t.fail", connections: 1, depth: 1, duration: .milliseconds(100),
-                warmup: .zero, threads: 1),
-            recorder: CollectingRecorder.self)
-        XCTAssertGreaterThan(failing.calls, 0)
-        XCTAssertEqual(failing.errors, failing.calls)
-        XCTAssertNotNil(failing.firstError)
-    }
 }
 
 /// Connection failures need no server.
@@ -199,16 +177,5 @@ final class RPCClientConnectTests: XCTestCase {
             XCTAssertEqual(
                 error, .connectFailed(endpoint: "/nonexistent/rpcd.sock", reason: "no such file or directory"))
         }
-    }
-
-    func testLoadGeneratorCountsConnectionFailures() async {
-        let result = await RPCLoadGenerator.run(
-            RPCLoadConfiguration(
-                endpoint: .tcp(host: "127.0.0.1", port: 1), method: "t.ping", connections: 2, duration: .milliseconds(10),
-                warmup: .zero, threads: 1),
-            recorder: CollectingRecorder.self)
-        XCTAssertEqual(result.connectionFailures.count, 2)
-        XCTAssertEqual(result.recorders.count, 0)
-        XCTAssertEqual(result.calls, 0)
     }
 }

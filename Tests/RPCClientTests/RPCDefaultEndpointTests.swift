@@ -1,4 +1,5 @@
 import RPCClient
+import RPCProtocol
 import RPCWire
 import XCTest
 

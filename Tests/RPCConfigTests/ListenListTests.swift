@@ -1,5 +1,5 @@
 import RPCConfig
-import RPCWire
+import RPCProtocol
 import XCTest
 
 /// `Listen=` follows systemd's list semantics.

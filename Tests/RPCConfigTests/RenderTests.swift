@@ -1,5 +1,5 @@
 import RPCConfig
-import RPCWire
+import RPCProtocol
 import XCTest
 
 final class RenderTests: XCTestCase {

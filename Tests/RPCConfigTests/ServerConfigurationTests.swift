@@ -1,6 +1,5 @@
 import RPCConfig
 import RPCProtocol
-import RPCWire
 import XCTest
 
 final class ServerConfigurationTests: XCTestCase {

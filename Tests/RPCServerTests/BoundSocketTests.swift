@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import RPCCore
+import RPCProtocol
 import RPCServer
 import RPCWire
 import ServiceLifecycle

@@ -1,4 +1,4 @@
-import RPCClient
+import RPCClientTools
 import XCTest
 
 final class RPCReplyScannerTests: XCTestCase {

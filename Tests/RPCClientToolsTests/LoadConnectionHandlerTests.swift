@@ -3,7 +3,7 @@ import NIOEmbedded
 import RPCJSON
 import XCTest
 
-@testable import RPCClient
+@testable import RPCClientTools
 
 /// Keeps every latency it is given.
 struct CollectingRecorder: RPCLatencyRecorder {

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import RPCClient
 import RPCJSON
 import RPCProtocol
 import RPCWire

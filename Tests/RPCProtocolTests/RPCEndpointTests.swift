@@ -1,4 +1,4 @@
-import RPCWire
+import RPCProtocol
 import XCTest
 
 final class RPCEndpointTests: XCTestCase {

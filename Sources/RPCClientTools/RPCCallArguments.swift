@@ -1,3 +1,4 @@
+import RPCClient
 import RPCJSON
 
 /// Turns command-line words into JSON-RPC params, as `rpcctl call METHOD [ARG…]` does.

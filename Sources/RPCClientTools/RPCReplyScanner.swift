@@ -1,3 +1,4 @@
+import RPCClient
 /// A light scan of one reply object for load generation: finds the integer `id` and whether there is an
 /// `error` member, without building a tree.
 ///

@@ -1,4 +1,5 @@
 import NIOCore
+import RPCClient
 import RPCWire
 
 /// One connection of a load run: keeps one call in flight per slot from the `LoadWindow` event on until the

@@ -1,10 +1,8 @@
 import NIOCore
 import NIOPosix
 import RPCJSON
-import RPCWire
-import XCTest
-
-@testable import RPCClient
+import RPCProtocol
+import RPCClient
 
 /// A small JSON-RPC server on 127.0.0.1 for end-to-end client tests (NIOPosix comes with RPCClient).
 ///
@@ -12,11 +10,11 @@ import XCTest
 /// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
 /// error. Batches answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with
 /// id null.
-final class LoopbackServer: Sendable {
+public final class LoopbackServer: Sendable {
     let channel: any Channel
-    var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
+    public var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
 
-    static func start() async throws -> LoopbackServer {
+    public static func start() async throws -> LoopbackServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -33,7 +31,7 @@ final class LoopbackServer: Sendable {
         self.channel = channel
     }
 
-    func stop() async {
+    public func stop() async {
         try? await channel.close()
     }
 

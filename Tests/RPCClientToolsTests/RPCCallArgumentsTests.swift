@@ -1,4 +1,4 @@
-import RPCClient
+import RPCClientTools
 import RPCJSON
 import XCTest
 

@@ -1,0 +1,4 @@
+/// An app imports only `RPCClient`: the types its API uses come with it — `JSONValue` (params and results),
+/// `RPCError` (what the server answered a failed call with) and `RPCEndpoint` (where to connect).
+@_exported import RPCJSON
+@_exported import RPCProtocol
