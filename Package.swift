@@ -5,14 +5,14 @@
 //
 //   RPCJSON     JSON scanning, values and string escaping (no dependencies)
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
-//               protocol's limits and their defaults, the name rules (RPCJSON only)
+//               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
 //   RPCBinding  declared parameters, and binding a call's params to them: shared by the built-in services
 //               and the Swift module SDK (RPCJSON, RPCProtocol)
 //   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
-//   RPCWire     length-prefixed framing and endpoint addresses (NIOCore)
-//   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, errors, replies (NIOCore)
-//   RPCCore     services, the registry, the router, descriptors and OpenRPC (NIOCore)
+//   RPCWire     length-prefixed framing (NIOCore)
+//   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, replies (NIOCore)
+//   RPCCore     services, the registry, the router, descriptors, OpenRPC, typed services (NIOCore)
 //   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
 //   RPCServer   listeners and channel handlers on NIOPosix; built-in services
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)

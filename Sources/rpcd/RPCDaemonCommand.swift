@@ -22,8 +22,6 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         discussion: "Configuration: rpcd.conf(5) and docs/CONFIG.md. Protocol: docs/PROTOCOL.md.",
         version: RPCDaemonVersion.version)
 
-    static let defaultConfigPath = "/etc/rpcd/rpcd.conf"
-
     @Option(name: .long, help: ArgumentHelp("Configuration file, with drop-ins from FILE.d/*.conf.", valueName: "file"))
     var config: String?
 
@@ -122,8 +120,8 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         var settings: ServerConfiguration
         if let config {
             settings = try ServerConfiguration.load(path: config)
-        } else if listen.isEmpty, FileManager.default.fileExists(atPath: Self.defaultConfigPath) {
-            settings = try ServerConfiguration.load(path: Self.defaultConfigPath)
+        } else if listen.isEmpty, FileManager.default.fileExists(atPath: ServerConfiguration.defaultPath) {
+            settings = try ServerConfiguration.load(path: ServerConfiguration.defaultPath)
         } else {
             settings = .defaults
         }
