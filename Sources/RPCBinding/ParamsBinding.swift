@@ -205,7 +205,7 @@ enum SchemaCheck {
 /// cannot carry (a non-finite number) throws an `EncodingError`, which reaches the client as -32603.
 public enum ResultEncoding {
     public static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
-        if let value = result as? JSONValue { return value.serialized() }
+        if let value = result as? JSONValue { return try value.checkedSerialization() }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array(try encoder.encode(result))

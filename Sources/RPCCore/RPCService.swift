@@ -108,8 +108,14 @@ public struct RPCResponder: Sendable {
         complete(.success(rawJSON), nil)
     }
 
+    /// Succeeds with `value`; a value JSON cannot carry (a NaN or infinite number) fails the call instead, as
+    /// an internal error whose cause is logged.
     public func succeed(_ value: JSONValue) {
-        complete(.success(ByteBuffer(bytes: value.serialized())), nil)
+        do {
+            complete(.success(ByteBuffer(bytes: try value.checkedSerialization())), nil)
+        } catch {
+            fail(error)
+        }
     }
 
     /// Fails the call; see `RPCError.init(from:)` for what the client sees.

@@ -78,7 +78,7 @@ enum JSONNumberText {
     /// Shortest text that reads back as `value`. Integral values below 2^53 in magnitude are written as
     /// integers ("2", "-0"), others as Swift's shortest round-trip form ("1.5", "1e-05", "1e+16").
     static func text(for value: Double) -> String {
-        precondition(value.isFinite, "JSON has no representation for \(value)")
+        guard value.isFinite else { return value.description }  // "nan", "inf", "-inf": not JSON, refused later
         if value == 0 { return value.sign == .minus ? "-0" : "0" }
         if value.magnitude < 9_007_199_254_740_992, value.rounded(.towardZero) == value {
             return String(Int(value))

@@ -37,8 +37,11 @@ extension JSONValue: Codable {
                 try container.encode(value)
             } else if let value = doubleValue {
                 try container.encode(value)
-            } else {
+            } else if JSONNumberText.isValid(text) {
                 try container.encode(text)
+            } else {
+                throw EncodingError.invalidValue(
+                    self, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "\(text) is not a JSON number"))
             }
         case .string(let value): try container.encode(value)
         case .array(let value): try container.encode(value)

@@ -1,11 +1,39 @@
 extension JSONValue {
     /// Compact serialization with object keys sorted by their UTF-8 bytes, so equal values always produce
-    /// identical bytes (the output is hashed for interface fingerprints). Traps if a `.number` holds text that
-    /// is not a JSON number.
+    /// identical bytes (the output is hashed for interface fingerprints). A `.number` whose text is not a JSON
+    /// number (NaN, an infinity) is written as `null`; use `checkedSerialization()` for values that must not
+    /// change silently, such as a method's result.
     public func serialized() -> [UInt8] {
         var output: [UInt8] = []
         append(to: &output)
         return output
+    }
+
+    /// Compact serialization as `serialized()`, refusing a value with a number JSON cannot represent.
+    public func checkedSerialization() throws(UnrepresentableNumber) -> [UInt8] {
+        if let text = firstInvalidNumber { throw UnrepresentableNumber(text: text) }
+        return serialized()
+    }
+
+    /// A value held a number JSON has no form for (`nan`, `inf`, or any text that is not a JSON number).
+    public struct UnrepresentableNumber: Error, Hashable, Sendable, CustomStringConvertible {
+        public var text: String
+        public var description: String { "the value holds a number JSON cannot represent: \(text)" }
+    }
+
+    /// The text of the first `.number` (depth first) that is not a JSON number; nil when there is none.
+    /// Iterative, so a hostile depth cannot exhaust the stack.
+    public var firstInvalidNumber: String? {
+        var pending: [JSONValue] = [self]
+        while let value = pending.popLast() {
+            switch value {
+            case .number(let text) where !JSONNumberText.isValid(text): return text
+            case .array(let elements): pending.append(contentsOf: elements)
+            case .object(let members): pending.append(contentsOf: members.values)
+            default: continue
+            }
+        }
+        return nil
     }
 
     /// `serialized()` as a String.
@@ -32,8 +60,7 @@ extension JSONValue {
         case .null: output.append(contentsOf: "null".utf8)
         case .bool(let value): output.append(contentsOf: (value ? "true" : "false").utf8)
         case .number(let text):
-            precondition(JSONNumberText.isValid(text), "JSONValue.number holds a non-JSON number: \(text)")
-            output.append(contentsOf: text.utf8)
+            output.append(contentsOf: (JSONNumberText.isValid(text) ? text : "null").utf8)
         case .string(let text): JSONString.appendQuoted(text, to: &output)
         case .array(let elements):
             output.append(UInt8(ascii: "["))

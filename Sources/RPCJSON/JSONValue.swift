@@ -7,7 +7,8 @@
 public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
-    /// The literal as written, e.g. "-1.5e3"; must be a valid JSON number (serializing anything else traps).
+    /// The literal as written, e.g. "-1.5e3". Text that is not a JSON number (say `.number(Double.nan)`'s) is
+    /// refused by `checkedSerialization()` and written as `null` by `serialized()`: it never traps.
     case number(String)
     case string(String)
     case array([JSONValue])
@@ -18,9 +19,10 @@ public enum JSONValue: Hashable, Sendable {
         .number(String(value))
     }
 
-    /// A finite floating-point number (traps on NaN and infinities), written as the shortest text that reads
-    /// back as the same `Double`. Integral values below 2^53 in magnitude are written without a fraction:
-    /// `.number(2.0)` is `2`, equal to `.number(2)`; -0.0 is `-0`.
+    /// A floating-point number, written as the shortest text that reads back as the same `Double`. Integral
+    /// values below 2^53 in magnitude are written without a fraction: `.number(2.0)` is `2`, equal to
+    /// `.number(2)`; -0.0 is `-0`. NaN and the infinities have no JSON form: they are kept as Swift writes them
+    /// (`nan`, `inf`), so that `checkedSerialization()` refuses the value instead of anything trapping.
     public static func number(_ value: Double) -> JSONValue {
         .number(JSONNumberText.text(for: value))
     }

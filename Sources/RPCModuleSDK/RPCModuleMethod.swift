@@ -85,7 +85,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
             module, raw in
-            try await body(module, raw).serialized()
+            try await body(module, raw).checkedSerialization()
         }
     }
 

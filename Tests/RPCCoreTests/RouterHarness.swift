@@ -68,6 +68,7 @@ struct SpecService: RPCService {
             RPCMethodDescriptor(name: "notify_hello"),
             RPCMethodDescriptor(name: "get_data"),
             RPCMethodDescriptor(name: "explode"),
+            RPCMethodDescriptor(name: "product"),
         ])
 
     struct Secret: Error {}
@@ -87,6 +88,8 @@ struct SpecService: RPCService {
                 responder.succeed(["hello", 5])
             case "explode":
                 throw Secret()
+            case "product":
+                responder.succeed(.number((params.arrayValue ?? []).compactMap(\.doubleValue).reduce(1, *)))
             default:
                 responder.succeed(.null)
             }

@@ -96,6 +96,17 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(reply, ["jsonrpc": "2.0", "error": ["code": -32603, "message": "Internal error"], "id": 1])
     }
 
+    /// A result that overflows to infinity used to trap in the JSON writer and kill the daemon with one packet
+    /// (issue 14): it is an internal error now, and the router serves on.
+    func testNonFiniteResultsAreInternalErrorsNotCrashes() throws {
+        let harness = try RouterHarness(services: [SpecService()])
+        for params in ["[1e308, 10]", "[-1e308, 1e308, 10]"] {
+            let reply = try harness.call(#"{"jsonrpc":"2.0","method":"spec.product","params":\#(params),"id":1}"#)
+            XCTAssertEqual(reply, ["jsonrpc": "2.0", "error": ["code": -32603, "message": "Internal error"], "id": 1])
+        }
+        XCTAssertEqual(try harness.call(#"{"jsonrpc":"2.0","method":"spec.product","params":[2, 3],"id":2}"#)["result"], 6)
+    }
+
     func testApplicationErrorsKeepCodeAndData() throws {
         let harness = try RouterHarness(services: [SpecService()])
         let reply = try harness.call(#"{"jsonrpc":"2.0","method":"spec.subtract","params":[1],"id":1}"#)

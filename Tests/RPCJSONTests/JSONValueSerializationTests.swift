@@ -122,3 +122,33 @@ final class JSONValueSerializationTests: XCTestCase {
         }
     }
 }
+
+/// JSON has no NaN or infinity: such numbers never trap (issue 14: one overflowing result killed the daemon),
+/// the checked serialization refuses them, and the plain one writes `null`.
+final class UnrepresentableNumberTests: XCTestCase {
+    func testNonFiniteDoublesAreRefusedNotTrapped() {
+        for value in [Double.infinity, -Double.infinity, Double.nan, 1e308 * 10] {
+            let json = JSONValue.number(value)
+            XCTAssertThrowsError(try json.checkedSerialization(), "\(value)") { error in
+                XCTAssertTrue("\(error)".hasPrefix("the value holds a number JSON cannot represent: "), "\(error)")
+            }
+            XCTAssertEqual(json.jsonText, "null")
+        }
+    }
+
+    func testNestedAndTextualInvalidNumbersAreFound() {
+        let nested: JSONValue = ["a": [1, ["b": .number(Double.infinity)]], "c": 2]
+        XCTAssertEqual(nested.firstInvalidNumber, "inf")
+        XCTAssertThrowsError(try nested.checkedSerialization())
+        XCTAssertEqual(nested.jsonText, #"{"a":[1,{"b":null}],"c":2}"#)
+        XCTAssertEqual(JSONValue.number("12abc").firstInvalidNumber, "12abc")
+        XCTAssertNil(JSONValue.number("1e400").firstInvalidNumber, "a valid literal, though beyond Double")
+        XCTAssertEqual(try JSONValue.array([1.5, -0.0]).checkedSerialization(), Array("[1.5,-0]".utf8))
+    }
+
+    func testCodableEncodingRefusesThem() {
+        XCTAssertThrowsError(try JSONEncoder().encode(JSONValue.number(Double.nan)))
+        XCTAssertThrowsError(try JSONEncoder().encode(JSONValue.number("nope")))
+        XCTAssertEqual(try JSONEncoder().encode(JSONValue.number("1e400")), Data(#""1e400""#.utf8))
+    }
+}

@@ -105,6 +105,14 @@ final class CallTests: XCTestCase {
         XCTAssertTrue(instance.logs.filter { $0.priority == 3 }.isEmpty, "module errors are not logged")
     }
 
+    /// Results JSON cannot carry are internal errors with their cause logged, raw or typed; never a trap.
+    func testNonFiniteResultsAreInternalErrors() async throws {
+        try await instance.expect("product", "[1e308, 10]", .error(code: -32603, message: "Internal error", data: nil))
+        try await instance.expect("square", "[1e200]", .error(code: -32603, message: "Internal error", data: nil))
+        try await instance.expectResult("product", "[2, 3]", 6)
+        XCTAssertEqual(instance.logs.filter { $0.priority == 3 }.count, 2)
+    }
+
     func testOtherErrorsAreInternalAndLogged() async throws {
         try await instance.expect("crash", nil, .error(code: -32603, message: "Internal error", data: nil))
         let errors = instance.logs.filter { $0.priority == 3 }

@@ -109,8 +109,16 @@ struct TestModule: RPCModule {
                 _, params in
                 params
             },
+            .raw("product", summary: "Multiplies numbers as Doubles (overflowing to infinity).") { _, params in
+                .number((params.arrayValue ?? []).compactMap(\.doubleValue).reduce(1, *))
+            },
+            .method("square", params: [.number("x")], result: .number("square")) { (_, p: Square) in p.x * p.x },
         ]
     }
+}
+
+struct Square: Decodable, Sendable {
+    var x: Double
 }
 
 /// A second module type in the same image, with its own init slot.
