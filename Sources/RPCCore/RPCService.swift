@@ -10,29 +10,11 @@ import RPCProtocol
 /// `handle` is called on the connection's event loop and must not block it: answer at once, or start the work
 /// elsewhere and answer later. The responder must be completed exactly once, from any thread; extra
 /// completions are ignored (and logged). Notifications are handled like calls and their outcome is discarded.
-/// Built-in services, plugin modules and tests all implement this.
+/// Plugin modules and tests implement this directly; the built-in services through `RPCTypedService`, which
+/// declares typed methods and binds params the way the module SDK does.
 public protocol RPCService: Sendable {
     var descriptor: RPCServiceDescriptor { get }
     func handle(_ call: RPCCall, responder: RPCResponder)
-}
-
-/// A service written with async/await. Each call runs in a task, so prefer `RPCService` for methods that answer
-/// immediately on the event loop.
-public protocol RPCAsyncService: RPCService {
-    /// Returns the result as a JSON value or throws (see `RPCError.init(from:)` for what the client sees).
-    func handle(_ call: RPCCall) async throws -> JSONValue
-}
-
-extension RPCAsyncService {
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
-        Task {
-            do {
-                responder.succeed(try await self.handle(call))
-            } catch {
-                responder.fail(error)
-            }
-        }
-    }
 }
 
 /// One routed call, as a service sees it.
