@@ -56,12 +56,12 @@ public struct RPCCall: Sendable {
 public struct RPCConnectionInfo: Sendable {
     /// Unique within one run of the daemon.
     public var id: UInt64
-    /// `ADDRESS:PORT` for TCP peers, `unix` for Unix-domain sockets.
-    public var peer: String
+    /// Who is calling: address, Unix credentials, certificate identities.
+    public var peer: RPCPeer
     /// A logger carrying `rpcd_conn_id` and `rpcd_peer`.
     public var logger: Logger
 
-    public init(id: UInt64, peer: String, logger: Logger) {
+    public init(id: UInt64, peer: RPCPeer, logger: Logger) {
         self.id = id
         self.peer = peer
         self.logger = logger

@@ -203,14 +203,13 @@ public final class RPCServer: Service, Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.autoRead, value: true)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try self.initializeConnection(channel, endpoint: endpoint) }
+                RPCPeer.of(channel).flatMapThrowing { peer in try self.initializeConnection(channel, peer: peer, endpoint: endpoint) }
             }
     }
 
-    private func initializeConnection(_ channel: any Channel, endpoint: RPCEndpoint) throws {
+    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint) throws {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
         var logger = self.logger
-        let peer = channel.remoteAddress?.peerDescription ?? "unix"
         logger[metadataKey: LogField.connectionID] = "\(id)"
         logger[metadataKey: LogField.peer] = "\(peer)"
         let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger)

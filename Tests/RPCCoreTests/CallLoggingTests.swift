@@ -16,7 +16,7 @@ final class CallLoggingTests: XCTestCase {
             registry: try RPCServiceRegistry(services: [SpecService()]),
             parser: RPCEnvelopeParser(maxNestingDepth: 64, maxBatchLength: 16), callLog: policy)
         let logger = Logger(label: "test") { _ in capture.handler() }
-        let connection = RPCConnectionInfo(id: 1, peer: "unix", logger: logger)
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: logger)
         let loop = EmbeddedEventLoop()
         for payload in payloads {
             router.dispatch(router.parser.parse(ByteBuffer(string: payload)), connection: connection, eventLoop: loop) { _ in }
@@ -72,7 +72,7 @@ final class CallLoggingTests: XCTestCase {
         let loop = EmbeddedEventLoop()
         router.dispatch(
             router.parser.parse(ByteBuffer(string: #"{"jsonrpc":"2.0","method":"spec.explode","id":2}"#)),
-            connection: RPCConnectionInfo(id: 1, peer: "unix", logger: Logger(label: "test")), eventLoop: loop) { _ in }
+            connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test")), eventLoop: loop) { _ in }
         loop.run()
         XCTAssertEqual(statistics.lastError?.hasPrefix("spec.explode: "), true, statistics.lastError ?? "nil")
     }

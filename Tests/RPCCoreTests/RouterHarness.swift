@@ -19,7 +19,7 @@ struct RouterHarness {
             parser: RPCEnvelopeParser(maxNestingDepth: maxNestingDepth, maxBatchLength: maxBatchLength))
     }
 
-    static let connection = RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test"))
+    static let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
 
     /// Dispatches one payload; returns whether a reply was produced (nil = none yet) and its text.
     func send(_ payload: String) -> Reply {

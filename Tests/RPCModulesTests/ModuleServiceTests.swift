@@ -44,7 +44,7 @@ final class ModuleServiceTests: XCTestCase {
         let reply = loop.makePromise(of: String?.self)
         loop.execute {
             router.dispatch(router.parser.parse(ByteBuffer(string: payload)),
-                            connection: RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test")),
+                            connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test")),
                             eventLoop: loop) { reply.succeed($0.map { String(buffer: $0) }) }
         }
         return try reply.futureResult.wait()
@@ -114,7 +114,7 @@ final class ModuleServiceTests: XCTestCase {
         let reply = loop.makePromise(of: String?.self)
         loop.execute {
             router.dispatch(router.parser.parse(ByteBuffer(string: batch)),
-                            connection: RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t")), eventLoop: loop) {
+                            connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t")), eventLoop: loop) {
                 reply.succeed($0.map { String(buffer: $0) })
             }
         }
@@ -126,7 +126,7 @@ final class ModuleServiceTests: XCTestCase {
         let service = try service()
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
         let loop = group.next()
-        let connection = RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t"))
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t"))
         let order = Mutex<[String]>([])
         let done = expectation(description: "both answered")
         done.expectedFulfillmentCount = 2
@@ -154,7 +154,7 @@ final class ModuleServiceTests: XCTestCase {
         let payload = request("later", "[200]")
         loop.execute {
             router.dispatch(router.parser.parse(ByteBuffer(string: payload)),
-                            connection: RPCConnectionInfo(id: 1, peer: "t", logger: Logger(label: "t")), eventLoop: loop) {
+                            connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t")), eventLoop: loop) {
                 reply.succeed($0.map { String(buffer: $0) })
             }
         }

@@ -23,7 +23,7 @@ final class ConnectionPipelineTests: XCTestCase {
             parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
             listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
-        let connection = RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test"))
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
         reads = ReadCounter()
         channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(reads)

@@ -25,7 +25,7 @@ final class DaemonServiceTests: XCTestCase {
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(
                 configuration: RPCServer.Configuration(listen: []), router: router,
-                connection: RPCConnectionInfo(id: 1, peer: "test", logger: Logger(label: "test"))))
+                connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
 

@@ -1,0 +1,70 @@
+/// Who is at the other end of a connection, as far as rpcd can tell: what access rules match, and what logs
+/// name (`rpcd_peer`).
+///
+/// Filled in by the server when it accepts the connection (address; for Unix sockets, the kernel's
+/// `SO_PEERCRED`), and once a TLS handshake has verified a client certificate, its identities.
+public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
+    public enum Address: Sendable, Hashable {
+        /// A TCP peer: its numeric IPv4 or IPv6 address and port.
+        case ip(String, port: Int)
+        /// A peer on a Unix-domain socket, which has no address.
+        case unixSocket
+    }
+
+    /// The credentials the kernel recorded for a Unix-socket peer when it connected. In a user namespace
+    /// (systemd's `PrivateUsers=`), ids from outside it read as the overflow id 65534.
+    public struct Credentials: Sendable, Hashable {
+        public var uid: UInt32
+        public var gid: UInt32
+        public var pid: Int32
+        /// Every group of `uid` (its primary group and its supplementary ones), by id.
+        public var groups: [UInt32]
+
+        public init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = []) {
+            self.uid = uid
+            self.gid = gid
+            self.pid = pid
+            self.groups = groups
+        }
+    }
+
+    public var address: Address
+    public var credentials: Credentials?
+    /// The identities of a verified TLS client certificate (subject common name, DNS and e-mail
+    /// subject alternative names); empty for plain connections and clients without a certificate.
+    public var certificateIdentities: [String]
+
+    public init(address: Address, credentials: Credentials? = nil, certificateIdentities: [String] = []) {
+        self.address = address
+        self.credentials = credentials
+        self.certificateIdentities = certificateIdentities
+    }
+
+    /// A Unix-socket peer.
+    public static func unixSocket(_ credentials: Credentials? = nil) -> RPCPeer {
+        RPCPeer(address: .unixSocket, credentials: credentials)
+    }
+
+    /// A TCP peer.
+    public static func ip(_ address: String, port: Int) -> RPCPeer {
+        RPCPeer(address: .ip(address, port: port))
+    }
+
+    /// `ADDRESS:PORT` for IPv4, `[ADDRESS]:PORT` for IPv6, `unix` for Unix-socket peers.
+    public var description: String {
+        switch address {
+        case .ip(let ip, let port): ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+        case .unixSocket: "unix"
+        }
+    }
+
+    /// On this host: a Unix-socket peer, or a TCP peer from a loopback address (127.0.0.0/8, ::1, or
+    /// ::ffff:127.0.0.0/104).
+    public var isLocal: Bool {
+        switch address {
+        case .unixSocket: return true
+        case .ip(let ip, _):
+            return ip == "::1" || ip.hasPrefix("127.") || ip.lowercased().hasPrefix("::ffff:127.")
+        }
+    }
+}
