@@ -86,3 +86,55 @@ extension INIKey {
         list(name, keyPath, parse: { entry throws(ConfigError) in try entry.endpointValue() }, format: \.description)
     }
 }
+
+extension INIKey {
+    /// Access-rule principals (`RPCPrincipal`), several per line separated by blanks, with systemd's list
+    /// semantics: the first assignment replaces the default, further ones add, an empty one clears the list
+    /// (which then names nobody).
+    public static func principals(
+        _ name: String, _ keyPath: WritableKeyPath<Settings, [RPCPrincipal]> & Sendable
+    ) -> INIKey {
+        INIKey(
+            name,
+            apply: { settings, entry, context throws(ConfigError) in
+                if context.isFirstAssignment || entry.value.isEmpty { settings[keyPath: keyPath] = [] }
+                for principal in try entry.principalsValue() where !settings[keyPath: keyPath].contains(principal) {
+                    settings[keyPath: keyPath].append(principal)
+                }
+            },
+            render: { settings in [settings[keyPath: keyPath].map(\.description).joined(separator: " ")] }
+        )
+    }
+
+    /// As `principals`, for a list that may be left unset (nil: inherited from elsewhere).
+    public static func principals(
+        _ name: String, _ keyPath: WritableKeyPath<Settings, [RPCPrincipal]?> & Sendable
+    ) -> INIKey {
+        INIKey(
+            name,
+            apply: { settings, entry, context throws(ConfigError) in
+                var list = context.isFirstAssignment || entry.value.isEmpty ? [] : settings[keyPath: keyPath] ?? []
+                for principal in try entry.principalsValue() where !list.contains(principal) { list.append(principal) }
+                settings[keyPath: keyPath] = list
+            },
+            render: { settings in
+                settings[keyPath: keyPath].map { [$0.map(\.description).joined(separator: " ")] } ?? []
+            }
+        )
+    }
+}
+
+extension INIEntry {
+    /// The blank-separated principals of an access-rule key; none for an empty value.
+    public func principalsValue() throws(ConfigError) -> [RPCPrincipal] {
+        var principals: [RPCPrincipal] = []
+        for word in value.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
+            do {
+                principals.append(try RPCPrincipal(parsing: String(word)))
+            } catch {
+                throw invalidValue(expected: "\(error.problem) in '\(error.text)'; expected \(RPCPrincipal.syntax)")
+            }
+        }
+        return principals
+    }
+}

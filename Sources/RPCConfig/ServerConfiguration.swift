@@ -41,6 +41,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var shutdownGracePeriod: Duration
     /// `[Avahi]`: DNS-SD advertising.
     public var avahi: AvahiSettings
+    /// `[Access]`: the access rules of every service that has none of its own.
+    public var access: RPCAccessRule
 
     /// A configuration with the given settings; omitted ones take their defaults.
     public init(
@@ -56,7 +58,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         logCalls: Bool = false,
         slowCallThreshold: Duration? = RPCLimits.slowCallThreshold.defaultValue,
         shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue,
-        avahi: AvahiSettings = AvahiSettings()
+        avahi: AvahiSettings = AvahiSettings(),
+        access: RPCAccessRule = .protectedDefault
     ) {
         self.listen = listen
         self.threads = threads
@@ -71,6 +74,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.slowCallThreshold = slowCallThreshold
         self.shutdownGracePeriod = shutdownGracePeriod
         self.avahi = avahi
+        self.access = access
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
@@ -80,7 +84,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection])
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.

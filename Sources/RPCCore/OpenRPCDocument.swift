@@ -8,10 +8,18 @@ import RPCJSON
 public enum OpenRPCDocument {
     public static let openRPCVersion = "1.3.2"
 
-    public static func make(for services: [RPCServiceDescriptor]) -> JSONValue {
+    /// `shows` picks the methods to list (those the caller may call); a service none of whose methods it
+    /// shows is left out. Fingerprints are always those of the whole service.
+    public static func make(
+        for allServices: [RPCServiceDescriptor],
+        shows: (RPCServiceDescriptor, RPCMethodDescriptor) -> Bool = { _, _ in true }
+    ) -> JSONValue {
         var methods: [JSONValue] = []
-        for service in services {
-            for method in service.methods {
+        var services: [RPCServiceDescriptor] = []
+        for service in allServices {
+            let shown = service.methods.filter { shows(service, $0) }
+            if !shown.isEmpty { services.append(service) }
+            for method in shown {
                 var entry: [String: JSONValue] = [
                     "name": .string(service.name + "." + method.name),
                     "params": .array(method.params.map(contentDescriptor)),
@@ -23,6 +31,7 @@ public enum OpenRPCDocument {
                     entry["errors"] = .array(method.errors.map { error -> JSONValue in ["code": .number(error.code), "message": .string(error.message)] })
                 }
                 if method.flags.contains(.mayBlock) { entry["x-rpcd-may-block"] = true }
+                if method.flags.contains(.readOnly) { entry["x-rpcd-read-only"] = true }
                 methods.append(.object(entry))
             }
         }
@@ -64,8 +73,13 @@ public struct RPCDiscoverService: RPCTypedService {
 
     public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [
         .method(
-            "discover", summary: "Returns an OpenRPC document describing every method",
-            result: RPCParam("document", schema: ["type": "object"])
-        ) { _, call in OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)) }
+            "discover", summary: "Returns an OpenRPC document describing every method the caller may call",
+            result: RPCParam("document", schema: ["type": "object"]), readOnly: true
+        ) { _, call in
+            let access = call.registry.access
+            return OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)) { service, method in
+                access.allows(call.connection.peer, service: service.name, method: method)
+            }
+        }
     ]
 }

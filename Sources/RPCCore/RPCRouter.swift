@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCLogging
+import RPCProtocol
 import Synchronization
 
 /// Routes parsed messages to services and assembles their replies.
@@ -15,6 +16,8 @@ public final class RPCRouter: Sendable {
     public let statistics: RPCStatistics
     public let callLog: RPCCallLogPolicy
     private let current: Mutex<RPCServiceRegistry>
+    /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
+    private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     public init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
@@ -49,7 +52,8 @@ public final class RPCRouter: Sendable {
         completion: @escaping (ByteBuffer?) -> Void
     ) {
         let context = DispatchContext(
-            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics, callLog: callLog)
+            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics, callLog: callLog,
+            deniedLog: deniedLog)
         switch message {
         case .failure(let error):
             statistics.errors.increment()
@@ -76,6 +80,7 @@ private struct DispatchContext {
     let eventLoop: any EventLoop
     let statistics: RPCStatistics
     let callLog: RPCCallLogPolicy
+    let deniedLog: LogRateLimiter
 
     /// Runs one entry; `completion` gets its serialized reply, or nil for a notification.
     func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
@@ -97,12 +102,33 @@ private struct DispatchContext {
             RPCReplyWriter.writeError(registry.missingRouteError(for: request.method), id: id, into: &buffer)
             return completion(buffer)
         }
+        guard registry.access.allows(connection.peer, service: route.serviceName, method: route.method) else {
+            return deny(request, completion: completion)
+        }
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
             eventLoop: eventLoop, registry: registry)
         let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
                                   statistics: statistics, callLog: callLog, completion: completion)
         route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })
+    }
+}
+
+extension DispatchContext {
+    /// Answers a call the access rules refuse: -32007, counted, and logged with the peer and method (rate
+    /// limited).
+    private func deny(_ request: RPCRequest, completion: @escaping (ByteBuffer?) -> Void) {
+        statistics.errors.increment()
+        statistics.deniedCalls.increment()
+        if let suppressed = deniedLog.admit() {
+            var metadata: Logger.Metadata = [LogField.method: "\(request.method)"]
+            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+            connection.logger.notice("Call refused by the access rules", metadata: metadata)
+        }
+        guard let id = request.id else { return completion(nil) }
+        var buffer = ByteBuffer()
+        RPCReplyWriter.writeError(.accessDenied(request.method), id: id, into: &buffer)
+        completion(buffer)
     }
 }
 

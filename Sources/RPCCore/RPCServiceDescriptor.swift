@@ -51,6 +51,9 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
         public init(rawValue: UInt32) { self.rawValue = rawValue }
         /// The method may block its thread; rpcd runs it on a worker pool instead of an event loop.
         public static let mayBlock = Flags(rawValue: 1 << 0)
+        /// The method changes nothing (it only reads): access rules' `AllowRead=` lets peers call it. A
+        /// method without the flag counts as state-changing.
+        public static let readOnly = Flags(rawValue: 1 << 1)
     }
 
     public init(

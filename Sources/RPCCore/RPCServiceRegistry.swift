@@ -9,6 +9,7 @@ import RPCProtocol
 public final class RPCServiceRegistry: Sendable {
     /// Where a full method name leads.
     public struct Route: Sendable {
+        public let serviceName: String
         public let service: any RPCService
         public let methodIndex: Int
         public let method: RPCMethodDescriptor
@@ -19,11 +20,15 @@ public final class RPCServiceRegistry: Sendable {
     /// Services that are configured but not running (a plugin module failed to load): calls to them get
     /// "Service unavailable" rather than "Method not found", which tells the caller the right story.
     public let unavailableServices: Set<String>
+    /// Who may call what; swapped together with the services.
+    public let access: RPCAccessPolicy
     private let routes: [String: Route]
 
     /// Fails when two services share a name, a service name is empty or contains a dot, or a service
     /// declares a method twice.
-    public init(services: [any RPCService], unavailable: Set<String> = []) throws(RPCRegistryError) {
+    public init(
+        services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted
+    ) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
         var names = Set<String>()
         for service in services {
@@ -39,11 +44,12 @@ public final class RPCServiceRegistry: Sendable {
                 guard routes[fullName] == nil else {
                     throw RPCRegistryError("method '\(fullName)' is declared twice")
                 }
-                routes[fullName] = Route(service: service, methodIndex: index, method: method)
+                routes[fullName] = Route(serviceName: descriptor.name, service: service, methodIndex: index, method: method)
             }
         }
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
         self.unavailableServices = unavailable.subtracting(names)
+        self.access = access
         self.routes = routes
     }
 

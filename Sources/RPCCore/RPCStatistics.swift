@@ -6,6 +6,8 @@ public final class RPCStatistics: Sendable {
     public let calls = Atomic<Int>(0)
     /// Calls and messages answered with an error object.
     public let errors = Atomic<Int>(0)
+    /// Calls refused by the access rules (also counted in `errors`).
+    public let deniedCalls = Atomic<Int>(0)
     /// Connections open now.
     public let openConnections = Atomic<Int>(0)
     /// Connections accepted since start.

@@ -43,11 +43,12 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
     /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
     /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.
     public static func method<Params: Decodable, Output: Encodable>(
-        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
+        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil, readOnly: Bool = false,
         _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
         RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, params: params, result: result)
+            descriptor: RPCMethodDescriptor(
+                name: name, summary: summary, params: params, result: result, flags: readOnly ? .readOnly : [])
         ) { service, call in
             let members = try ParamsBinding.bind(try call.paramsValue(), to: params)
             let decoded = try ParamsBinding.decode(Params.self, from: members)
@@ -57,19 +58,23 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// A method without parameters: any params other than none, `[]` or `{}` are -32602.
     public static func method<Output: Encodable>(
-        _ name: String, summary: String = "", result: RPCParam? = nil,
+        _ name: String, summary: String = "", result: RPCParam? = nil, readOnly: Bool = false,
         _ body: @escaping @Sendable (Service, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
-        RPCServiceMethod(descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result)) { service, call in
+        RPCServiceMethod(
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: readOnly ? .readOnly : [])
+        ) { service, call in
             if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
             return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, call)))
         }
     }
 
-    /// A method without parameters whose result is already JSON text, for answers that must cost nothing
-    /// beyond writing them (`rpcd.ping`).
+    /// A read-only method without parameters whose result is already JSON text, for answers that must cost
+    /// nothing beyond writing them (`rpcd.ping`).
     public static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
-        RPCServiceMethod(descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result)) { _, call in
+        RPCServiceMethod(
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly)
+        ) { _, call in
             if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
             return json
         }

@@ -21,6 +21,8 @@ public enum LogField {
     public static let service = "rpcd_service"
     /// Every service, comma-separated (start-up, reload).
     public static let services = "rpcd_services"
+    /// What other hosts may call, by the access rules and the listeners (start-up, reload).
+    public static let exposure = "rpcd_exposure"
     /// Full method name (`calc.add`).
     public static let method = "rpcd_method"
     /// The request id as JSON text; absent for notifications.
@@ -33,6 +35,8 @@ public enum LogField {
     public static let error = "rpcd_error"
     /// The limit that was reached (a count or a size).
     public static let limit = "rpcd_limit"
+    /// How many entries like this one were dropped by rate limiting since the previous one was logged.
+    public static let suppressed = "rpcd_suppressed"
 
     // MARK: Modules and handlers
 
@@ -84,8 +88,8 @@ public enum LogField {
 
     /// Every field above, for documentation checks.
     public static let all: [String] = [
-        connectionID, peer, listener, listeners, sockets, service, services, method, callID,
-        durationMicroseconds, errorCode, error, limit, module, moduleVersion, fingerprint, handler, file,
+        connectionID, peer, listener, listeners, sockets, service, services, exposure, method, callID,
+        durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
         previousInstance, collision, port, host, afterMilliseconds, interface, messageID,
     ]

@@ -163,7 +163,8 @@ enum DescriptorBuilder {
                     struct_size: UInt32(MemoryLayout<rpcd_method>.stride), name: permanent(method.name),
                     summary: permanentOrNull(method.summary), params: cParams.map { UnsafePointer($0) },
                     n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
-                    flags: method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0))
+                    flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
+                        | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)))
         }
         let module = UnsafeMutablePointer<rpcd_module>.allocate(capacity: 1)
         module.initialize(to: rpcd_module())

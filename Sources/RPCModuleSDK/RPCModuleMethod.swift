@@ -4,10 +4,10 @@ import RPCProtocol
 /// One method of a module: how it is described (name, parameters, schemas, flags) and the code that runs it.
 ///
 /// Build methods with the static factories:
-/// - ``method(_:summary:params:result:mayBlock:_:)``: typed. The call's params are bound to the declared
+/// - ``method(_:summary:params:result:mayBlock:readOnly:_:)``: typed. The call's params are bound to the declared
 ///   parameter names (see ``RPCParam``), checked against their schemas, and decoded into `Params`.
-/// - ``method(_:summary:result:mayBlock:_:)``: typed, without parameters.
-/// - ``raw(_:summary:params:result:mayBlock:_:)``: untyped, for variadic or free-form params.
+/// - ``method(_:summary:result:mayBlock:readOnly:_:)``: typed, without parameters.
+/// - ``raw(_:summary:params:result:mayBlock:readOnly:_:)``: untyped, for variadic or free-form params.
 ///
 /// Binding rules for typed methods:
 /// - by position (`[1, 2]`): element *i* is the *i*-th declared parameter; more elements than parameters is
@@ -33,13 +33,16 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// SDK runs the body on that worker thread (instead of Swift's shared cooperative pool), which blocks
     /// until the body finishes. Use it for blocking system calls, file I/O, or CPU-heavy work.
     public let mayBlock: Bool
+    /// Whether the method changes nothing (it only reads or computes). Access rules let `AllowRead=` peers call
+    /// read-only methods; every other method needs `Allow=` (docs/SECURITY.md). Declare it only when true.
+    public let readOnly: Bool
 
     /// Runs the method: params JSON (.null when absent) → result JSON text. Binding problems throw
     /// `RPCError`s (-32602); errors from the body pass through unchanged.
     let run: @Sendable (Module, JSONValue) async throws -> [UInt8]
 
     init(
-        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool,
+        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
         run: @escaping @Sendable (Module, JSONValue) async throws -> [UInt8]
     ) {
         self.name = name
@@ -47,6 +50,7 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         self.params = params
         self.result = result
         self.mayBlock = mayBlock
+        self.readOnly = readOnly
         self.run = run
     }
 
@@ -54,9 +58,9 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// must be `Sendable`, which internal structs of `Sendable` members are implicitly.)
     public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
-        mayBlock: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
     ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
             module, raw in
             let bound = try ParamsBinding.bind(raw, to: params)
             let decoded = try ParamsBinding.decode(Params.self, from: bound)
@@ -66,10 +70,10 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
 
     /// A typed method without parameters: any params other than none, `[]` or `{}` are -32602.
     public static func method<Output: Encodable & Sendable>(
-        _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false,
+        _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false, readOnly: Bool = false,
         _ body: @escaping @Sendable (Module) async throws -> Output
     ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock) {
+        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock, readOnly: readOnly) {
             module, raw in
             _ = try ParamsBinding.bind(raw, to: [])
             return try ResultEncoding.encode(try await body(module))
@@ -81,9 +85,9 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// bound or checked. Throw `RPCError.invalidParams(_:)` to reject them.
     public static func raw(
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
-        mayBlock: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
     ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock) {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
             module, raw in
             try await body(module, raw).checkedSerialization()
         }

@@ -11,6 +11,9 @@ import RPCProtocol
 ///     Advertise=yes
 ///     Timeout=30s          # infinity (the default) disables it
 ///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
+///     [Access]             # replaces rpcd.conf's [Access] lists for this service, key by key
+///     Allow=group:admins
+///     AllowRead=local 192.168.1.0/24
 ///     [Config]
 ///     Anything=handed to the module
 public struct HandlerConfiguration: Hashable, Sendable {
@@ -24,6 +27,10 @@ public struct HandlerConfiguration: Hashable, Sendable {
     /// nil: calls never time out.
     public var timeout: Duration?
     public var maxConcurrency = 1024
+    /// `[Access] Allow=`: nil inherits rpcd.conf's.
+    public var allow: [RPCPrincipal]?
+    /// `[Access] AllowRead=`: nil inherits rpcd.conf's.
+    public var allowRead: [RPCPrincipal]?
     /// The `[Config]` section, last assignment of each key winning.
     public var config: [String: String] = [:]
     /// The files it came from, in application order (main file first, then drop-ins).
@@ -57,7 +64,13 @@ public struct HandlerConfiguration: Hashable, Sendable {
                     .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
                 ]),
+            INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
         ])
+
+    /// The access rule of this handler's service: its own lists where it has them, `inherited` elsewhere.
+    public func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {
+        RPCAccessRule(allow: allow ?? inherited.allow, allowRead: allowRead ?? inherited.allowRead)
+    }
 
     /// Builds the configuration of handler `name` from its documents (main file first). A document with no
     /// entries and no sections masks the handler: the result is nil.

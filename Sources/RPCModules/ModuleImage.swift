@@ -83,9 +83,17 @@ public final class ModuleImage: @unchecked Sendable {
                 "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
             methods.append(RPCMethodDescriptor(
                 name: name, summary: method.summary.map { String(cString: $0) } ?? "", params: params, result: result,
-                flags: method.flags & RPCD_METHOD_MAY_BLOCK != 0 ? .mayBlock : []))
+                flags: Self.flags(method.flags)))
         }
         return methods
+    }
+
+    /// The ABI's method flags as the descriptor's; bits this rpcd does not know are ignored.
+    private static func flags(_ bits: UInt32) -> RPCMethodDescriptor.Flags {
+        var flags: RPCMethodDescriptor.Flags = []
+        if bits & RPCD_METHOD_MAY_BLOCK != 0 { flags.insert(.mayBlock) }
+        if bits & RPCD_METHOD_READ_ONLY != 0 { flags.insert(.readOnly) }
+        return flags
     }
 
     private static func schema(_ text: UnsafePointer<CChar>?, path: String, what: String) throws(ModuleLoadError) -> JSONValue {

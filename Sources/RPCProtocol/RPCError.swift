@@ -43,6 +43,7 @@ extension RPCError {
         public static let serviceBusy = -32004
         public static let serviceUnavailable = -32005
         public static let shuttingDown = -32006
+        public static let accessDenied = -32007
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -50,6 +51,7 @@ extension RPCError {
             invalidParams: "Invalid params", internalError: "Internal error", frameTooLarge: "Frame too large",
             batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
+            accessDenied: "Access denied",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -106,6 +108,11 @@ extension RPCError {
     }
 
     public static let shuttingDown = RPCError(Code.shuttingDown)
+
+    /// The access rules do not let this peer call `method` (docs/SECURITY.md).
+    public static func accessDenied(_ method: String) -> RPCError {
+        RPCError(Code.accessDenied, data: ["method": .string(method)])
+    }
 
     /// The error a client sees for any `Error`: itself if it is an `RPCError`, its own mapping if it is
     /// `RPCErrorConvertible`, otherwise `internalError`. The one place errors become codes.

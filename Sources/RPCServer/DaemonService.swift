@@ -33,11 +33,12 @@ public struct DaemonService: RPCTypedService {
         .constant(
             "ping", summary: "Answers \"pong\"", result: RPCParam("pong", schema: ["type": "string", "const": "pong"]),
             json: ByteBuffer(string: #""pong""#)),
-        .method("info", summary: "Version, uptime, listeners, services and counters", result: RPCParam("info", schema: ["type": "object"])) {
-            service, call in service.info(call.registry)
-        },
-        .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema)) { service, _ in
-            service.logLevel.level.rawValue
+        .method(
+            "info", summary: "Version, uptime, listeners, services and counters",
+            result: RPCParam("info", schema: ["type": "object"]), readOnly: true
+        ) { service, call in service.info(call.registry) },
+        .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), readOnly: true) {
+            service, _ in service.logLevel.level.rawValue
         },
         .method(
             "setLogLevel", summary: "Sets the log level until the next reload or restart; returns the previous level",
@@ -74,7 +75,10 @@ public struct DaemonService: RPCTypedService {
                 "accepted": .number(statistics.acceptedConnections.value),
                 "rejected": .number(statistics.rejectedConnections.value),
             ],
-            "calls": ["total": .number(statistics.calls.value), "errors": .number(statistics.errors.value)],
+            "calls": [
+                "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
+                "denied": .number(statistics.deniedCalls.value),
+            ],
         ]
     }
 }

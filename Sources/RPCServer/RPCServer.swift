@@ -171,6 +171,9 @@ public final class RPCServer: Service, Sendable {
             case .unix(let path):
                 try Self.prepareSocketDirectory(for: path)
                 channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+                // Every local user may connect, as every local user may reach a loopback TCP listener; what each
+                // may call is for the access rules to say, by the peer's credentials (docs/SECURITY.md).
+                guard chmod(path, 0o666) == 0 else { throw IOError(errnoCode: errno, reason: "chmod \(path)") }
             }
             let actual: RPCEndpoint
             if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {

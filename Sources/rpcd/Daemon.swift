@@ -47,7 +47,9 @@ struct Daemon {
         }
         if let problem = generation.problems.last { statistics.recordError(problem) }
         let router = RPCRouter(
-            registry: try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable),
+            registry: try RPCServiceRegistry(
+                services: builtins + generation.services, unavailable: generation.unavailable,
+                access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
             parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold))
@@ -59,7 +61,7 @@ struct Daemon {
                 "Socket activated; Listen= is not bound",
                 metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
-        let status = DaemonStatus(router: router, listeners: { state.listeners.count })
+        let status = DaemonStatus(router: router, listeners: { state.listeners })
         let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
@@ -80,6 +82,7 @@ struct Daemon {
             logger.notice(
                 "Started",
                 metadata: [LogField.messageID: "\(LogMessageID.started)",
+                           LogField.exposure: "\(router.registry.access.exposure(listeners: endpoints))",
                            LogField.listeners: "\(endpoints.map(\.description).joined(separator: ","))",
                            LogField.services: "\(router.registry.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         }

@@ -1,21 +1,27 @@
 import Foundation
 import RPCCore
+import RPCProtocol
 import Synchronization
 
 /// The one-line status systemd shows (`systemctl status rpcd`, `STATUS=`):
 ///
-///     Serving 7 services on 2 listeners; 3 connections; 41.5 calls/s; last error: none
+///     Serving 7 services on 2 listeners; other hosts: nothing; 3 connections; 41.5 calls/s; last error: none
 ///
 /// Calls per second are averaged between two calls of `text()`. Thread-safe.
 final class DaemonStatus: Sendable {
     private let router: RPCRouter
-    private let listeners: @Sendable () -> Int
+    private let listeners: @Sendable () -> [RPCEndpoint]
     private let previous: Mutex<(time: ContinuousClock.Instant, calls: Int)>
 
-    init(router: RPCRouter, listeners: @escaping @Sendable () -> Int) {
+    init(router: RPCRouter, listeners: @escaping @Sendable () -> [RPCEndpoint]) {
         self.router = router
         self.listeners = listeners
         self.previous = Mutex((ContinuousClock.now, router.statistics.calls.value))
+    }
+
+    /// What other hosts may call now (see `RPCAccessPolicy.exposure`).
+    func exposure() -> String {
+        router.registry.access.exposure(listeners: listeners())
     }
 
     func text() -> String {
@@ -29,11 +35,12 @@ final class DaemonStatus: Sendable {
             return seconds > 0 ? Double(calls - previous.calls) / seconds : 0
         }
         let listeners = self.listeners()
-        guard listeners > 0 else { return "Binding listeners" }
+        guard !listeners.isEmpty else { return "Binding listeners" }
         let registry = router.registry
         var text = "Serving \(registry.services.count) services"
         if !registry.unavailableServices.isEmpty { text += " (\(registry.unavailableServices.count) unavailable)" }
-        text += " on \(listeners) listener\(listeners == 1 ? "" : "s")"
+        text += " on \(listeners.count) listener\(listeners.count == 1 ? "" : "s")"
+        text += "; \(registry.access.exposure(listeners: listeners))"
         text += "; \(statistics.openConnections.value) connections; \(String(format: "%.1f", rate)) calls/s"
         text += "; last error: \(statistics.lastError.map { String($0.prefix(200)) } ?? "none")"
         return text

@@ -42,6 +42,7 @@ struct ReloadService: Service, CustomStringConvertible {
             let settings = try reloadConfiguration()
             var fixed = settings
             fixed.logLevel = running.logLevel
+            fixed.access = running.access
             if fixed != running {
                 // Listeners, limits, threads, call logging and [Avahi] are fixed when the daemon starts.
                 logger.warning("rpcd.conf changed; [Server] and [Avahi] settings other than LogLevel= take effect at the next restart")
@@ -50,13 +51,15 @@ struct ReloadService: Service, CustomStringConvertible {
             // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
             let generation = try await Task.detached { try host.prepare(strict: true) }.value
             router.replaceRegistry(
-                try RPCServiceRegistry(services: builtins + generation.services, unavailable: generation.unavailable))
+                try RPCServiceRegistry(
+                    services: builtins + generation.services, unavailable: generation.unavailable,
+                    access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)))
             host.commit(generation)
             didReload(generation)
             if let problem = generation.problems.last { router.statistics.recordError(problem) }
             logger.notice(
                 "Reloaded",
-                metadata: [LogField.messageID: "\(LogMessageID.reloaded)",
+                metadata: [LogField.messageID: "\(LogMessageID.reloaded)", LogField.exposure: "\(status.exposure())",
                            LogField.services: "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
         } catch {
             router.statistics.recordError("reload: \(error)")

@@ -30,7 +30,10 @@ final class DaemonProcess: @unchecked Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         socketPath = directory.appendingPathComponent("rpcd.sock").path
         let configPath = directory.appendingPathComponent("rpcd.conf").path
-        let configText = "[Server]\nListen=127.0.0.1:0\nListen=\(socketPath)\n" + config
+        var configText = "[Server]\nListen=127.0.0.1:0\nListen=\(socketPath)\n" + config
+        // The shipped access rules, with the user running the tests as an administrator too (CI runs as root,
+        // which the shipped rules already name); a test that sets [Access] itself gets exactly its own rules.
+        if !config.contains("[Access]") { configText += "\n[Access]\nAllow=user:root group:rpcd user:\(getuid())\n" }
         try configText.write(toFile: configPath, atomically: true, encoding: .utf8)
 
         process.executableURL = Self.productsDirectory.appendingPathComponent("rpcd")

@@ -84,7 +84,9 @@ final class ModuleIntegrationTests: XCTestCase {
                        String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         XCTAssertGreaterThan(try c.call(#"{"jsonrpc":"2.0","method":"sysinfo.uptime","id":1}"#)["result"]?.doubleValue ?? 0, 0)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"sysinfo.loadavg","id":1}"#)["result"]?.arrayValue?.count, 3)
-        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.set","params":{"key":"a","value":{"n":[1]}},"id":1}"#)["error"], nil)
+        // State-changing: over the Unix socket, as an administrator (the shipped access rules).
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try admin.call(#"{"jsonrpc":"2.0","method":"kv.set","params":{"key":"a","value":{"n":[1]}},"id":1}"#)["error"], nil)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["a"],"id":1}"#)["result"], ["n": [1]])
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["zz"],"id":1}"#)["error"]?["data"]?["key"], "zz")
         XCTAssertEqual(daemon.terminate(), 0)

@@ -28,6 +28,10 @@ final class RenderTests: XCTestCase {
             Interfaces=
             Protocols=any
 
+            [Access]
+            Allow=user:root group:rpcd
+            AllowRead=local
+
             """)
     }
 

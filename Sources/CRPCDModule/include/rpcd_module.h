@@ -58,6 +58,8 @@
  * HISTORY
  *     ABI 1 (rpcd 0.1): rpcd_module, rpcd_method, rpcd_param, rpcd_host with reply_result,
  *                       reply_error, log, config_get.
+ *     ABI 1 (rpcd 0.2): method flag RPCD_METHOD_READ_ONLY (older rpcd ignores it; older modules
+ *                       lack it, so their methods count as state-changing for access rules).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -132,6 +134,10 @@ typedef struct rpcd_param {
 
 /* Method flags. */
 #define RPCD_METHOD_MAY_BLOCK (1u << 0)   /* call() may block: run it on the worker pool */
+/* The method changes no state (it only reads or computes): access rules' AllowRead= lets peers
+ * call it (docs/SECURITY.md). Without it a method counts as state-changing, which only Allow=
+ * peers may call. Declare it only when true: it is what protects the rest. */
+#define RPCD_METHOD_READ_ONLY (1u << 1)
 
 typedef struct rpcd_method {
     uint32_t struct_size;      /* sizeof(rpcd_method) */

@@ -30,25 +30,26 @@ struct Calc: RPCModule {
     static var methods: [RPCModuleMethod<Calc>] {
         [
             .method(
-                "add", summary: "Returns a + b.", params: [.number("a"), .number("b")], result: .number("sum")
+                "add", summary: "Returns a + b.", params: [.number("a"), .number("b")], result: .number("sum"),
+                readOnly: true
             ) { (_, p: Pair) in
                 try finite(p.a + p.b)
             },
             .method(
                 "subtract", summary: "Returns minuend - subtrahend.",
-                params: [.number("minuend"), .number("subtrahend")], result: .number("difference")
+                params: [.number("minuend"), .number("subtrahend")], result: .number("difference"), readOnly: true
             ) { (_, p: Difference) in
                 try finite(p.minuend - p.subtrahend)
             },
             .method(
                 "multiply", summary: "Returns a * b.", params: [.number("a"), .number("b")],
-                result: .number("product")
+                result: .number("product"), readOnly: true
             ) { (_, p: Pair) in
                 try finite(p.a * p.b)
             },
             .method(
                 "divide", summary: "Returns dividend / divisor; error 1 when divisor is 0.",
-                params: [.number("dividend"), .number("divisor")], result: .number("quotient")
+                params: [.number("dividend"), .number("divisor")], result: .number("quotient"), readOnly: true
             ) { (_, p: Quotient) in
                 guard p.divisor != 0 else {
                     throw RPCError(code: 1, message: "Division by zero", data: ["dividend": .number(p.dividend)])
@@ -57,7 +58,7 @@ struct Calc: RPCModule {
             },
             .raw(
                 "sum", summary: "Returns the sum of any count of numbers given by position (0 for none).",
-                result: .number("sum")
+                result: .number("sum"), readOnly: true
             ) { _, params in
                 let numbers: [JSONValue]
                 switch params {

@@ -17,14 +17,14 @@ struct Echo: RPCModule {
         [
             .raw(
                 "echo", summary: "Returns the params exactly as sent (null when there are none).",
-                result: .any("params")
+                result: .any("params"), readOnly: true
             ) { _, params in
                 params
             },
             .method(
                 "sleep", summary: "Waits ms milliseconds without blocking a thread, then returns \"done\".",
                 params: [.integer("ms", minimum: 0, maximum: 60_000, summary: "How long to wait, 0 to 60000.")],
-                result: .string("done")
+                result: .string("done"), readOnly: true
             ) { (_, params: SleepParams) in
                 try await Task.sleep(for: .milliseconds(params.ms))
                 return "done"

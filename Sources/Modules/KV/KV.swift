@@ -35,7 +35,7 @@ struct KV: RPCModule {
         [
             .method(
                 "get", summary: "Returns the value stored under key; error 1 when there is none.",
-                params: [.string("key")], result: .any("value")
+                params: [.string("key")], result: .any("value"), readOnly: true
             ) { (kv, p: KeyParams) in
                 guard let value = kv.store.get(p.key) else {
                     throw RPCError(code: 1, message: "No such key", data: ["key": .string(p.key)])
@@ -55,8 +55,10 @@ struct KV: RPCModule {
             ) { (kv, p: KeyParams) in
                 try kv.store.delete(p.key)
             },
-            .method("list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"])) {
-                kv in
+            .method(
+                "list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"]),
+                readOnly: true
+            ) { kv in
                 kv.store.keys()
             },
         ]

@@ -1,0 +1,41 @@
+import RPCProtocol
+
+extension RPCAccessPolicy {
+    /// What other hosts may call through `listeners`, in one sentence for the log and `systemctl status`:
+    /// "other hosts: nothing", "other hosts: read-only methods for 192.168.1.0/24", or "local only (no
+    /// listener other hosts can reach)". Services whose handler files have rules of their own are named.
+    public func exposure(listeners: [RPCEndpoint]) -> String {
+        let reachable = listeners.contains { endpoint in
+            guard case .tcp(let host, _) = endpoint else { return false }
+            return !(host == "localhost" || host == "::1" || host.hasPrefix("127."))
+        }
+        guard reachable else { return "local only (no listener other hosts can reach)" }
+        var text = "other hosts: " + Self.remoteReach(of: rule(for: ""))
+        let own = servicesWithOwnRules.filter { Self.remoteReach(of: rule(for: $0)) != Self.remoteReach(of: rule(for: "")) }
+        if !own.isEmpty {
+            text += "; " + own.map { "\($0): \(Self.remoteReach(of: rule(for: $0)))" }.joined(separator: "; ")
+        }
+        return text
+    }
+
+    /// Who among other hosts a rule lets in, and to what.
+    private static func remoteReach(of rule: RPCAccessRule) -> String {
+        let every = rule.allow.filter(\.canBeRemote)
+        let read = rule.allowRead.filter(\.canBeRemote).filter { !every.contains($0) }
+        var parts: [String] = []
+        if !every.isEmpty { parts.append("every method for \(every.map(\.description).joined(separator: " "))") }
+        if !read.isEmpty { parts.append("read-only methods for \(read.map(\.description).joined(separator: " "))") }
+        return parts.isEmpty ? "nothing" : parts.joined(separator: ", ")
+    }
+}
+
+extension RPCPrincipal {
+    /// Whether a peer on another host can match: only `any`, a network that is not loopback, and TLS clients.
+    var canBeRemote: Bool {
+        switch self {
+        case .anyone, .client: return true
+        case .local, .user, .group: return false
+        case .network(let network): return !network.isLoopback
+        }
+    }
+}

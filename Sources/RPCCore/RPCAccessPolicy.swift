@@ -1,0 +1,113 @@
+import RPCProtocol
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The access rules of every service, with user and group names resolved to ids. Immutable; built when the
+/// configuration is loaded and swapped with the registry on reload. Thread-safe.
+public struct RPCAccessPolicy: Sendable {
+    private let defaultRule: ResolvedRule
+    private let rules: [String: ResolvedRule]
+    /// Names that did not resolve (a user or group that does not exist): such an entry grants nothing.
+    public let unresolved: [String]
+
+    /// `rules` by service name; services without one get `defaultRule`.
+    public init(default defaultRule: RPCAccessRule, services rules: [String: RPCAccessRule] = [:]) {
+        var unresolved: Set<String> = []
+        self.defaultRule = ResolvedRule(defaultRule, unresolved: &unresolved)
+        self.rules = rules.mapValues { ResolvedRule($0, unresolved: &unresolved) }
+        self.unresolved = unresolved.sorted()
+    }
+
+    public static let unrestricted = RPCAccessPolicy(default: .unrestricted)
+
+    /// Whether `peer` may call `method` of `service`.
+    public func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
+        let rule = rules[service] ?? defaultRule
+        if rule.allow.contains(where: { $0.matches(peer) }) { return true }
+        return method.flags.contains(.readOnly) && rule.allowRead.contains(where: { $0.matches(peer) })
+    }
+
+    /// The services with rules of their own (from their handler files), sorted.
+    public var servicesWithOwnRules: [String] { rules.keys.sorted() }
+
+    /// The rule that applies to `service`, as configured.
+    public func rule(for service: String) -> RPCAccessRule {
+        (rules[service] ?? defaultRule).configured
+    }
+
+    /// One rule with names turned into ids.
+    private struct ResolvedRule: Sendable {
+        let configured: RPCAccessRule
+        let allow: [Matcher]
+        let allowRead: [Matcher]
+
+        init(_ rule: RPCAccessRule, unresolved: inout Set<String>) {
+            configured = rule
+            allow = rule.allow.compactMap { Matcher($0, unresolved: &unresolved) }
+            allowRead = rule.allowRead.compactMap { Matcher($0, unresolved: &unresolved) }
+        }
+    }
+
+    /// A principal ready to match: nil when it names a user or group that does not exist.
+    private enum Matcher: Sendable {
+        case anyone, local
+        case uid(UInt32), gid(UInt32)
+        case network(RPCNetwork)
+        case client(String)
+        case anyClient
+
+        init?(_ principal: RPCPrincipal, unresolved: inout Set<String>) {
+            switch principal {
+            case .anyone: self = .anyone
+            case .local: self = .local
+            case .network(let network): self = .network(network)
+            case .client("*"): self = .anyClient
+            case .client(let name): self = .client(name)
+            case .user(let name):
+                guard let uid = UInt32(name) ?? Self.userID(name) else {
+                    unresolved.insert(principal.description)
+                    return nil
+                }
+                self = .uid(uid)
+            case .group(let name):
+                guard let gid = UInt32(name) ?? Self.groupID(name) else {
+                    unresolved.insert(principal.description)
+                    return nil
+                }
+                self = .gid(gid)
+            }
+        }
+
+        func matches(_ peer: RPCPeer) -> Bool {
+            switch self {
+            case .anyone: return true
+            case .local: return peer.isLocal
+            case .uid(let uid): return peer.credentials?.uid == uid
+            case .gid(let gid): return peer.credentials.map { $0.gid == gid || $0.groups.contains(gid) } ?? false
+            case .network(let network):
+                guard case .ip(let address, _) = peer.address else { return false }
+                return network.contains(address)
+            case .client(let name): return peer.certificateIdentities.contains(name)
+            case .anyClient: return !peer.certificateIdentities.isEmpty
+            }
+        }
+
+        private static func userID(_ name: String) -> UInt32? {
+            var entry = passwd()
+            var result: UnsafeMutablePointer<passwd>?
+            var buffer = [CChar](repeating: 0, count: 4096)
+            guard getpwnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+            return entry.pw_uid
+        }
+
+        private static func groupID(_ name: String) -> UInt32? {
+            var entry = group()
+            var result: UnsafeMutablePointer<group>?
+            var buffer = [CChar](repeating: 0, count: 16384)
+            guard getgrnam_r(name, &entry, &buffer, buffer.count, &result) == 0, result != nil else { return nil }
+            return entry.gr_gid
+        }
+    }
+}
