@@ -29,6 +29,9 @@ EXAMPLE_SERVICES = {"calc", "echo", "kv", "sysinfo"}
 PORT = 7390
 # Every wait below polls for its event and gives up after this long; mDNS answers come within seconds.
 WAIT = 30
+# The lab's hosts may call read-only methods of each other (the shipped rules let other hosts call nothing);
+# test_other_hosts_are_refused_until_one_line_lets_them_in checks the shipped rules themselves.
+LAB_ACCESS = "AllowRead=local 10.231.0.0/16\n"
 
 
 def setUpModule():
@@ -70,13 +73,16 @@ class AvahiTestCase(unittest.TestCase):
 
     # -- helpers --
 
-    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section="", extra_listen=()):
+    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section="", extra_listen=(), access=LAB_ACCESS):
+        """rpcd on `host`; `access` is its [Access] section (None: the shipped rules)."""
         config = os.path.join(host.directory, f"rpcd-{port}.conf")
         with open(config, "w") as file:
             file.write(f"[Server]\nListen=0.0.0.0:{port}\nListen=127.0.0.1:{port + 1}\nLogLevel=info\n")
             file.writelines(f"Listen={address}\n" for address in extra_listen)
             if avahi_section:
                 file.write("[Avahi]\n" + avahi_section)
+            if access is not None:
+                file.write("[Access]\n" + access)
         process = host.spawn([os.path.join(BIN, "rpcd"), "--config", config, "--handlers-dir", handlers,
                               "--module-dir", BIN], f"rpcd-{port}.log")
         wait_for(lambda: "Listening" in netns.read(process.log_path) or process.poll() is not None, WAIT,
@@ -168,6 +174,30 @@ class DiscoveryTests(AvahiTestCase):
         missing = self.rpcctl(self.b, "call", "-s", "nosuch", "nosuch.x", "--timeout", "5")
         self.assertEqual(missing.returncode, 69, missing.stderr)
         self.assertIn("no instance of service 'nosuch'", missing.stderr)
+
+    def test_other_hosts_are_refused_until_one_line_lets_them_in(self):
+        """With the shipped access rules and Listen=0.0.0.0, another host may call nothing; one added line
+        (re-read on reload) lets it call read-only methods, and state-changing ones stay refused."""
+        rpcd = self.start_rpcd(self.a, access=None)
+        self.assertIn('rpcd_exposure="other hosts: nothing"', netns.read(rpcd.log_path))
+        address = f"{self.a.address}:{PORT}"
+        for method, params in (("calc.add", ["1", "2"]), ("kv.set", ["key=k", "value=1"])):
+            refused = self.rpcctl(self.b, "call", "--address", address, method, *params)
+            self.assertEqual(refused.returncode, 1, refused.stderr)
+            self.assertIn("Access denied (-32007)", refused.stderr)
+        listing = self.rpcctl(self.b, "list", "--address", address)
+        self.assertNotIn("calc.add", listing.stdout, "rpc.discover hides what the caller may not call")
+
+        config = os.path.join(self.a.directory, f"rpcd-{PORT}.conf")
+        with open(config, "a") as file:
+            file.write("[Access]\nAllowRead=local 10.231.0.0/16\n")
+        rpcd.send_signal(signal.SIGHUP)
+        wait_for(lambda: "read-only methods for 10.231.0.0/16" in netns.read(rpcd.log_path), WAIT,
+                 what="the reload to report the new exposure")
+        allowed = self.rpcctl(self.b, "call", "--address", address, "calc.add", "1", "2")
+        self.assertEqual((allowed.returncode, allowed.stdout.strip()), (0, "3"), allowed.stderr)
+        still = self.rpcctl(self.b, "call", "--address", address, "kv.set", "key=k", "value=1")
+        self.assertIn("Access denied (-32007)", still.stderr)
 
     def test_rpcctl_browse_without_avahi_daemon_is_a_clear_error(self):
         result = self.rpcctl(self.b, "browse")

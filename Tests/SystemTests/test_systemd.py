@@ -145,6 +145,29 @@ class SystemdTests(unittest.TestCase):
         # sysinfo reads /proc/uptime: ProtectProc=invisible must leave it readable.
         self.assertGreater(float(self.rpcctl("call", "sysinfo.uptime").stdout), 0)
 
+    def test_access_rules_tell_users_and_groups_apart_under_the_shipped_unit(self):
+        """The shipped rules by SO_PEERCRED inside the unit's sandbox (no PrivateUsers=, or every uid would read
+        as 65534): another local user may read but not change state; in group rpcd it may change state."""
+        self.start()
+        self.ns.run("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "rpcd-test-user", check=False)
+        self.addCleanup(self.ns.run, "userdel", "rpcd-test-user", check=False)
+
+        def as_user(*args):
+            return self.ns.run("setpriv", "--reuid=rpcd-test-user", "--regid=rpcd-test-user", "--init-groups",
+                               "/usr/local/bin/rpcctl", *args, "--address", SOCKET, check=False)
+
+        read = as_user("call", "calc.add", "1", "2")
+        self.assertEqual((read.returncode, read.stdout.strip()), (0, "3"), read.stderr)
+        refused = as_user("call", "kv.set", "key=k", "value=1")
+        self.assertEqual(refused.returncode, 1, refused.stderr)
+        self.assertIn("Access denied (-32007)", refused.stderr)
+        self.assertEqual(self.rpcctl("call", "kv.set", "key=k", "value=1").stdout.strip(), "true", "root may")
+
+        self.ns.run("usermod", "--append", "--groups", "rpcd", "rpcd-test-user")
+        allowed = as_user("call", "kv.set", "key=k", "value=2")
+        self.assertEqual((allowed.returncode, allowed.stdout.strip()), (0, "true"), allowed.stderr)
+        self.assertEqual(self.rpcctl("call", "kv.get", "k").stdout.strip(), "2")
+
     def test_start_becomes_active_only_after_ready(self):
         self.start()
         show = self.ns.show(
