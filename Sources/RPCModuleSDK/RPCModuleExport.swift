@@ -272,7 +272,8 @@ final class InstanceBox: @unchecked Sendable {
 
     private struct InFlight {
         var next: UInt64 = 0
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        /// Calls whose body has not finished, with their task once it is known (for cancellation at deinit).
+        var running: [UInt64: Task<Void, Never>?] = [:]
     }
 
     private let inFlight = Mutex(InFlight())
@@ -292,14 +293,22 @@ final class InstanceBox: @unchecked Sendable {
         }
         let method = methods[index]
         let executor = method.mayBlock ? CallerThreadExecutor() : nil
-        inFlight.withLock { state in
+        let id = inFlight.withLock { state in
             let id = state.next
             state.next &+= 1
-            state.tasks[id] = Task(executorPreference: executor) { [self] in
-                await execute(method, params, call)
-                inFlight.withLock { _ = $0.tasks.removeValue(forKey: id) }
-                executor?.taskEnded()
-            }
+            state.running[id] = .some(nil)
+            return id
+        }
+        // The body starts right here, on the calling thread (an event loop, or for `mayBlock` methods a worker),
+        // and runs until it first suspends: a method that never suspends answers without a thread hop or an
+        // enqueue. Only what follows a suspension runs elsewhere (Swift's pool, or the worker's executor).
+        let task = Task.immediate(executorPreference: executor) { [self] in
+            await execute(method, params, call)
+            inFlight.withLock { _ = $0.running.removeValue(forKey: id) }
+            executor?.taskEnded()
+        }
+        inFlight.withLock { state in
+            if state.running[id] != nil { state.running[id] = task }
         }
         executor?.drain()
     }
@@ -330,7 +339,7 @@ final class InstanceBox: @unchecked Sendable {
     func close() {
         shutdown()
         link.close()
-        let running = inFlight.withLock { state in Array(state.tasks.values) }
+        let running = inFlight.withLock { state in state.running.values.compactMap { $0 } }
         for task in running { task.cancel() }
     }
 }

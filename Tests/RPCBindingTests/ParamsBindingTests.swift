@@ -1,3 +1,4 @@
+import Foundation
 import RPCBinding
 import RPCJSON
 import RPCProtocol
@@ -38,6 +39,22 @@ final class ParamsBindingTests: XCTestCase {
                 XCTAssertEqual(error as? RPCError, .invalidParams(detail), "\(params)")
             }
         }
+    }
+
+    /// Scalars skip JSONEncoder: the bytes must be what it writes (compared as parsed JSON).
+    func testScalarFastPathsMatchJSONEncoder() throws {
+        func same<T: Encodable>(_ value: T) throws {
+            let fast = try JSONValue(parsing: ResultEncoding.encode(value))
+            let slow = try JSONValue(parsing: Array(JSONEncoder().encode(value)))
+            XCTAssertEqual(fast.doubleValue ?? 0, slow.doubleValue ?? 0, "\(value)")
+            XCTAssertEqual(fast.kind, slow.kind, "\(value)")
+            XCTAssertEqual(fast.stringValue, slow.stringValue, "\(value)")
+        }
+        for value in [0.0, -0.0, 3.0, 0.1, 1e16, -2.5e-8, 1.7976931348623157e308] { try same(value) }
+        for value in [0, -1, Int.max, Int.min] { try same(value) }
+        for value in ["", "a\"b\\c\n\u{1}é/"] { try same(value) }
+        try same(true)
+        XCTAssertEqual(String(decoding: try ResultEncoding.encode(3.0), as: UTF8.self), "3")
     }
 
     func testResultsEncodeExactlyAndNonFiniteNumbersThrow() throws {

@@ -161,8 +161,8 @@ final class ExampleModulesTests: XCTestCase {
         XCTAssertEqual(Int(module.struct_size), MemoryLayout<rpcd_module>.stride)
         XCTAssertEqual(String(cString: module.name), "sysinfo")
         XCTAssertEqual(sysinfo.methodNames, ["hostname", "uptime", "loadavg"])
-        XCTAssertEqual(sysinfo.method("uptime")?.flags, UInt32(RPCD_METHOD_MAY_BLOCK))
-        XCTAssertEqual(sysinfo.method("hostname")?.flags, 0)
+        XCTAssertEqual(sysinfo.method("uptime")?.flags, UInt32(RPCD_METHOD_MAY_BLOCK | RPCD_METHOD_READ_ONLY))
+        XCTAssertEqual(sysinfo.method("hostname")?.flags, UInt32(RPCD_METHOD_READ_ONLY))
         XCTAssertEqual(Int(sysinfo.method("loadavg")?.struct_size ?? 0), MemoryLayout<rpcd_method>.stride)
 
         let instance = try sysinfo.start()

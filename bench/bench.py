@@ -1,0 +1,219 @@
+#!/usr/bin/env python3
+"""rpcd's benchmark: the workloads users spend their calls on, each beside a reference measured in the same run.
+
+    bench/bench.py BIN_DIR [--seconds N] [--warmup N] [--idle N] [--only NAME ...]
+
+The server runs pinned to CPU 0 with one event loop; the load client (bench/loadgen.c, a single-threaded C
+epoll client, so the client is not what is measured) runs pinned to CPU 1. Workloads:
+
+    ping        rpcd.ping against rpcd and against rpcd-echo-reference (raw SwiftNIO frame echo, no JSON),
+                50 connections x depth 16 and x 1, and 1 x 1 for latency
+    c-module    sysinfo.hostname (a C module) at 50 x 16 and 50 x 1
+    swift-sdk   calc.add (a Swift SDK module) at 50 x 16 and 50 x 1, compared with the C module
+    echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
+    idle        RSS per idle connection with N (default 10000) open connections, rpcd and the reference,
+                each a fresh process
+    ready       exec to "Started" (every listener bound, every module loaded), the four example modules
+
+Prints a table of calls/s, p50/p99 and the ratios, and writes bench-results/<stamp>.json. A benchmark, not a
+test: nothing is asserted. Bounded: every load run stops by itself (loadgen's own clock, plus a timeout
+backstop); servers are stopped on exit. Loopback only.
+"""
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SERVER_CPU, CLIENT_CPU = "0", "1"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pinned(cpu, command):
+    return ["taskset", "-c", cpu] + command if shutil.which("taskset") and os.cpu_count() >= 2 else command
+
+
+class Server:
+    """A server process under test, pinned to SERVER_CPU, listening on a fresh loopback port."""
+
+    def __init__(self, name, command, port, workdir, ready_text):
+        self.name, self.port = name, port
+        self.log_path = os.path.join(workdir, f"{name}-{port}.log")
+        self.log = open(self.log_path, "w")
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(pinned(SERVER_CPU, command), stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while ready_text not in open(self.log_path).read():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{name} did not start; see {self.log_path}")
+            time.sleep(0.01)
+        self.ready_after = time.monotonic() - self.started
+
+    def rss_kib(self):
+        with open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+
+
+def start_rpcd(bin_dir, workdir):
+    port = free_port()
+    config = os.path.join(workdir, f"rpcd-{port}.conf")
+    with open(config, "w") as file:
+        file.write(f"[Server]\nListen=127.0.0.1:{port}\nThreads=1\nMaxConnections=100000\nIdleTimeout=0\n")
+    return Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
+                           "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+                  port, workdir, "Started")
+
+
+def start_reference(bin_dir, workdir):
+    port = free_port()
+    return Server("reference", [os.path.join(bin_dir, "rpcd-echo-reference"), "--listen", f"127.0.0.1:{port}",
+                                "--threads", "1"], port, workdir, "listening on")
+
+
+def load(loadgen, port, method, params, connections, depth, seconds, warmup):
+    command = pinned(CLIENT_CPU, [loadgen, "127.0.0.1", str(port), method, params, str(connections), str(depth),
+                                  str(seconds), str(warmup)])
+    result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + warmup + 60)
+    if result.returncode != 0:
+        raise RuntimeError(f"loadgen {method} {connections}x{depth}: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def idle_rss_per_connection(server, count):
+    """KiB of RSS each of `count` idle connections adds to `server`."""
+    before = server.rss_kib()
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket()
+            s.connect(("127.0.0.1", server.port))
+            sockets.append(s)
+        time.sleep(1.0)  # let the server accept and set up every connection
+        after = server.rss_kib()
+    finally:
+        for s in sockets:
+            s.close()
+    return (after - before) / count, before, after
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bin_dir")
+    parser.add_argument("--seconds", type=float, default=5)
+    parser.add_argument("--warmup", type=float, default=1)
+    parser.add_argument("--idle", type=int, default=10000)
+    parser.add_argument("--only", nargs="*", default=None)
+    args = parser.parse_args()
+    want = lambda name: args.only is None or name in args.only  # noqa: E731
+
+    workdir = tempfile.mkdtemp(prefix="rpcd-bench-")
+    loadgen = os.path.join(workdir, "loadgen")
+    subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(ROOT, "bench", "loadgen.c")], check=True)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.idle * 2 + 1024)), hard))
+
+    rows, record = [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
+
+    def run(label, server, method, params, connections, depth):
+        result = load(loadgen, server.port, method, params, connections, depth, args.seconds, args.warmup)
+        record[label] = result
+        return result
+
+    servers = []
+    try:
+        rpcd, reference = start_rpcd(args.bin_dir, workdir), start_reference(args.bin_dir, workdir)
+        servers += [rpcd, reference]
+        record["ready_ms"] = round(rpcd.ready_after * 1000, 1)
+        if want("ping"):
+            for shape in ((50, 16), (50, 1), (1, 1)):
+                mine = run(f"ping {shape[0]}x{shape[1]}", rpcd, "rpcd.ping", "[]", *shape)
+                ref = run(f"reference {shape[0]}x{shape[1]}", reference, "rpcd.ping", "[]", *shape)
+                rows.append((f"rpcd.ping {shape[0]}x{shape[1]}", mine, "raw NIO echo", ref))
+        if want("c-module") or want("swift-sdk"):
+            for shape in ((50, 16), (50, 1)):
+                c = run(f"sysinfo.hostname {shape[0]}x{shape[1]}", rpcd, "sysinfo.hostname", "[]", *shape)
+                if want("c-module"):
+                    rows.append((f"sysinfo.hostname (C) {shape[0]}x{shape[1]}", c, None, None))
+                if want("swift-sdk"):
+                    swift = run(f"calc.add {shape[0]}x{shape[1]}", rpcd, "calc.add", "[1, 2]", *shape)
+                    rows.append((f"calc.add (Swift SDK) {shape[0]}x{shape[1]}", swift, "sysinfo.hostname (C)", c))
+        if want("echo-1mib"):
+            params_path = os.path.join(workdir, "params-1mib.json")
+            with open(params_path, "w") as file:
+                file.write('["' + "x" * (1 << 20) + '"]')
+            echo = run("echo.echo 1MiB", rpcd, "echo.echo", "@" + params_path, 1, 1)
+            ref = run("reference 1MiB", reference, "echo.echo", "@" + params_path, 1, 1)
+            rows.append(("echo.echo 1 MiB, 1 connection (MB/s each way)", echo, "raw NIO echo", ref))
+    finally:
+        for server in servers:
+            server.stop()
+
+    idle = {}
+    if want("idle"):
+        for start in (start_rpcd, start_reference):
+            server = start(args.bin_dir, workdir)
+            try:
+                idle[server.name] = idle_rss_per_connection(server, args.idle)
+            finally:
+                server.stop()
+        record["idle"] = {name: {"kib_per_connection": round(v[0], 2), "rss_before_kib": v[1], "rss_after_kib": v[2]}
+                          for name, v in idle.items()}
+
+    print(f"\nrpcd benchmark: server on CPU {SERVER_CPU} (1 event loop), loadgen on CPU {CLIENT_CPU}; "
+          f"{args.seconds:g} s per run after {args.warmup:g} s warm-up")
+    print(f"{'workload':<46} {'calls/s':>10} {'p50 ms':>8} {'p99 ms':>8}   {'reference':<22} {'calls/s':>10} {'ratio':>6}")
+    for label, mine, ref_label, ref in rows:
+        mb = "MB/s" in label
+
+        def rate(r):
+            return f"{r['bytes_per_second'] / 1e6:,.0f}" if mb else f"{r['calls_per_second']:,.0f}"
+        ratio = ""
+        if ref:
+            key = "bytes_per_second" if mb else "calls_per_second"
+            ratio = f"{mine[key] / ref[key]:.2f}" if ref[key] else "-"
+        print(f"{label:<46} {rate(mine):>10} {mine['p50_us'] / 1000:>8.3f} {mine['p99_us'] / 1000:>8.3f}   "
+              f"{(ref_label or ''):<22} {(rate(ref) if ref else ''):>10} {ratio:>6}")
+        if mine.get("errors"):
+            print(f"   ({mine['errors']} error replies)")
+    if idle:
+        print(f"{'idle RSS per connection, ' + str(args.idle) + ' connections':<46} "
+              f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "
+              f"{idle['rpcd'][0] / idle['reference'][0] if idle['reference'][0] else 0:>6.2f}")
+    print(f"exec to Started (4 example modules): {record['ready_ms']} ms")
+
+    os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
+    path = os.path.join(ROOT, "bench-results", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".json")
+    with open(path, "w") as file:
+        json.dump(record, file, indent=2)
+    print(f"results: {path}")
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

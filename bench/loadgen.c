@@ -1,0 +1,241 @@
+/*
+ * loadgen: a small, fast load client for rpcd's framing (4-byte big-endian length, then one JSON-RPC
+ * message), so that the client is not what a benchmark measures.
+ *
+ *     loadgen HOST PORT METHOD PARAMS_JSON CONNECTIONS DEPTH SECONDS [WARMUP_SECONDS]
+ *
+ * PARAMS_JSON is the params member's JSON text, or @FILE to read it from FILE (for large params).
+ * Opens CONNECTIONS TCP connections, keeps DEPTH calls in flight on each (the slot number is the id),
+ * and for SECONDS after a warm-up counts replies and records each call's latency. One thread, epoll,
+ * non-blocking sockets, one write per burst of replies, no JSON parsing: a reply's id is found by
+ * scanning for the last "id": member, and an error by a top-level "error" member. Prints one JSON
+ * object: calls, errors, calls_per_second, bytes_per_second (reply payload), p50_us, p99_us, max_us.
+ *
+ * Bounded: it stops by itself after WARMUP + SECONDS (plus at most 5 s of draining), and only talks to
+ * the address it is given (the benchmarks give it loopback).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_LATENCY_US 10000000 /* latencies are bucketed per microsecond up to 10 s */
+
+typedef struct {
+    int fd;
+    char *in;          /* received, not yet consumed */
+    size_t in_len, in_cap;
+    char *out;         /* to send */
+    size_t out_len, out_off, out_cap;
+    uint64_t *sent_at; /* per slot: when its call was sent (ns) */
+} conn;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+    perror(what);
+    exit(1);
+}
+
+static void *grow(void *buffer, size_t *cap, size_t need)
+{
+    if (need <= *cap) return buffer;
+    size_t cap2 = *cap ? *cap : 4096;
+    while (cap2 < need) cap2 *= 2;
+    void *p = realloc(buffer, cap2);
+    if (!p) die("realloc");
+    *cap = cap2;
+    return p;
+}
+
+static char **requests;     /* per slot: the framed request */
+static size_t *request_len;
+
+static void queue_request(conn *c, int slot)
+{
+    c->out = grow(c->out, &c->out_cap, c->out_len + request_len[slot]);
+    memcpy(c->out + c->out_len, requests[slot], request_len[slot]);
+    c->out_len += request_len[slot];
+    c->sent_at[slot] = now_ns();
+}
+
+static int flush_out(conn *c)
+{
+    while (c->out_off < c->out_len) {
+        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        if (n < 0) {
+            if (errno == EAGAIN) return 0;
+            return -1;
+        }
+        c->out_off += (size_t)n;
+    }
+    c->out_len = c->out_off = 0;
+    return 0;
+}
+
+/* The id of a reply: the integer after the last "id": in the frame (rpcd writes the id last). */
+static long reply_id(const char *frame, size_t len)
+{
+    for (size_t i = len; i >= 5; i--) {
+        if (memcmp(frame + i - 5, "\"id\":", 5) == 0) {
+            char *end;
+            long id = strtol(frame + i, &end, 10);
+            return end == frame + i ? -1 : id;
+        }
+    }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 8) {
+        fprintf(stderr, "usage: loadgen HOST PORT METHOD PARAMS_JSON CONNECTIONS DEPTH SECONDS [WARMUP]\n");
+        return 64;
+    }
+    const char *host = argv[1];
+    int port = atoi(argv[2]);
+    const char *method = argv[3], *params = argv[4];
+    if (params[0] == '@') {
+        FILE *file = fopen(params + 1, "rb");
+        if (!file) die(params + 1);
+        fseek(file, 0, SEEK_END);
+        long size = ftell(file);
+        rewind(file);
+        char *text = malloc((size_t)size + 1);
+        if (!text || fread(text, 1, (size_t)size, file) != (size_t)size) die("read params");
+        text[size] = 0;
+        fclose(file);
+        params = text;
+    }
+    int connections = atoi(argv[5]), depth = atoi(argv[6]);
+    double seconds = atof(argv[7]), warmup = argc > 8 ? atof(argv[8]) : 1.0;
+    if (connections < 1 || connections > 100000 || depth < 1 || depth > 4096 || seconds <= 0 || seconds > 3600) {
+        fprintf(stderr, "loadgen: connections 1..100000, depth 1..4096, seconds 0..3600\n");
+        return 64;
+    }
+
+    requests = calloc((size_t)depth, sizeof *requests);
+    request_len = calloc((size_t)depth, sizeof *request_len);
+    for (int slot = 0; slot < depth; slot++) {
+        size_t body_cap = strlen(method) + strlen(params) + 64;
+        char *body = malloc(body_cap + 4);
+        int n = snprintf(body + 4, body_cap, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":%s,\"id\":%d}", method,
+                         params, slot);
+        uint32_t be = htonl((uint32_t)n);
+        memcpy(body, &be, 4);
+        requests[slot] = body;
+        request_len[slot] = (size_t)n + 4;
+    }
+
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (inet_pton(AF_INET, host, &address.sin_addr) != 1) {
+        fprintf(stderr, "loadgen: %s is not an IPv4 address\n", host);
+        return 64;
+    }
+    int ep = epoll_create1(0);
+    conn *conns = calloc((size_t)connections, sizeof *conns);
+    for (int i = 0; i < connections; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        if (fd < 0) die("socket");
+        if (connect(fd, (struct sockaddr *)&address, sizeof address) < 0) die("connect");
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        conns[i].fd = fd;
+        conns[i].sent_at = calloc((size_t)depth, sizeof(uint64_t));
+        struct epoll_event event = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &event) < 0) die("epoll_ctl");
+        for (int slot = 0; slot < depth; slot++) queue_request(&conns[i], slot);
+        if (flush_out(&conns[i]) < 0) die("write");
+    }
+
+    uint32_t *histogram = calloc(MAX_LATENCY_US + 1, sizeof(uint32_t));
+    uint64_t start = now_ns();
+    uint64_t measure_from = start + (uint64_t)(warmup * 1e9);
+    uint64_t measure_to = measure_from + (uint64_t)(seconds * 1e9);
+    uint64_t drain_until = measure_to + 5000000000u;
+    uint64_t calls = 0, errors = 0, bytes = 0, outstanding = (uint64_t)connections * (uint64_t)depth;
+    int stopping = 0;
+    struct epoll_event events[256];
+
+    while (outstanding > 0) {
+        uint64_t t = now_ns();
+        if (t >= drain_until) break;
+        if (t >= measure_to) stopping = 1;
+        int n = epoll_wait(ep, events, 256, 100);
+        if (n < 0 && errno != EINTR) die("epoll_wait");
+        for (int e = 0; e < n; e++) {
+            conn *c = &conns[events[e].data.u32];
+            for (;;) {
+                c->in = grow(c->in, &c->in_cap, c->in_len + 65536);
+                ssize_t got = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+                if (got < 0 && errno == EAGAIN) break;
+                if (got <= 0) {
+                    fprintf(stderr, "loadgen: the server closed a connection\n");
+                    return 1;
+                }
+                c->in_len += (size_t)got;
+            }
+            size_t off = 0;
+            uint64_t arrived = now_ns();
+            while (c->in_len - off >= 4) {
+                uint32_t be;
+                memcpy(&be, c->in + off, 4);
+                size_t len = ntohl(be);
+                if (c->in_len - off - 4 < len) break;
+                const char *frame = c->in + off + 4;
+                long slot = reply_id(frame, len);
+                if (slot < 0 || slot >= depth) {
+                    fprintf(stderr, "loadgen: unexpected reply: %.200s\n", frame);
+                    return 1;
+                }
+                if (arrived >= measure_from && arrived < measure_to) {
+                    calls++;
+                    bytes += len;
+                    if (len > 9 && memmem(frame, len < 64 ? len : 64, "\"error\":", 8)) errors++;
+                    uint64_t us = (arrived - c->sent_at[slot]) / 1000;
+                    histogram[us > MAX_LATENCY_US ? MAX_LATENCY_US : us]++;
+                }
+                if (stopping) {
+                    outstanding--;
+                } else {
+                    queue_request(c, (int)slot);
+                }
+                off += 4 + len;
+            }
+            memmove(c->in, c->in + off, c->in_len - off);
+            c->in_len -= off;
+            if (flush_out(c) < 0) die("write");
+        }
+    }
+
+    uint64_t seen = 0, p50 = 0, p99 = 0, max = 0;
+    for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) {
+        if (!histogram[us]) continue;
+        seen += histogram[us];
+        if (!p50 && seen * 2 >= calls) p50 = us;
+        if (!p99 && seen * 100 >= calls * 99) p99 = us;
+        max = us;
+    }
+    printf("{\"calls\":%llu,\"errors\":%llu,\"calls_per_second\":%.0f,\"bytes_per_second\":%.0f,"
+           "\"p50_us\":%llu,\"p99_us\":%llu,\"max_us\":%llu,\"unanswered\":%llu}\n",
+           (unsigned long long)calls, (unsigned long long)errors, calls / seconds, bytes / seconds,
+           (unsigned long long)p50, (unsigned long long)p99, (unsigned long long)max, (unsigned long long)outstanding);
+    return 0;
+}
