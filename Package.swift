@@ -210,7 +210,7 @@ let package = Package(
         .testTarget(
             name: "RPCServerTests",
             dependencies: [
-                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
+                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
