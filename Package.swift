@@ -222,8 +222,8 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCServerTests",
-            dependencies: ["RPCProtocol", "RPCLogging", 
-                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire",
+            dependencies: [
+                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

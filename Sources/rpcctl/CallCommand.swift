@@ -16,9 +16,9 @@ struct CallCommand: AsyncParsableCommand {
             it parses as JSON, else a string (name=bob is "bob", n=3 is 3, s='"3"' is "3"). The two forms \
             cannot be mixed; --params passes any params verbatim.
 
-              rpcctl call demo.add a=1 b=2
-              rpcctl call demo.add 1 2
-              rpcctl call demo.echo --params '{"list":[1,2],"flag":true}'
+              rpcctl call calc.add a=1 b=2
+              rpcctl call calc.add 1 2
+              rpcctl call echo.echo --params '{"list":[1,2],"flag":true}'
 
             With -s/--service SERVICE, rpcctl finds an instance of SERVICE on the local network by DNS-SD \
             (through avahi-daemon) instead of using --address; METHOD may then omit the service (add for \

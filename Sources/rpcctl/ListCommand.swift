@@ -8,7 +8,7 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "List services and their methods (rpc.discover).",
         discussion: """
             Each service is a header "NAME VERSION (fingerprint F) — SUMMARY" followed by its methods as \
-            signatures, e.g. "demo.add(a: number, b: number) -> number". Optional params end in "?". With \
+            signatures, e.g. "calc.add(a: number, b: number) -> number". Optional params end in "?". With \
             --json: an array of {name, version, summary, fingerprint, methods} where methods are the OpenRPC \
             method objects.
             """)

@@ -11,7 +11,7 @@ import RPCWire
 /// What rpcd advertises over DNS-SD, and with which publisher (docs/DISCOVERY.md).
 ///
 /// Only handler services are advertised, each unless its handler says `Advertise=no`. The built-in services
-/// (`rpcd`, `rpc`, `demo`) are not: every rpcd has them, so a record per built-in would only repeat the
+/// (`rpcd`, `rpc`) are not: every rpcd has them, so a record per built-in would only repeat the
 /// host list, and any advertised instance's address reaches them anyway (`rpc.discover`, `rpcd.info`).
 enum Advertising {
     static func advertisements(for services: [ModuleService]) -> [RPCAdvertisement] {

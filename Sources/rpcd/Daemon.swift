@@ -28,7 +28,7 @@ struct Daemon {
     static func builtinServices(
         state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()
     ) -> [any RPCService] {
-        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, logLevel: logLevel), DemoService()]
+        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, logLevel: logLevel)]
     }
 
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the

@@ -5,9 +5,9 @@ import XCTest
 
 final class DaemonLifecycleTests: XCTestCase {
     func testSIGTERMLetsCallsInFlightFinish() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(modules: ["echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
-        try connection.sendFrame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[500],"id":1}"#)
+        try connection.sendFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[500],"id":1}"#)
         XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["id"], 0, "the sleep is in flight")
         kill(daemon.process.processIdentifier, SIGTERM)
         XCTAssertEqual(try connection.receiveJSON()["result"], "done", "answered before the connection closes")

@@ -16,23 +16,23 @@ final class DaemonProtocolTests: XCTestCase {
     }
 
     func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(modules: ["echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
-        try connection.send(RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":{"ms":300},"id":"slow"}"#)
+        try connection.send(RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":{"ms":300},"id":"slow"}"#)
                             + RawConnection.frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":"fast"}"#))
         XCTAssertEqual(try connection.receiveJSON()["id"], "fast")
         XCTAssertEqual(try connection.receiveJSON()["id"], "slow")
     }
 
     func testSpecificationBatchOverTheWire() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(modules: ["calc", "echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
         let reply = try connection.call(#"""
-            [{"jsonrpc":"2.0","method":"demo.add","params":[1,2],"id":"1"},
-             {"jsonrpc":"2.0","method":"demo.echo","params":[7]},
+            [{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":"1"},
+             {"jsonrpc":"2.0","method":"echo.echo","params":[7]},
              {"foo":"boo"},
              {"jsonrpc":"2.0","method":"foo.get","params":{"name":"myself"},"id":"5"},
-             {"jsonrpc":"2.0","method":"demo.echo","params":{"x":[1,{"y":null}]},"id":9}]
+             {"jsonrpc":"2.0","method":"echo.echo","params":{"x":[1,{"y":null}]},"id":9}]
             """#)
         let replies = try XCTUnwrap(reply.arrayValue)
         XCTAssertEqual(replies.count, 4)
@@ -56,22 +56,36 @@ final class DaemonProtocolTests: XCTestCase {
     }
 
     func testRequestSentByteByByte() throws {
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(modules: ["echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
-        for byte in RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":["slow"],"id":1}"#) {
+        for byte in RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":["slow"],"id":1}"#) {
             try connection.send([byte])
         }
         XCTAssertEqual(try connection.receiveJSON()["result"], ["slow"])
     }
 
-    func testRpcDiscoverListsBuiltInsAndDemo() throws {
-        let daemon = try DaemonProcess()
+    func testRpcDiscoverListsBuiltInsAndModules() throws {
+        let daemon = try DaemonProcess(modules: DaemonProcess.exampleModules)
         let connection = try RawConnection(daemon.tcpEndpoint)
         let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
         let names = Set(document?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
-        XCTAssertTrue(names.isSuperset(of: ["rpc.discover", "rpcd.ping", "rpcd.info", "demo.echo", "demo.add"]), "\(names)")
+        XCTAssertTrue(names.isSuperset(of: ["rpc.discover", "rpcd.ping", "rpcd.info", "echo.echo", "calc.add", "kv.get"]), "\(names)")
         let info = try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":2}"#)["result"]
         XCTAssertEqual(info?["listeners"]?.arrayValue?.count, 2)
         XCTAssertEqual(info?["connections"]?["open"], 1)
+    }
+
+    /// Methods for trying rpcd out live in the example modules, not in the daemon: without handlers rpcd
+    /// serves only its own `rpc.*` and `rpcd.*` methods.
+    func testWithoutModulesOnlyBuiltInsAreServed() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
+        let names = try XCTUnwrap(document?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue })
+        XCTAssertTrue(names.contains("rpcd.ping"), "\(names)")
+        XCTAssertEqual(names.filter { !$0.hasPrefix("rpc.") && !$0.hasPrefix("rpcd.") }, [], "\(names)")
+        let services = document?["x-rpcd-services"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
+        XCTAssertEqual(Set(services ?? []), ["rpc", "rpcd"])
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"demo.echo","id":2}"#)["error"]?["code"], -32601)
     }
 }

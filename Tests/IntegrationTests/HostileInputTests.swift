@@ -93,10 +93,10 @@ final class HostileInputTests: XCTestCase {
     }
 
     func testManyPipelinedCallsBeyondTheInFlightLimitAllComplete() throws {
-        let daemon = try DaemonProcess(config: "MaxCallsPerConnection=4\n")
+        let daemon = try DaemonProcess(config: "MaxCallsPerConnection=4\n", modules: ["echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
         var burst: [UInt8] = []
-        for id in 0..<2000 { burst += RawConnection.frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":[\#(id)],"id":\#(id)}"#) }
+        for id in 0..<2000 { burst += RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(id)],"id":\#(id)}"#) }
         try connection.send(burst)
         var seen = Set<Int>()
         for _ in 0..<2000 { seen.insert(try connection.receiveJSON()["id"]?.intValue ?? -1) }

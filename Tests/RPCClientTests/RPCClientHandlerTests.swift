@@ -8,8 +8,8 @@ import XCTest
 final class RPCClientHandlerTests: XCTestCase {
     func testCallWritesTheRequestAndCompletesWithTheResult() throws {
         let harness = try HandlerHarness()
-        let call = try harness.call("demo.add", params: [1, 2], id: 7)
-        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"demo.add","params":[1,2],"id":7}"#)
+        let call = try harness.call("calc.add", params: [1, 2], id: 7)
+        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":7}"#)
         XCTAssertNil(outcome(call), "no reply yet")
         try harness.reply(#"{"jsonrpc":"2.0","result":3,"id":7}"#)
         XCTAssertEqual(value(call), .number(3))
@@ -18,9 +18,9 @@ final class RPCClientHandlerTests: XCTestCase {
 
     func testRepliesOutOfOrderAreMatchedByID() throws {
         let harness = try HandlerHarness()
-        let first = try harness.call("demo.sleep", params: [50], id: 1)
+        let first = try harness.call("echo.sleep", params: [50], id: 1)
         let second = try harness.call("rpcd.ping", id: 2)
-        let third = try harness.call("demo.echo", params: ["x"], id: 3)
+        let third = try harness.call("echo.echo", params: ["x"], id: 3)
         try harness.reply(#"{"jsonrpc":"2.0","result":"pong","id":2}"#)
         XCTAssertEqual(value(second), "pong")
         XCTAssertNil(outcome(first))
@@ -38,28 +38,28 @@ final class RPCClientHandlerTests: XCTestCase {
             #"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Division by zero","data":{"a":1}},"id":4}"#)
         XCTAssertEqual(clientError(call), .remote(RPCError(code: -32000, message: "Division by zero", data: ["a": 1])))
 
-        let noData = try harness.call("demo.fail", id: 5)
-        try harness.reply(#"{"jsonrpc":"2.0","error":{"code":1,"message":"Failed"},"id":5}"#)
-        XCTAssertEqual(clientError(noData), .remote(RPCError(code: 1, message: "Failed", data: nil)))
+        let noData = try harness.call("kv.get", id: 5)
+        try harness.reply(#"{"jsonrpc":"2.0","error":{"code":1,"message":"No such key"},"id":5}"#)
+        XCTAssertEqual(clientError(noData), .remote(RPCError(code: 1, message: "No such key", data: nil)))
     }
 
     func testBatchRepliesAreMatchedByIDInCallOrder() throws {
         let harness = try HandlerHarness()
         let batch = try harness.batch(
-            [(method: "demo.add", params: [1, 2]), (method: "demo.fail", params: nil), (method: "rpcd.ping", params: nil)],
+            [(method: "calc.add", params: [1, 2]), (method: "kv.get", params: nil), (method: "rpcd.ping", params: nil)],
             ids: [10, 11, 12])
         XCTAssertEqual(
             try harness.sent(),
-            #"[{"jsonrpc":"2.0","method":"demo.add","params":[1,2],"id":10},"#
-                + #"{"jsonrpc":"2.0","method":"demo.fail","id":11},{"jsonrpc":"2.0","method":"rpcd.ping","id":12}]"#)
+            #"[{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":10},"#
+                + #"{"jsonrpc":"2.0","method":"kv.get","id":11},{"jsonrpc":"2.0","method":"rpcd.ping","id":12}]"#)
         try harness.reply(
             #"[{"jsonrpc":"2.0","result":"pong","id":12},"#
-                + #"{"jsonrpc":"2.0","error":{"code":1,"message":"Failed"},"id":11},"#
+                + #"{"jsonrpc":"2.0","error":{"code":1,"message":"No such key"},"id":11},"#
                 + #"{"jsonrpc":"2.0","result":3,"id":10}]"#)
         let results = try XCTUnwrap(value(batch))
         XCTAssertEqual(results.count, 3)
         XCTAssertEqual(try results[0].get(), 3)
-        XCTAssertEqual(results[1], .failure(.remote(RPCError(code: 1, message: "Failed", data: nil))))
+        XCTAssertEqual(results[1], .failure(.remote(RPCError(code: 1, message: "No such key", data: nil))))
         XCTAssertEqual(try results[2].get(), "pong")
         XCTAssertEqual(harness.handler.pendingCount, 0)
     }
@@ -107,7 +107,7 @@ final class RPCClientHandlerTests: XCTestCase {
 
     func testConnectionCloseFailsPendingCallsAndLaterCalls() throws {
         let harness = try HandlerHarness()
-        let call = try harness.call("demo.sleep", params: [1000], id: 1)
+        let call = try harness.call("echo.sleep", params: [1000], id: 1)
         let batch = try harness.batch([(method: "a.b", params: nil)], ids: [2])
         let raw = try harness.raw("{}")
         _ = try harness.channel.finish()
@@ -170,8 +170,8 @@ final class RPCClientHandlerTests: XCTestCase {
 
     func testTimeoutFailsTheCallAndALateReplyIsDropped() throws {
         let harness = try HandlerHarness()
-        let slow = try harness.call("demo.sleep", id: 1, timeout: .milliseconds(100))
-        let patient = try harness.call("demo.sleep", id: 2)
+        let slow = try harness.call("echo.sleep", id: 1, timeout: .milliseconds(100))
+        let patient = try harness.call("echo.sleep", id: 2)
         harness.loop.advanceTime(by: .milliseconds(99))
         XCTAssertNil(outcome(slow))
         harness.loop.advanceTime(by: .milliseconds(1))

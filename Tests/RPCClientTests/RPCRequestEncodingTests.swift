@@ -10,8 +10,8 @@ final class RPCRequestEncodingTests: XCTestCase {
             text(RPCRequestEncoding.request(method: "rpcd.ping", params: nil, id: 1)),
             #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
         XCTAssertEqual(
-            text(RPCRequestEncoding.request(method: "demo.add", params: ["b": 2, "a": 1], id: 42)),
-            #"{"jsonrpc":"2.0","method":"demo.add","params":{"a":1,"b":2},"id":42}"#)
+            text(RPCRequestEncoding.request(method: "calc.add", params: ["b": 2, "a": 1], id: 42)),
+            #"{"jsonrpc":"2.0","method":"calc.add","params":{"a":1,"b":2},"id":42}"#)
     }
 
     func testMethodNameIsEscaped() throws {

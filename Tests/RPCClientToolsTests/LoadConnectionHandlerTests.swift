@@ -17,14 +17,14 @@ final class LoadConnectionHandlerTests: XCTestCase {
 
     func testRequestFramesCarryTheSlotAsID() throws {
         let configuration = RPCLoadConfiguration(
-            endpoint: .tcp(host: "127.0.0.1", port: 1), method: "demo.echo", params: ["x"], depth: 3)
+            endpoint: .tcp(host: "127.0.0.1", port: 1), method: "echo.echo", params: ["x"], depth: 3)
         let frames = RPCLoadGenerator.requestFrames(configuration)
         XCTAssertEqual(frames.count, 3)
         for (slot, var frame) in frames.enumerated() {
             let length = try XCTUnwrap(frame.readInteger(endianness: .big, as: UInt32.self))
             XCTAssertEqual(Int(length), frame.readableBytes)
             XCTAssertEqual(
-                String(buffer: frame), #"{"jsonrpc":"2.0","method":"demo.echo","params":["x"],"id":\#(slot)}"#)
+                String(buffer: frame), #"{"jsonrpc":"2.0","method":"echo.echo","params":["x"],"id":\#(slot)}"#)
         }
     }
 

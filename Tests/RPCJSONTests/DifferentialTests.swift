@@ -7,7 +7,7 @@ final class DifferentialTests: XCTestCase {
     private let seeds = [
         #"{"a":[1,-2.5e+3,true,false,null],"b\u00e9":"x\"y\\z","c":{"d":[]},"e":"é😀"}"#,
         #"[0,-0,0.5e-7,10E2,"\ud83d\ude00\/\b\f\n\r\t",{"":[{}]}]"#,
-        #"{"jsonrpc":"2.0","method":"demo.add","params":[1,2.5],"id":"x-1"}"#,
+        #"{"jsonrpc":"2.0","method":"calc.add","params":[1,2.5],"id":"x-1"}"#,
     ]
 
     func testScannerAgreesWithTheReferenceOnMutatedInputs() throws {

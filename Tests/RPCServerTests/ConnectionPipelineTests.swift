@@ -19,7 +19,7 @@ final class ConnectionPipelineTests: XCTestCase {
         maxCallsPerConnection: Int = 128, maxFrameSize: Int = 1 << 20, idleTimeout: Duration? = nil
     ) throws {
         router = RPCRouter(
-            registry: try RPCServiceRegistry(services: [DemoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
+            registry: try RPCServiceRegistry(services: [SleepEchoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
             parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
             listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
@@ -62,7 +62,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testRequestArrivingByteByByte() throws {
         try makeChannel()
-        let wire = frame(#"{"jsonrpc":"2.0","method":"demo.echo","params":{"a":[1]},"id":"x"}"#)
+        let wire = frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":{"a":[1]},"id":"x"}"#)
         for index in 0..<wire.readableBytes {
             try channel.writeInbound(wire.getSlice(at: index, length: 1)!)
         }
@@ -71,7 +71,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
         try makeChannel()
-        var input = frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[100],"id":1}"#)
+        var input = frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":1}"#)
         input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)
         try channel.writeInbound(input)
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":2}"#])
@@ -111,7 +111,7 @@ final class ConnectionPipelineTests: XCTestCase {
         try makeChannel(maxCallsPerConnection: 2)
         var input = ByteBuffer()
         for (id, ms) in [(1, 10), (2, 30), (3, 10)] {
-            input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[\#(ms)],"id":\#(id)}"#)
+            input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[\#(ms)],"id":\#(id)}"#)
         }
         try channel.writeInbound(input)
 
@@ -133,7 +133,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {
         try makeChannel(idleTimeout: .seconds(5))
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[60000],"id":1}"#))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
         channel.pipeline.fireUserInboundEventTriggered(IdleStateHandler.IdleStateEvent.all)
         XCTAssertTrue(channel.isActive, "a call is in flight")
         channel.embeddedEventLoop.advanceTime(by: .seconds(60))
@@ -144,7 +144,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testQuiescingClosesAfterTheLastReply() throws {
         try makeChannel()
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"demo.sleep","params":[50],"id":1}"#))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         XCTAssertTrue(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
@@ -154,7 +154,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testBatchOfNotificationsWritesNothing() throws {
         try makeChannel()
-        try channel.writeInbound(frame(#"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"demo.echo","params":[]}]"#))
+        try channel.writeInbound(frame(#"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"echo.echo","params":[]}]"#))
         XCTAssertEqual(try outboundFrames(), [])
     }
 }

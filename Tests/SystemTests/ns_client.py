@@ -4,7 +4,7 @@
         calls METHOD over one connection, one after the other, until SECONDS or MAX_CALLS; prints
         {"ok": N, "errors": [...]} and stops at the first failure.
     ns_client.py inflight ADDRESS COUNT MILLISECONDS
-        sends COUNT demo.sleep calls at once on one connection, prints "sent", then waits for every reply;
+        sends COUNT echo.sleep calls at once on one connection, prints "sent", then waits for every reply;
         prints {"answered": N, "results": [...], "error": null or "..."}.
 """
 
@@ -38,7 +38,7 @@ def inflight(address, count, milliseconds):
         with rpcd_client.Client(address, timeout=30) as client:
             ids = list(range(1, int(count) + 1))
             for id in ids:
-                client.send({"jsonrpc": "2.0", "method": "demo.sleep", "params": [int(milliseconds)], "id": id})
+                client.send({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})
             print("sent", flush=True)
             for _ in ids:
                 results.append(client.receive())

@@ -387,7 +387,7 @@ class RobustnessTests(AvahiTestCase):
         # time, while rpcd still runs: withdrawn by rpcd itself, not by avahi-daemon noticing that its D-Bus
         # client has gone.
         address = f"{self.a.address}:{PORT}"
-        slow = netns.LineStream(self.b, [os.path.join(BIN, "rpcctl"), "call", "demo.sleep", "ms=4000",
+        slow = netns.LineStream(self.b, [os.path.join(BIN, "rpcctl"), "call", "echo.sleep", "ms=4000",
                                          "--address", address])
         self.addCleanup(slow.close)
         wait_for(lambda: self.open_connections(address) >= 2, WAIT, what="the slow call to be in flight")

@@ -190,10 +190,10 @@ class SystemdTests(unittest.TestCase):
     def test_status_shows_the_status_text(self):
         self.start()
         status = self.ns.run("systemctl", "status", "--no-pager", "rpcd.service", check=False).stdout
-        self.assertRegex(status, r'Status: "Serving 7 services on 2 listeners; \d+ connections; [\d.]+ calls/s; last error: none"')
+        self.assertRegex(status, r'Status: "Serving 6 services on 2 listeners; \d+ connections; [\d.]+ calls/s; last error: none"')
         # STATUS= is kept current: an internal error shows up as the last error within a few seconds.
         self.rpcctl("call", "calc.add", "1", check=False)
-        self.rpcctl("call", "demo.fail", check=False)
+        self.rpcctl("call", "calc.divide", "1", "0", check=False)
         self.write(CONFIG_DROPIN, "[Server]\nNoSuchKey=1\n")
         self.ns.run("systemctl", "reload", "rpcd.service")
         text = self.ns.wait_for(
@@ -230,7 +230,7 @@ class SystemdTests(unittest.TestCase):
         self.start()
         pid = f"_PID={self.main_pid()}"
         self.rpcctl("call", "calc.add", "40", "2")
-        self.rpcctl("call", "demo.sleep", "300")
+        self.rpcctl("call", "echo.sleep", "300")
         calls = self.ns.wait_for(
             lambda: self.journal(pid, "RPCD_METHOD=calc.add"), timeout=10, what="a journal entry for calc.add")
         entry = calls[-1]
@@ -242,7 +242,7 @@ class SystemdTests(unittest.TestCase):
         for field in ("RPCD_CALL_ID", "RPCD_CONN_ID", "RPCD_DURATION_USEC", "CODE_FILE", "CODE_LINE", "CODE_FUNC"):
             self.assertIn(field, entry)
         slow = self.ns.wait_for(
-            lambda: self.journal(pid, "RPCD_METHOD=demo.sleep", "MESSAGE=Slow call"), timeout=10, what="a slow call entry")
+            lambda: self.journal(pid, "RPCD_METHOD=echo.sleep", "MESSAGE=Slow call"), timeout=10, what="a slow call entry")
         self.assertEqual(slow[-1]["PRIORITY"], "4")
         self.assertGreaterEqual(int(slow[-1]["RPCD_DURATION_USEC"]), 300_000)
         loaded = self.journal(pid, "RPCD_MODULE=libcalc.so", "MESSAGE=Handler started")
@@ -254,9 +254,9 @@ class SystemdTests(unittest.TestCase):
         self.start()
         pid = f"_PID={self.main_pid()}"
         self.rpcctl("call", "calc.add", "1", "2")
-        self.rpcctl("call", "demo.fail", check=False)
+        self.rpcctl("call", "calc.divide", "1", "0", check=False)
         failed = self.ns.wait_for(
-            lambda: self.journal(pid, "RPCD_METHOD=demo.fail"), timeout=10, what="the failed call's entry")
+            lambda: self.journal(pid, "RPCD_METHOD=calc.divide"), timeout=10, what="the failed call's entry")
         self.assertEqual(failed[-1]["RPCD_ERROR_CODE"], "1")
         self.assertEqual(self.journal(pid, "RPCD_METHOD=calc.add"), [])
 

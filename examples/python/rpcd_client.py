@@ -6,10 +6,10 @@ JSON-RPC 2.0 payload. Calls may be pipelined; replies are matched by id.
     from rpcd_client import Client
     with Client("127.0.0.1:7390") as rpcd:
         print(rpcd.call("rpcd.ping"))                  # 'pong'
-        print(rpcd.call("demo.add", [1, 2]))           # 3
-        print(rpcd.batch([("demo.add", [1, 2]), ("rpcd.ping", None)]))
+        print(rpcd.call("calc.add", [1, 2]))           # 3
+        print(rpcd.batch([("calc.add", [1, 2]), ("rpcd.ping", None)]))
 
-Run it as a script for a quick call:  python3 rpcd_client.py 127.0.0.1:7390 demo.add '[1, 2]'
+Run it as a script for a quick call:  python3 rpcd_client.py 127.0.0.1:7390 calc.add '[1, 2]'
 """
 
 import itertools

@@ -1,6 +1,8 @@
 """Interop test: the standard-library Python client against a real rpcd process.
 
-Needs the built daemon: RPCD_BIN_DIR names the directory holding `rpcd` (make test sets it).
+Needs the built daemon and example modules: RPCD_BIN_DIR names the directory holding `rpcd` and
+`libecho.so`, `libcalc.so`, ... (make test sets it). The daemon serves the handler files shipped in
+config/handlers.d, as an installed rpcd does.
 """
 
 import json
@@ -17,12 +19,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from rpcd_client import Client, RemoteError  # noqa: E402
 
 
+HERE = os.path.dirname(os.path.abspath(__file__))
+BIN_DIR = os.environ.get("RPCD_BIN_DIR", os.path.join(HERE, "../../.build/debug"))
+EXAMPLE_HANDLERS = os.path.join(HERE, "../../config/handlers.d")
+
+
 class Daemon:
     """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory, serving the handler
     files of `handlers_dir` (none by default) with modules from `module_dir`."""
 
     def __init__(self, handlers_dir=None, module_dir=None):
-        bin_dir = os.environ.get("RPCD_BIN_DIR", os.path.join(os.path.dirname(__file__), "../../.build/debug"))
+        bin_dir = BIN_DIR
         self.directory = tempfile.mkdtemp(prefix="rpcd-py-")
         self.socket_path = os.path.join(self.directory, "rpcd.sock")
         config = os.path.join(self.directory, "rpcd.conf")
@@ -71,7 +78,7 @@ class Daemon:
 class PythonClientTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.daemon = Daemon()
+        cls.daemon = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
 
     @classmethod
     def tearDownClass(cls):
@@ -84,9 +91,9 @@ class PythonClientTest(unittest.TestCase):
 
     def test_params_by_position_and_by_name(self):
         with Client(self.daemon.tcp_address) as client:
-            self.assertEqual(client.call("demo.add", [1, 2.5]), 3.5)
-            self.assertEqual(client.call("demo.add", {"a": 40, "b": 2}), 42)
-            self.assertEqual(client.call("demo.echo", {"nested": [1, {"x": None}]}), {"nested": [1, {"x": None}]})
+            self.assertEqual(client.call("calc.add", [1, 2.5]), 3.5)
+            self.assertEqual(client.call("calc.add", {"a": 40, "b": 2}), 42)
+            self.assertEqual(client.call("echo.echo", {"nested": [1, {"x": None}]}), {"nested": [1, {"x": None}]})
 
     def test_errors_are_raised_with_code_and_data(self):
         with Client(self.daemon.tcp_address) as client:
@@ -95,20 +102,21 @@ class PythonClientTest(unittest.TestCase):
             self.assertEqual(caught.exception.code, -32601)
             self.assertEqual(caught.exception.data, {"method": "no.such"})
             with self.assertRaises(RemoteError) as caught:
-                client.call("demo.fail", {"why": "test"})
-            self.assertEqual((caught.exception.code, caught.exception.data), (1, {"why": "test"}))
+                client.call("calc.divide", {"dividend": 7, "divisor": 0})
+            self.assertEqual((caught.exception.code, caught.exception.message, caught.exception.data),
+                             (1, "Division by zero", {"dividend": 7}))
 
     def test_batch_and_notification(self):
         with Client(self.daemon.tcp_address) as client:
-            client.notify("demo.echo", [1])
-            results = client.batch([("demo.add", [1, 2]), ("nope.nope", None), ("rpcd.ping", None)])
+            client.notify("echo.echo", [1])
+            results = client.batch([("calc.add", [1, 2]), ("nope.nope", None), ("rpcd.ping", None)])
             self.assertEqual(results[0], 3)
             self.assertIsInstance(results[1], RemoteError)
             self.assertEqual(results[2], "pong")
 
     def test_pipelined_replies_are_matched_by_id(self):
         with Client(self.daemon.tcp_address) as client:
-            client.send({"jsonrpc": "2.0", "method": "demo.sleep", "params": [200], "id": "slow"})
+            client.send({"jsonrpc": "2.0", "method": "echo.sleep", "params": [200], "id": "slow"})
             client.send({"jsonrpc": "2.0", "method": "rpcd.ping", "id": "fast"})
             self.assertEqual(client.receive()["id"], "fast")
             self.assertEqual(client.receive()["id"], "slow")
@@ -124,7 +132,7 @@ class PythonClientTest(unittest.TestCase):
     def test_script_entry_point(self):
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpcd_client.py")
         result = subprocess.run(
-            [sys.executable, script, self.daemon.tcp_address, "demo.add", "[2, 3]"],
+            [sys.executable, script, self.daemon.tcp_address, "calc.add", "[2, 3]"],
             capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), 5)
