@@ -68,7 +68,7 @@ public enum RPCModuleExport {
 struct BoundMethod: Sendable {
     let name: String
     let mayBlock: Bool
-    let run: @Sendable (JSONValue) async throws -> [UInt8]
+    let run: @Sendable ([UInt8]) async throws -> [UInt8]
 }
 
 /// Creates instances of one module type.
@@ -314,19 +314,7 @@ final class InstanceBox: @unchecked Sendable {
     }
 
     private func execute(_ method: BoundMethod, _ bytes: [UInt8], _ call: CallHandle) async {
-        let outcome = await CallOutcome.run {
-            let params: JSONValue
-            if bytes.isEmpty {
-                params = .null
-            } else {
-                do {
-                    params = try JSONValue(parsing: bytes)
-                } catch {
-                    throw RPCError.invalidParams("params are not valid JSON: \(error)")
-                }
-            }
-            return try await method.run(params)
-        }
+        let outcome = await CallOutcome.run { try await method.run(bytes) }
         if case .error(_, let logged?) = outcome {
             link.log(.error, "Method failed with an internal error", ["METHOD": method.name, "RPCD_ERROR": logged])
         }

@@ -37,13 +37,13 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// read-only methods; every other method needs `Allow=` (docs/SECURITY.md). Declare it only when true.
     public let readOnly: Bool
 
-    /// Runs the method: params JSON (.null when absent) → result JSON text. Binding problems throw
-    /// `RPCError`s (-32602); errors from the body pass through unchanged.
-    let run: @Sendable (Module, JSONValue) async throws -> [UInt8]
+    /// Runs the method: the params' JSON text as the client sent it (empty when absent) → result JSON text.
+    /// Binding problems throw `RPCError`s (-32602); errors from the body pass through unchanged.
+    let run: @Sendable (Module, [UInt8]) async throws -> [UInt8]
 
     init(
         name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
-        run: @escaping @Sendable (Module, JSONValue) async throws -> [UInt8]
+        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8]
     ) {
         self.name = name
         self.summary = summary
@@ -61,8 +61,8 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, raw in
-            let bound = try ParamsBinding.bind(raw, to: params)
+            module, text in
+            let bound = try ParamsBinding.bind(try Self.parse(text), to: params)
             let decoded = try ParamsBinding.decode(Params.self, from: bound)
             return try ResultEncoding.encode(try await body(module, decoded))
         }
@@ -74,8 +74,8 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         _ body: @escaping @Sendable (Module) async throws -> Output
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, raw in
-            _ = try ParamsBinding.bind(raw, to: [])
+            module, text in
+            _ = try ParamsBinding.bind(try Self.parse(text), to: [])
             return try ResultEncoding.encode(try await body(module))
         }
     }
@@ -88,15 +88,41 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
     ) -> RPCModuleMethod {
         RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, raw in
-            try await body(module, raw).checkedSerialization()
+            module, text in
+            try await body(module, try Self.parse(text)).checkedSerialization()
+        }
+    }
+
+    /// A pass-through method: the body gets the params' JSON text exactly as sent (`null` when the call has
+    /// none), undecoded, and returns JSON text, which rpcd checks before sending. For methods that hand data
+    /// along unchanged; they pay for no tree in and no serialization out. `params` only describes them.
+    public static func rawJSON(
+        _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
+        mayBlock: Bool = false, readOnly: Bool = false,
+        _ body: @escaping @Sendable (Module, RPCRawJSON) async throws -> RPCRawJSON
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            module, text in
+            try await body(module, text.isEmpty ? .null : RPCRawJSON(trusted: text)).bytes
+        }
+    }
+
+    /// The params as a tree: `.null` when the call has none. rpcd validated them with the frame, so a syntax
+    /// error means a host that broke the ABI's promise.
+    static func parse(_ text: [UInt8]) throws -> JSONValue {
+        guard !text.isEmpty else { return .null }
+        do {
+            return try JSONValue(parsing: text)
+        } catch {
+            throw RPCError.invalidParams("params are not valid JSON: \(error)")
         }
     }
 
     /// Runs the method in-process as rpcd would (binding, checking, error mapping), without the C ABI: for
     /// unit tests of a module. `params` is `.null` for a call without params.
     public func call(_ module: Module, params: JSONValue = .null) async -> RPCModuleReply {
-        switch await CallOutcome.run({ try await run(module, params) }) {
+        let text = params == .null ? [] : params.serialized()
+        switch await CallOutcome.run({ try await run(module, text) }) {
         case .result(let bytes):
             // The SDK produced these bytes itself, so they parse.
             return .result((try? JSONValue(parsing: bytes)) ?? .null)

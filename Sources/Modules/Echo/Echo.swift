@@ -15,7 +15,8 @@ struct Echo: RPCModule {
 
     static var methods: [RPCModuleMethod<Echo>] {
         [
-            .raw(
+            // Handed through as text: an echo has no reason to decode what it returns unchanged.
+            .rawJSON(
                 "echo", summary: "Returns the params exactly as sent (null when there are none).",
                 result: .any("params"), readOnly: true
             ) { _, params in

@@ -204,7 +204,9 @@ static const rpcd_param greet_params[] = {
 };
 
 static const rpcd_method hello_methods[] = {
-    {sizeof(rpcd_method), "greet", "Returns a greeting for name.", greet_params, 1, "{\"type\":\"string\"}", 0},
+    /* greet changes nothing: read-only, so the access rules' AllowRead= peers may call it. */
+    {sizeof(rpcd_method), "greet", "Returns a greeting for name.", greet_params, 1, "{\"type\":\"string\"}",
+     RPCD_METHOD_READ_ONLY},
 };
 
 static const rpcd_module hello_module = {

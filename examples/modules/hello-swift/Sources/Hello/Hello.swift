@@ -22,7 +22,7 @@ struct Hello: RPCModule {
             .method(
                 "greet", summary: "Returns a greeting for name.",
                 params: [.string("name", optional: true, summary: "Whom to greet (default: world).")],
-                result: .string("greeting")
+                result: .string("greeting"), readOnly: true
             ) { (hello, params: GreetParams) in
                 "\(hello.greeting), \(params.name ?? "world")!"
             }
