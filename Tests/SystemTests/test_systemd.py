@@ -190,7 +190,7 @@ class SystemdTests(unittest.TestCase):
     def test_status_shows_the_status_text(self):
         self.start()
         status = self.ns.run("systemctl", "status", "--no-pager", "rpcd.service", check=False).stdout
-        self.assertRegex(status, r'Status: "Serving 6 services on 2 listeners; \d+ connections; [\d.]+ calls/s; last error: none"')
+        self.assertRegex(status, r'Status: "Serving 6 services on 2 listeners; local only \(no listener other hosts can reach\); \d+ connections; [\d.]+ calls/s; last error: none"')
         # STATUS= is kept current: an internal error shows up as the last error within a few seconds.
         self.rpcctl("call", "calc.add", "1", check=False)
         self.rpcctl("call", "calc.divide", "1", "0", check=False)
