@@ -70,6 +70,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap(output.factory(identifier: "rpcd", level: logLevel))
         let logger = Logger(label: "rpcd")
         ResourceLimits.raiseOpenFileLimit(logger: logger)
+        ResourceLimits.tuneAllocator(environment: ProcessInfo.processInfo.environment)
 
         let activatedSockets: [ActivatedSocket]
         do {
