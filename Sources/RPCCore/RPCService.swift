@@ -58,13 +58,23 @@ public struct RPCConnectionInfo: Sendable {
     public var id: UInt64
     /// Who is calling: address, Unix credentials, certificate identities.
     public var peer: RPCPeer
-    /// A logger carrying `rpcd_conn_id` and `rpcd_peer`.
-    public var logger: Logger
+    /// The server's logger, without this connection's fields.
+    public var baseLogger: Logger
 
+    /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
+    /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
+    public var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: LogField.connectionID] = "\(id)"
+        logger[metadataKey: LogField.peer] = "\(peer)"
+        return logger
+    }
+
+    /// `logger` is the server's logger; the connection's fields are added when it logs.
     public init(id: UInt64, peer: RPCPeer, logger: Logger) {
         self.id = id
         self.peer = peer
-        self.logger = logger
+        self.baseLogger = logger
     }
 }
 

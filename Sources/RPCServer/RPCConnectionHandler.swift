@@ -26,8 +26,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
-    /// Frames decoded while the in-flight limit was reached, in arrival order.
-    private var waitingFrames = CircularBuffer<ByteBuffer>()
+    /// Frames decoded while the in-flight limit was reached, in arrival order. Starts with room for one: most
+    /// connections never queue, and the default 16 slots would cost half a kilobyte per idle connection.
+    private var waitingFrames = CircularBuffer<ByteBuffer>(initialCapacity: 1)
     /// The pipeline asked to read while we were at the limit; honoured once there is room again.
     private var readHeld = false
     /// Set while replies should be batched into one flush (inside a read burst or a queue drain).

@@ -212,18 +212,16 @@ public final class RPCServer: Service, Sendable {
 
     private func initializeConnection(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint) throws {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-        var logger = self.logger
-        logger[metadataKey: LogField.connectionID] = "\(id)"
-        logger[metadataKey: LogField.peer] = "\(peer)"
         let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger)
-        let connectionLogger = logger
-        logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
+        if logger.logLevel <= .debug {
+            connection.logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
+        }
 
         let key = ObjectIdentifier(channel)
         openChannels.withLock { $0[key] = channel }
         channel.closeFuture.whenComplete { _ in
             _ = self.openChannels.withLock { $0.removeValue(forKey: key) }
-            connectionLogger.debug("Connection closed")
+            if connection.baseLogger.logLevel <= .debug { connection.logger.debug("Connection closed") }
         }
 
         try channel.pipeline.syncOperations.addHandlers(
