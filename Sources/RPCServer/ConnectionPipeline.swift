@@ -7,7 +7,7 @@ import RPCWire
 ///
 ///     IdleStateHandler            fires an idle event after IdleTimeout= without traffic (when configured)
 ///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
-///     LengthFieldPrepender        reply payloads -> frames
+///     LengthPrefixedFrameEncoder  reply payloads -> frames
 ///     RPCConnectionHandler        payload -> router -> reply; backpressure, idle and quiesce handling
 ///     ProtocolErrorHandler        answers an oversize frame, logs and closes on errors
 ///
@@ -21,7 +21,7 @@ enum ConnectionPipeline {
             handlers.append(IdleStateHandler(allTimeout: TimeAmount(idle)))
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
-        handlers.append(LengthFieldPrepender(lengthFieldLength: .four, lengthFieldEndianness: .big))
+        handlers.append(LengthPrefixedFrameEncoder())
         handlers.append(
             RPCConnectionHandler(
                 router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection))

@@ -70,8 +70,8 @@ public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvert
 }
 
 extension ByteBuffer {
-    /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes. For clients and tests;
-    /// the server's pipeline uses `LengthFieldPrepender` so large replies are not copied.
+    /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes (a copy: the server's
+    /// `LengthPrefixedFrameEncoder` writes large payloads without one).
     public mutating func writeLengthPrefixedFrame(_ payload: ByteBuffer) {
         self.writeInteger(UInt32(payload.readableBytes), endianness: .big)
         self.writeImmutableBuffer(payload)
