@@ -69,6 +69,8 @@ struct BoundMethod: Sendable {
     let name: String
     let mayBlock: Bool
     let run: @Sendable ([UInt8]) async throws -> [UInt8]
+    /// Set for bodies that are not `async`: called directly, with no task.
+    let runNow: (@Sendable ([UInt8]) throws -> [UInt8])?
 }
 
 /// Creates instances of one module type.
@@ -78,10 +80,14 @@ struct ModuleFactory: Sendable {
     init<M: RPCModule>(_ type: M.Type, methods: [RPCModuleMethod<M>]) {
         make = { context in
             let module = try M(context: context)
-            let bound = methods.map { method in
-                BoundMethod(name: method.name, mayBlock: method.mayBlock) { params in
-                    try await method.run(module, params)
+            let bound = methods.map { method -> BoundMethod in
+                var runNow: (@Sendable ([UInt8]) throws -> [UInt8])?
+                if let body = method.runNow {
+                    runNow = { params in try body(module, params) }
                 }
+                return BoundMethod(
+                    name: method.name, mayBlock: method.mayBlock, run: { params in try await method.run(module, params) },
+                    runNow: runNow)
             }
             return (bound, { module.shutdown() })
         }
@@ -292,6 +298,11 @@ final class InstanceBox: @unchecked Sendable {
             return
         }
         let method = methods[index]
+        if let runNow = method.runNow {
+            // Not async: a plain call on this thread, answered before `call` returns.
+            finish(method, CallOutcome.runNow { try runNow(params) }, call)
+            return
+        }
         let executor = method.mayBlock ? CallerThreadExecutor() : nil
         let id = inFlight.withLock { state in
             let id = state.next
@@ -314,7 +325,10 @@ final class InstanceBox: @unchecked Sendable {
     }
 
     private func execute(_ method: BoundMethod, _ bytes: [UInt8], _ call: CallHandle) async {
-        let outcome = await CallOutcome.run { try await method.run(bytes) }
+        finish(method, await CallOutcome.run { try await method.run(bytes) }, call)
+    }
+
+    private func finish(_ method: BoundMethod, _ outcome: CallOutcome, _ call: CallHandle) {
         if case .error(_, let logged?) = outcome {
             link.log(.error, "Method failed with an internal error", ["METHOD": method.name, "RPCD_ERROR": logged])
         }

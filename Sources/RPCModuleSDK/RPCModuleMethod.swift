@@ -40,6 +40,9 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// Runs the method: the params' JSON text as the client sent it (empty when absent) → result JSON text.
     /// Binding problems throw `RPCError`s (-32602); errors from the body pass through unchanged.
     let run: @Sendable (Module, [UInt8]) async throws -> [UInt8]
+    /// The same, for a body that is not `async`: the SDK calls it straight on the calling thread, without
+    /// making a task at all.
+    let runNow: (@Sendable (Module, [UInt8]) throws -> [UInt8])?
 
     init(
         name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
@@ -52,6 +55,22 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         self.mayBlock = mayBlock
         self.readOnly = readOnly
         self.run = run
+        self.runNow = nil
+    }
+
+    /// A method whose body never suspends.
+    init(
+        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
+        runNow: @escaping @Sendable (Module, [UInt8]) throws -> [UInt8]
+    ) {
+        self.name = name
+        self.summary = summary
+        self.params = params
+        self.result = result
+        self.mayBlock = mayBlock
+        self.readOnly = readOnly
+        self.run = { module, text in try runNow(module, text) }
+        self.runNow = runNow
     }
 
     /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types
@@ -107,6 +126,54 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         }
     }
 
+    // MARK: Bodies that are not async
+    //
+    // Overloads of the factories above for bodies without `await`, which Swift picks for a closure that does
+    // not suspend: such a method is run as a plain function call on the thread rpcd calls the module on, with
+    // no task, no executor and no hop. The binding and encoding are the same.
+
+    public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
+        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) throws -> Output
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            (module: Module, text: [UInt8]) throws -> [UInt8] in
+            let bound = try ParamsBinding.bind(try Self.parse(text), to: params)
+            return try ResultEncoding.encode(try body(module, try ParamsBinding.decode(Params.self, from: bound)))
+        }
+    }
+
+    public static func method<Output: Encodable & Sendable>(
+        _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false, readOnly: Bool = false,
+        _ body: @escaping @Sendable (Module) throws -> Output
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            (module: Module, text: [UInt8]) throws -> [UInt8] in
+            _ = try ParamsBinding.bind(try Self.parse(text), to: [])
+            return try ResultEncoding.encode(try body(module))
+        }
+    }
+
+    public static func raw(
+        _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) throws -> JSONValue
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            (module: Module, text: [UInt8]) throws -> [UInt8] in
+            try body(module, try Self.parse(text)).checkedSerialization()
+        }
+    }
+
+    public static func rawJSON(
+        _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, RPCRawJSON) throws -> RPCRawJSON
+    ) -> RPCModuleMethod {
+        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            (module: Module, text: [UInt8]) throws -> [UInt8] in
+            try body(module, text.isEmpty ? .null : RPCRawJSON(trusted: text)).bytes
+        }
+    }
+
     /// The params as a tree: `.null` when the call has none. rpcd validated them with the frame, so a syntax
     /// error means a host that broke the ABI's promise.
     static func parse(_ text: [UInt8]) throws -> JSONValue {
@@ -149,7 +216,19 @@ enum CallOutcome: Sendable {
         do {
             return .result(try await body())
         } catch {
-            return .error(RPCError(from: error), logged: RPCError.isUnexpected(error) ? String(describing: error) : nil)
+            return failure(error)
         }
+    }
+
+    static func runNow(_ body: () throws -> [UInt8]) -> CallOutcome {
+        do {
+            return .result(try body())
+        } catch {
+            return failure(error)
+        }
+    }
+
+    private static func failure(_ error: any Error) -> CallOutcome {
+        .error(RPCError(from: error), logged: RPCError.isUnexpected(error) ? String(describing: error) : nil)
     }
 }

@@ -21,7 +21,7 @@ final class DescriptorTests: XCTestCase {
         XCTAssertNotNil(module.`deinit`)
         XCTAssertEqual(
             subject.methodNames,
-            ["add", "greet", "fail", "crash", "point", "config", "exact", "list", "thread", "sleep", "echo", "product", "square"])
+            ["add", "greet", "fail", "crash", "point", "config", "exact", "list", "thread", "sleep", "echo", "product", "square", "taskless"])
         for index in 0..<module.n_methods {
             // sizeof(rpcd_method) is 56 with its tail padding; Swift's `size` would say 52.
             XCTAssertEqual(module.methods[index].struct_size, 56)

@@ -113,6 +113,8 @@ struct TestModule: RPCModule {
                 .number((params.arrayValue ?? []).compactMap(\.doubleValue).reduce(1, *))
             },
             .method("square", params: [.number("x")], result: .number("square")) { (_, p: Square) in p.x * p.x },
+            // Not async: run as a plain call (SyncBodyTests).
+            .method("taskless", result: .boolean("ran")) { _ in true },
         ]
     }
 }
