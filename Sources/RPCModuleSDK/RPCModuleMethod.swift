@@ -44,9 +44,10 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// making a task at all.
     let runNow: (@Sendable (Module, [UInt8]) throws -> [UInt8])?
 
-    init(
+    private init(
         name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
-        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8]
+        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8],
+        runNow: (@Sendable (Module, [UInt8]) throws -> [UInt8])?
     ) {
         self.name = name
         self.summary = summary
@@ -55,7 +56,16 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         self.mayBlock = mayBlock
         self.readOnly = readOnly
         self.run = run
-        self.runNow = nil
+        self.runNow = runNow
+    }
+
+    init(
+        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
+        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8]
+    ) {
+        self.init(
+            name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly,
+            run: run, runNow: nil)
     }
 
     /// A method whose body never suspends.
@@ -63,14 +73,9 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
         runNow: @escaping @Sendable (Module, [UInt8]) throws -> [UInt8]
     ) {
-        self.name = name
-        self.summary = summary
-        self.params = params
-        self.result = result
-        self.mayBlock = mayBlock
-        self.readOnly = readOnly
-        self.run = { module, text in try runNow(module, text) }
-        self.runNow = runNow
+        self.init(
+            name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly,
+            run: { module, text in try runNow(module, text) }, runNow: runNow)
     }
 
     /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types

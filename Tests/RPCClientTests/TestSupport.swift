@@ -1,27 +1,15 @@
 import NIOCore
 import NIOEmbedded
+import RPCClientTestSupport
 import RPCJSON
 import XCTest
 
 @testable import RPCClient
 
-/// The result of a future on an `EmbeddedEventLoop`, or nil if it is not complete yet.
-func outcome<Value>(_ future: EventLoopFuture<Value>) -> Result<Value, any Error>? {
-    var result: Result<Value, any Error>?
-    future.assumeIsolated().whenComplete { result = $0 }
-    return result
-}
-
 /// The client error a completed future failed with (nil if it succeeded or is still pending).
 func clientError<Value>(_ future: EventLoopFuture<Value>) -> RPCClientError? {
     guard case .failure(let error)? = outcome(future) else { return nil }
     return error as? RPCClientError
-}
-
-/// The value a completed future succeeded with (nil if it failed or is still pending).
-func value<Value>(_ future: EventLoopFuture<Value>) -> Value? {
-    guard case .success(let value)? = outcome(future) else { return nil }
-    return value
 }
 
 /// An `EmbeddedChannel` around one `RPCClientHandler` (no framing: frames are payload buffers).

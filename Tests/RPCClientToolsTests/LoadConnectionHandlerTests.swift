@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+import RPCClientTestSupport
 import RPCJSON
 import XCTest
 
