@@ -179,6 +179,7 @@ class DiscoveryTests(AvahiTestCase):
         """With the shipped access rules and Listen=0.0.0.0, another host may call nothing; one added line
         (re-read on reload) lets it call read-only methods, and state-changing ones stay refused."""
         rpcd = self.start_rpcd(self.a, access=None)
+        wait_for(lambda: "Started" in netns.read(rpcd.log_path), WAIT, what="rpcd's Started entry")
         self.assertIn('rpcd_exposure="other hosts: nothing"', netns.read(rpcd.log_path))
         address = f"{self.a.address}:{PORT}"
         for method, params in (("calc.add", ["1", "2"]), ("kv.set", ["key=k", "value=1"])):
