@@ -15,8 +15,11 @@ extension RPCAccessPolicy {
             rules[handler.descriptor.name] = handler.configuration.accessRule(inheriting: settings.access)
         }
         self.init(default: settings.access, services: rules)
+        // The shipped rules name group rpcd, which only an installed rpcd has (make run on a workstation does not):
+        // worth saying, not worth a warning. A name the administrator wrote is.
+        let level: Logger.Level = settings.access == .protectedDefault && rules.isEmpty ? .notice : .warning
         for name in unresolved {
-            logger.warning("Access rule names no existing user or group; it grants nothing", metadata: [LogField.error: "\(name)"])
+            logger.log(level: level, "Access rule names no existing user or group; it grants nothing", metadata: [LogField.error: "\(name)"])
         }
     }
 }
