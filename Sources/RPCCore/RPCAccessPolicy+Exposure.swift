@@ -10,8 +10,9 @@ extension RPCAccessPolicy {
             return !(host == "localhost" || host == "::1" || host.hasPrefix("127."))
         }
         guard reachable else { return "local only (no listener other hosts can reach)" }
-        var text = "other hosts: " + Self.remoteReach(of: rule(for: ""))
-        let own = servicesWithOwnRules.filter { Self.remoteReach(of: rule(for: $0)) != Self.remoteReach(of: rule(for: "")) }
+        let everywhere = Self.remoteReach(of: defaultRule)
+        var text = "other hosts: " + everywhere
+        let own = servicesWithOwnRules.filter { Self.remoteReach(of: rule(for: $0)) != everywhere }
         if !own.isEmpty {
             text += "; " + own.map { "\($0): \(Self.remoteReach(of: rule(for: $0)))" }.joined(separator: "; ")
         }

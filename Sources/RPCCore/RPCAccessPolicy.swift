@@ -7,7 +7,7 @@ import Glibc
 /// The access rules of every service, with user and group names resolved to ids. Immutable; built when the
 /// configuration is loaded and swapped with the registry on reload. Thread-safe.
 public struct RPCAccessPolicy: Sendable {
-    private let defaultRule: ResolvedRule
+    private let fallback: ResolvedRule
     private let rules: [String: ResolvedRule]
     /// Names that did not resolve (a user or group that does not exist): such an entry grants nothing.
     public let unresolved: [String]
@@ -15,7 +15,7 @@ public struct RPCAccessPolicy: Sendable {
     /// `rules` by service name; services without one get `defaultRule`.
     public init(default defaultRule: RPCAccessRule, services rules: [String: RPCAccessRule] = [:]) {
         var unresolved: Set<String> = []
-        self.defaultRule = ResolvedRule(defaultRule, unresolved: &unresolved)
+        self.fallback = ResolvedRule(defaultRule, unresolved: &unresolved)
         self.rules = rules.mapValues { ResolvedRule($0, unresolved: &unresolved) }
         self.unresolved = unresolved.sorted()
     }
@@ -24,7 +24,7 @@ public struct RPCAccessPolicy: Sendable {
 
     /// Whether `peer` may call `method` of `service`.
     public func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
-        let rule = rules[service] ?? defaultRule
+        let rule = rules[service] ?? fallback
         if rule.allow.contains(where: { $0.matches(peer) }) { return true }
         return method.flags.contains(.readOnly) && rule.allowRead.contains(where: { $0.matches(peer) })
     }
@@ -32,9 +32,12 @@ public struct RPCAccessPolicy: Sendable {
     /// The services with rules of their own (from their handler files), sorted.
     public var servicesWithOwnRules: [String] { rules.keys.sorted() }
 
+    /// The rule of every service without one of its own, as configured.
+    public var defaultRule: RPCAccessRule { fallback.configured }
+
     /// The rule that applies to `service`, as configured.
     public func rule(for service: String) -> RPCAccessRule {
-        (rules[service] ?? defaultRule).configured
+        (rules[service] ?? fallback).configured
     }
 
     /// One rule with names turned into ids.
@@ -87,8 +90,8 @@ public struct RPCAccessPolicy: Sendable {
             case .uid(let uid): return peer.credentials?.uid == uid
             case .gid(let gid): return peer.credentials.map { $0.gid == gid || $0.groups.contains(gid) } ?? false
             case .network(let network):
-                guard case .ip(let address, _) = peer.address else { return false }
-                return network.contains(address)
+                guard let address = peer.addressBytes else { return false }
+                return network.contains(bytes: address)
             case .client(let name): return peer.certificateIdentities.contains(name)
             case .anyClient: return !peer.certificateIdentities.isEmpty
             }

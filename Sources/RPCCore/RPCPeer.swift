@@ -1,3 +1,5 @@
+import RPCProtocol
+
 /// Who is at the other end of a connection, as far as rpcd can tell: what access rules match, and what logs
 /// name (`rpcd_peer`).
 ///
@@ -28,7 +30,11 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var address: Address
+    public var address: Address {
+        didSet { addressBytes = Self.bytes(of: address) }
+    }
+    /// A TCP peer's address as bytes, parsed once for the access rules' network matches.
+    public private(set) var addressBytes: [UInt8]?
     public var credentials: Credentials?
     /// The identities of a verified TLS client certificate (subject common name, DNS and e-mail
     /// subject alternative names); empty for plain connections and clients without a certificate.
@@ -36,8 +42,14 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
 
     public init(address: Address, credentials: Credentials? = nil, certificateIdentities: [String] = []) {
         self.address = address
+        self.addressBytes = Self.bytes(of: address)
         self.credentials = credentials
         self.certificateIdentities = certificateIdentities
+    }
+
+    private static func bytes(of address: Address) -> [UInt8]? {
+        guard case .ip(let text, _) = address else { return nil }
+        return RPCNetwork.addressBytes(text)
     }
 
     /// A Unix-socket peer.

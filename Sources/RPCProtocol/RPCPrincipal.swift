@@ -99,7 +99,12 @@ public struct RPCNetwork: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether `address` (numeric IPv4 or IPv6 text) lies in this network.
     public func contains(_ address: String) -> Bool {
-        guard var peer = Self.addressBytes(address) else { return false }
+        Self.addressBytes(address).map { contains(bytes: $0) } ?? false
+    }
+
+    /// Whether an address, as the 4 or 16 bytes `addressBytes(_:)` gives, lies in this network.
+    public func contains(bytes address: [UInt8]) -> Bool {
+        var peer = address
         if peer.count == 16, bytes.count == 4, peer.prefix(12) == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff] {
             peer = Array(peer.suffix(4))
         }
@@ -119,7 +124,8 @@ public struct RPCNetwork: Hashable, Sendable, CustomStringConvertible {
         return prefixLength == bytes.count * 8 ? text : "\(text)/\(prefixLength)"
     }
 
-    private static func addressBytes(_ text: String) -> [UInt8]? {
+    /// The 4 (IPv4) or 16 (IPv6) bytes of a numeric address; nil for anything else.
+    public static func addressBytes(_ text: String) -> [UInt8]? {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
         var v6 = in6_addr()
