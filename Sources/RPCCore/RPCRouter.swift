@@ -213,7 +213,7 @@ private final class PendingCall: @unchecked Sendable {
             LogField.method: "\(request.method)", LogField.service: "\(request.method.prefix { $0 != "." })",
             LogField.durationMicroseconds: "\(micros)",
         ]
-        if let id = request.id { metadata[LogField.callID] = "\(id)" }
+        if let id = request.id { metadata[LogField.callID] = "\(LogValue.truncated("\(id)"))" }
         return metadata
     }
 }

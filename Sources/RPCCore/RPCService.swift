@@ -37,7 +37,7 @@ public struct RPCCall: Sendable {
     public var logger: Logger {
         var logger = connection.logger
         logger[metadataKey: LogField.method] = "\(request.method)"
-        if let id = request.id { logger[metadataKey: LogField.callID] = "\(id)" }
+        if let id = request.id { logger[metadataKey: LogField.callID] = "\(LogValue.truncated("\(id)"))" }
         return logger
     }
 

@@ -54,6 +54,17 @@ final class CallLoggingTests: XCTestCase {
         XCTAssertEqual(logged.first?.metadata[LogField.errorCode], "-32602")
     }
 
+    /// A client's id can be as long as a frame; the log keeps 128 bytes of it (issue 14, logs as a weapon).
+    func testClientSuppliedIdsAreCutInTheLog() throws {
+        let id = String(repeating: "x", count: 100_000)
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: false, slowCallThreshold: nil),
+            [#"{"jsonrpc":"2.0","method":"spec.explode","id":"\#(id)"}"#])
+        let text = "\(logged.first?.metadata[LogField.callID] ?? "")"
+        XCTAssertLessThanOrEqual(text.utf8.count, 160)
+        XCTAssertTrue(text.hasSuffix("… (100002 bytes)"), text)
+    }
+
     func testSlowCallsAreLoggedAsWarnings() throws {
         // Any call takes longer than a nanosecond.
         let logged = try entries(

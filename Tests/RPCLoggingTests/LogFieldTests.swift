@@ -45,3 +45,13 @@ final class LogFieldTests: XCTestCase {
         }
     }
 }
+
+final class LogValueTests: XCTestCase {
+    func testLongValuesAreCutAtACharacterBoundaryAndSayHowLongTheyWere() {
+        XCTAssertEqual(LogValue.truncated("short"), "short")
+        let long = String(repeating: "é", count: 100)  // 200 bytes
+        let cut = LogValue.truncated(long)
+        XCTAssertEqual(cut, String(repeating: "é", count: 64) + "… (200 bytes)")
+        XCTAssertLessThanOrEqual(cut.utf8.count, LogValue.maxBytes + 20)
+    }
+}
