@@ -124,6 +124,26 @@ final class ExampleModulesTests: XCTestCase {
         try await second.expectResult("list", nil, ["x"])
     }
 
+    /// No client can grow the store without bound (issue 14): a set past MaxKeys= or MaxBytes= is refused with
+    /// error 2 and changes nothing; deleting makes room again.
+    func testKVIsBounded() async throws {
+        let kv = try Self.load("kv")
+        let instance = try kv.start(config: ["MaxKeys": "2", "MaxBytes": "40"])
+        defer { instance.deinitialize() }
+        try await instance.expectResult("set", #"["a", 1]"#, true)
+        try await instance.expectResult("set", #"["b", 2]"#, true)
+        try await instance.expect("set", #"["c", 3]"#, .error(code: 2, message: "Store full", data: #"{"limit":"MaxKeys","value":2}"#))
+        try await instance.expectResult("set", #"["a", 10]"#, true)  // replacing a key needs no new one
+        try await instance.expect(
+            "set", #"["b", "0123456789012345678901234567890123456789"]"#,
+            .error(code: 2, message: "Store full", data: #"{"limit":"MaxBytes","value":40}"#))
+        try await instance.expectResult("list", nil, ["a", "b"])
+        try await instance.expectResult("delete", #"["b"]"#, true)
+        try await instance.expectResult("set", #"["c", 3]"#, true)
+        guard case .failure(let failure) = kv.initialize(config: ["MaxKeys": "many"]) else { return XCTFail("init succeeded") }
+        XCTAssertEqual(failure.reason, "MaxKeys= must be a positive whole number, not 'many'")
+    }
+
     func testKVRefusesAnUnusableFileNamingIt() throws {
         let kv = try Self.load("kv")
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("kv-test-\(UUID().uuidString)")

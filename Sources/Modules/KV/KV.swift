@@ -6,7 +6,11 @@ import RPCModuleSDK
 /// empty store; a file that cannot be read or is not a JSON object refuses the handler, naming the path),
 /// and rewritten atomically after every change. Without `File=` the store lives in memory only.
 ///
-/// Errors of its own: 1 "No such key", data `{"key": KEY}`.
+/// `[Config]` `MaxKeys=` (default 10000) and `MaxBytes=` (default 1048576: keys and values' JSON together)
+/// bound the store, so that no client can grow it — and the file rewritten on every change — without limit.
+///
+/// Errors of its own: 1 "No such key", data `{"key": KEY}`; 2 "Store full", data `{"limit": "MaxKeys" or
+/// "MaxBytes", "value": N}`, when a `set` would pass a bound (nothing is changed).
 struct KV: RPCModule {
     static let name = "kv"
     static let version = "1.0.0"
@@ -16,10 +20,22 @@ struct KV: RPCModule {
 
     init(context: RPCModuleContext) throws {
         let file = context.config("File").flatMap { $0.isEmpty ? nil : $0 }
-        store = try KVStore(file: file)
+        var limits = KVLimits()
+        limits.maxKeys = try Self.positiveInteger(context, "MaxKeys") ?? limits.maxKeys
+        limits.maxBytes = try Self.positiveInteger(context, "MaxBytes") ?? limits.maxBytes
+        store = try KVStore(file: file, limits: limits)
         var fields = ["keys": String(store.count)]
         if let file { fields["file"] = file }
         context.logger.info("Store opened", fields)
+    }
+
+    /// `[Config] NAME=` as a positive whole number; nil when not set.
+    private static func positiveInteger(_ context: RPCModuleContext, _ name: String) throws -> Int? {
+        guard let text = context.config(name), !text.isEmpty else { return nil }
+        guard let value = Int(text), value > 0 else {
+            throw RPCError(code: 0, message: "\(name)= must be a positive whole number, not '\(text)'")
+        }
+        return value
     }
 
     struct KeyParams: Decodable {
@@ -43,7 +59,7 @@ struct KV: RPCModule {
                 return value
             },
             .method(
-                "set", summary: "Stores value (any JSON value) under key, replacing what was there; returns true.",
+                "set", summary: "Stores value (any JSON value) under key, replacing what was there; returns true. Error 2 when the store is full.",
                 params: [.string("key"), .any("value")], result: .boolean("stored"), mayBlock: true
             ) { (kv, p: SetParams) in
                 try kv.store.set(p.key, p.value)

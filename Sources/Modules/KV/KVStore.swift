@@ -14,49 +14,77 @@ struct KVStoreError: Error, CustomStringConvertible {
     let description: String
 }
 
+/// The store is bounded: a client must not be able to grow it (and the file rewritten on every change) without
+/// limit. What a `set` past a bound answers, error 2 "Store full" with the limit's name and value.
+struct KVLimits: Sendable {
+    /// `[Config] MaxKeys=`: keys at most.
+    var maxKeys = 10_000
+    /// `[Config] MaxBytes=`: the keys and the values' JSON text together, in bytes, at most.
+    var maxBytes = 1 << 20
+
+    static func full(_ limit: String, _ value: Int) -> RPCError {
+        RPCError(code: 2, message: "Store full", data: ["limit": .string(limit), "value": .number(value)])
+    }
+}
+
 /// The values, behind a lock. With a file, every change is written (under the same lock, so the file always
 /// holds the latest state) before it is acknowledged; a change that cannot be written is undone.
 final class KVStore: Sendable {
     let file: String?
-    private let values: Mutex<[String: JSONValue]>
+    let limits: KVLimits
+    private let values: Mutex<(entries: [String: JSONValue], bytes: Int)>
 
-    init(file: String?) throws {
+    init(file: String?, limits: KVLimits = KVLimits()) throws {
         self.file = file
-        values = Mutex(try file.map(Self.load) ?? [:])
+        self.limits = limits
+        let loaded = try file.map(Self.load) ?? [:]
+        values = Mutex((loaded, loaded.reduce(0) { $0 + Self.size($1.key, $1.value) }))
     }
 
-    var count: Int { values.withLock { $0.count } }
+    /// What an entry counts against `MaxBytes=`.
+    private static func size(_ key: String, _ value: JSONValue) -> Int {
+        key.utf8.count + value.serialized().count
+    }
+
+    var count: Int { values.withLock { $0.entries.count } }
 
     func get(_ key: String) -> JSONValue? {
-        values.withLock { $0[key] }
+        values.withLock { $0.entries[key] }
     }
 
     func keys() -> [String] {
-        values.withLock { $0.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
+        values.withLock { $0.entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
     }
 
+    /// Stores `value`; past a limit, throws "Store full" and changes nothing.
     func set(_ key: String, _ value: JSONValue) throws {
-        try values.withLock { values in
-            let previous = values.updateValue(value, forKey: key)
+        try values.withLock { store in
+            let previous = store.entries[key]
+            let bytes = store.bytes - (previous.map { Self.size(key, $0) } ?? 0) + Self.size(key, value)
+            if previous == nil, store.entries.count >= limits.maxKeys { throw KVLimits.full("MaxKeys", limits.maxKeys) }
+            if bytes > limits.maxBytes { throw KVLimits.full("MaxBytes", limits.maxBytes) }
+            store.entries[key] = value
             do {
-                try save(values)
+                try save(store.entries)
             } catch {
-                values[key] = previous
+                store.entries[key] = previous
                 throw error
             }
+            store.bytes = bytes
         }
     }
 
     /// Whether the key existed.
     func delete(_ key: String) throws -> Bool {
-        try values.withLock { values in
-            guard let previous = values.removeValue(forKey: key) else { return false }
+        try values.withLock { store in
+            guard let previous = store.entries.removeValue(forKey: key) else { return false }
             do {
-                try save(values)
+                try save(store.entries)
             } catch {
-                values[key] = previous
+                store.entries[key] = previous
                 throw error
             }
+            store.bytes -= Self.size(key, previous)
             return true
         }
     }
