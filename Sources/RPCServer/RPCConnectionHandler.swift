@@ -55,7 +55,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         batchingFlushes = true
-        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty {
+        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable {
             waitingFrames.append(frame)
         } else {
             process(frame, eventLoop: context.eventLoop)
@@ -89,7 +89,18 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    private var hasRoom: Bool { callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && !quiescing }
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        // The peer read what we had queued for it: serve the frames held back, and read again.
+        if context.channel.isWritable { drainWaitingFrames(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// Whether to read more: room for calls, nothing queued, and the peer reading its replies. A peer that
+    /// stops reading fills the socket, then NIO's outbound buffer to its high-water mark; from then on nothing
+    /// more of its input is read or run until it drains, so it cannot make rpcd hold replies without bound.
+    private var hasRoom: Bool {
+        callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && !quiescing && (context?.channel.isWritable ?? true)
+    }
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
     private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
@@ -119,7 +130,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         draining = true
         let wasBatching = batchingFlushes
         batchingFlushes = true
-        while callsInFlight < maxCallsInFlight, let frame = waitingFrames.popFirst() {
+        while callsInFlight < maxCallsInFlight, context.channel.isWritable, let frame = waitingFrames.popFirst() {
             process(frame, eventLoop: context.eventLoop)
         }
         batchingFlushes = wasBatching

@@ -131,6 +131,27 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(try outboundFrames().count, 1, "call 2 answered")
     }
 
+    /// A peer that stops reading its replies makes the channel unwritable: from then on no frame of its is run
+    /// and no read is asked for, so it cannot make rpcd pile up replies (issue 14); once it drains, everything
+    /// held back is served.
+    func testAPeerThatDoesNotReadIsNotServedUntilItDoes() throws {
+        try makeChannel()
+        channel.isWritable = false
+        channel.pipeline.fireChannelWritabilityChanged()
+        var input = ByteBuffer()
+        for id in 1...3 { input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(id)],"id":\#(id)}"#) }
+        try channel.writeInbound(input)
+        XCTAssertEqual(try outboundFrames(), [], "nothing is run while the peer does not read")
+        let readsBefore = reads.count
+        channel.read()
+        XCTAssertEqual(reads.count, readsBefore, "no read reaches the socket")
+
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        XCTAssertEqual(try outboundFrames().count, 3, "the held frames are served in order")
+        XCTAssertEqual(reads.count, readsBefore + 1, "and the held read is passed on")
+    }
+
     func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {
         try makeChannel(idleTimeout: .seconds(5))
         try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
