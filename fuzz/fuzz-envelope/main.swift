@@ -4,7 +4,8 @@
 // - no input traps or misuses memory;
 // - a message the parser accepts (a request or a batch) is valid JSON to the tree builder too, and every
 //   params and id slice it hands on is itself valid JSON of an allowed kind;
-// - a message the tree builder refuses for its syntax is answered with a failure or only invalid entries.
+// - a single request agrees with the same text read by the tree builder: its method, params and id are the
+//   members the tree holds (the parser reads them from slices without building a tree).
 import FuzzDriver
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +27,8 @@ func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 
     let message = parser.parse(buffer)
     // Validity with a generous depth: the parser's own depth limit is not what this compares.
-    let validJSON = (try? JSONValue(parsing: bytes)) != nil
+    let tree = try? JSONValue(parsing: bytes)
+    let validJSON = tree != nil
 
     func check(_ entry: RPCEntry) {
         switch entry {
@@ -55,6 +57,13 @@ func fuzzEnvelope(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     switch message {
     case .single(let entry):
         check(entry)
+        if case .request(let request) = entry, case .object(let members)? = tree {
+            precondition(members["jsonrpc"] == "2.0", "accepted without jsonrpc 2.0")
+            precondition(members["method"] == .string(request.method), "method \(request.method) differs from the tree's")
+            let params = request.params.flatMap { buffer in buffer.withUnsafeReadableBytes { try? JSONValue(parsing: $0) } }
+            precondition(members["params"] == params, "params differ from the tree's")
+            precondition(members["id"] == request.id?.value, "id differs from the tree's")
+        }
     case .batch(let entries):
         precondition(!entries.isEmpty && entries.count <= parser.maxBatchLength, "batch of \(entries.count)")
         entries.forEach(check)
