@@ -18,7 +18,7 @@ UNITDIR ?= $(LIBDIR)/systemd/system
 MANDIR = $(PREFIX)/share/man
 MODULES := echo calc kv sysinfo
 
-.PHONY: all deps build release run test test-swift test-python test-system test-avahi install bench clean
+.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz fuzz install bench clean
 
 all: build
 
@@ -38,7 +38,7 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi
+	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -52,6 +52,16 @@ test-python:
 # the debug build into a staging directory that only the test's mount namespace sees.
 test-system:
 	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_systemd.py'
+
+# libFuzzer harnesses with AddressSanitizer (fuzz/README.md): `make fuzz` runs each for FUZZ_SECONDS (60 by
+# default, release build); `make test` runs each for 10 s (debug build: it compiles faster) and fails on any crash. New inputs stay under .build-fuzz/.
+FUZZ_SECONDS ?= 60
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh
+
+test-fuzz:
+	FUZZ_SECONDS=10 FUZZ_BUILD=debug fuzz/run.sh
 
 install: deps
 ifeq ($(BUILD),release)
@@ -90,4 +100,4 @@ bench: deps
 	bench/run.sh
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -275,3 +275,24 @@ let package = Package(
         ),
     ]
 )
+
+// libFuzzer harnesses (fuzz/README.md). They exist only when RPCD_FUZZ=1, because each is an executable whose
+// `main` comes from libFuzzer (`-sanitize=fuzzer`): in an ordinary build they would not link. Keeping them in
+// this manifest, rather than in a package of their own under fuzz/, lets them reach the internal targets
+// (RPCWire, JSONRPC, RPCConfig, ...) without exporting those as library products nobody else needs.
+if Context.environment["RPCD_FUZZ"] == "1" {
+    let harnesses: [(name: String, dependencies: [Target.Dependency])] = [
+        ("fuzz-frame", ["RPCWire", .product(name: "NIOCore", package: "swift-nio"),
+                        .product(name: "NIOEmbedded", package: "swift-nio")]),
+        ("fuzz-json", ["RPCJSON"]),
+        ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
+        ("fuzz-params", ["RPCModuleSDK", "RPCJSON"]),
+        ("fuzz-config", ["RPCConfig"]),
+    ]
+    package.targets.append(.target(name: "FuzzDriver", path: "fuzz/FuzzDriver"))
+    for harness in harnesses {
+        package.targets.append(
+            .executableTarget(
+                name: harness.name, dependencies: ["FuzzDriver"] + harness.dependencies, path: "fuzz/\(harness.name)"))
+    }
+}

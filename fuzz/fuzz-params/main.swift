@@ -1,0 +1,93 @@
+// libFuzzer harness for the module SDK's parameter binding: params JSON is bound to declared parameters
+// (ParamsBinding.bind: positions, names, optional, schema checks), then decoded with JSONValueDecoder into a
+// few representative Codable types, exactly as a typed `RPCModuleMethod` does for every call.
+//
+// Input layout: byte 0 picks the method shape; the rest is the params text. Inputs that are not JSON are
+// skipped (the envelope and JSON harnesses cover those).
+//
+// Property: binding and decoding either succeed or throw RPCModuleError.invalidParams; nothing traps, nothing
+// else is thrown (anything else would reach the caller as -32603).
+import FuzzDriver
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import RPCModuleSDK
+import RPCJSON
+
+private struct Arithmetic: Decodable {
+    var a: Double
+    var b: Double
+}
+
+private struct Counted: Decodable {
+    var count: Int
+    var small: UInt8?
+    var wide: Int64?
+    var ratio: Float?
+}
+
+private struct Tagged: Decodable {
+    struct Inner: Decodable {
+        var name: String
+        var values: [Int]?
+        var child: [String: Bool]?
+    }
+    var tags: [String]
+    var inner: Inner?
+    var raw: JSONValue?
+    var flag: Bool?
+}
+
+private struct Loose: Decodable {
+    var any: JSONValue
+    var list: [JSONValue]?
+    var mode: String?
+    var unsigned: UInt?
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+func fuzzParams(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    guard size >= 1 else { return 0 }
+    let selector = data[0]
+    guard let params = try? JSONValue(parsing: UnsafeRawBufferPointer(start: data + 1, count: size - 1)) else {
+        return 0
+    }
+    do {
+        switch selector % 5 {
+        case 0:
+            let bound = try ParamsBinding.bind(params, to: [.number("a"), .number("b")])
+            _ = try ParamsBinding.decode(Arithmetic.self, from: bound)
+        case 1:
+            let declared: [RPCModuleParam] = [
+                .integer("count", minimum: -5, maximum: 1 << 40), .integer("small", maximum: 300, optional: true),
+                .integer("wide", optional: true), .number("ratio", optional: true),
+            ]
+            let bound = try ParamsBinding.bind(params, to: declared)
+            _ = try ParamsBinding.decode(Counted.self, from: bound)
+        case 2:
+            let declared: [RPCModuleParam] = [
+                .array("tags", items: ["type": "string"]), .object("inner", optional: true),
+                .any("raw", optional: true), .boolean("flag", optional: true),
+            ]
+            let bound = try ParamsBinding.bind(params, to: declared)
+            _ = try ParamsBinding.decode(Tagged.self, from: bound)
+        case 3:
+            let declared: [RPCModuleParam] = [
+                .any("any"), .array("list", optional: true),
+                RPCModuleParam("mode", schema: ["type": "string", "enum": ["fast", "slow", 1, 1.5e300]], optional: true),
+                RPCModuleParam("unsigned", schema: ["type": ["integer", "null"], "minimum": 0], optional: true),
+            ]
+            let bound = try ParamsBinding.bind(params, to: declared)
+            _ = try ParamsBinding.decode(Loose.self, from: bound)
+        default:
+            _ = try ParamsBinding.bind(params, to: [])
+        }
+    } catch let error as RPCModuleError {
+        precondition(error.code == -32602, "binding threw \(error), not invalid params")
+    } catch {
+        preconditionFailure("binding threw \(error), which would become -32603")
+    }
+    return 0
+}
+
+exit(runFuzzer(fuzzParams))
