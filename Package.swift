@@ -286,7 +286,7 @@ if Context.environment["RPCD_FUZZ"] == "1" {
                         .product(name: "NIOEmbedded", package: "swift-nio")]),
         ("fuzz-json", ["RPCJSON"]),
         ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
-        ("fuzz-params", ["RPCModuleSDK", "RPCJSON"]),
+        ("fuzz-params", ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         ("fuzz-config", ["RPCConfig"]),
     ]
     package.targets.append(.target(name: "FuzzDriver", path: "fuzz/FuzzDriver"))

@@ -27,9 +27,8 @@ HARNESSES=("$@")
 
 for name in "${HARNESSES[@]}"; do
     # The fuzz targets exist only with RPCD_FUZZ=1 (see Package.swift).
-    # -enable-testing: the params harness imports RPCModuleSDK with @testable, also in release builds.
     RPCD_FUZZ=1 nice -n 10 "$SWIFT" build -c "$BUILD" --scratch-path .build-fuzz \
-        -Xswiftc -sanitize=fuzzer,address -Xswiftc -enable-testing --product "fuzz-$name" 2>&1 | { grep -v "Cannot export local symbol" || true; }
+        -Xswiftc -sanitize=fuzzer,address --product "fuzz-$name" 2>&1 | { grep -v "Cannot export local symbol" || true; }
     # (gold's warnings about ASan's local symbols are harmless and many.)
     [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz-$name did not build" >&2; exit 1; }
 done

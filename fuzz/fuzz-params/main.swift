@@ -1,17 +1,18 @@
 // libFuzzer harness for the module SDK's parameter binding: params JSON is bound to declared parameters
-// (ParamsBinding.bind: positions, names, optional, schema checks), then decoded with JSONValueDecoder into a
+// (RPCBinding's ParamsBinding.bind, shared by the module SDK and the built-in services: positions, names, optional, schema checks), then decoded with JSONValueDecoder into a
 // few representative Codable types, exactly as a typed `RPCModuleMethod` does for every call.
 //
 // Input layout: byte 0 picks the method shape; the rest is the params text. Inputs that are not JSON are
 // skipped (the envelope and JSON harnesses cover those).
 //
-// Property: binding and decoding either succeed or throw RPCModuleError.invalidParams; nothing traps, nothing
+// Property: binding and decoding either succeed or throw RPCError.invalidParams; nothing traps, nothing
 // else is thrown (anything else would reach the caller as -32603).
 import FuzzDriver
 #if canImport(Glibc)
 import Glibc
 #endif
-@testable import RPCModuleSDK
+import RPCBinding
+import RPCProtocol
 import RPCJSON
 
 private struct Arithmetic: Decodable {
@@ -58,31 +59,31 @@ func fuzzParams(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
             let bound = try ParamsBinding.bind(params, to: [.number("a"), .number("b")])
             _ = try ParamsBinding.decode(Arithmetic.self, from: bound)
         case 1:
-            let declared: [RPCModuleParam] = [
+            let declared: [RPCParam] = [
                 .integer("count", minimum: -5, maximum: 1 << 40), .integer("small", maximum: 300, optional: true),
                 .integer("wide", optional: true), .number("ratio", optional: true),
             ]
             let bound = try ParamsBinding.bind(params, to: declared)
             _ = try ParamsBinding.decode(Counted.self, from: bound)
         case 2:
-            let declared: [RPCModuleParam] = [
+            let declared: [RPCParam] = [
                 .array("tags", items: ["type": "string"]), .object("inner", optional: true),
                 .any("raw", optional: true), .boolean("flag", optional: true),
             ]
             let bound = try ParamsBinding.bind(params, to: declared)
             _ = try ParamsBinding.decode(Tagged.self, from: bound)
         case 3:
-            let declared: [RPCModuleParam] = [
+            let declared: [RPCParam] = [
                 .any("any"), .array("list", optional: true),
-                RPCModuleParam("mode", schema: ["type": "string", "enum": ["fast", "slow", 1, 1.5e300]], optional: true),
-                RPCModuleParam("unsigned", schema: ["type": ["integer", "null"], "minimum": 0], optional: true),
+                RPCParam("mode", schema: ["type": "string", "enum": ["fast", "slow", 1, 1.5e300]], optional: true),
+                RPCParam("unsigned", schema: ["type": ["integer", "null"], "minimum": 0], optional: true),
             ]
             let bound = try ParamsBinding.bind(params, to: declared)
             _ = try ParamsBinding.decode(Loose.self, from: bound)
         default:
             _ = try ParamsBinding.bind(params, to: [])
         }
-    } catch let error as RPCModuleError {
+    } catch let error as RPCError {
         precondition(error.code == -32602, "binding threw \(error), not invalid params")
     } catch {
         preconditionFailure("binding threw \(error), which would become -32603")
