@@ -15,15 +15,18 @@ public final class RPCRouter: Sendable {
     public let parser: RPCEnvelopeParser
     public let statistics: RPCStatistics
     public let callLog: RPCCallLogPolicy
+    /// The largest batch reply assembled (its entries' replies together); past it the batch gets -32008.
+    public let maxReplySize: Int
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     public init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
-        callLog: RPCCallLogPolicy = RPCCallLogPolicy()
+        callLog: RPCCallLogPolicy = RPCCallLogPolicy(), maxReplySize: Int = RPCLimits.maxFrameSize.defaultValue
     ) {
         self.current = Mutex(registry)
+        self.maxReplySize = maxReplySize
         self.parser = parser
         self.statistics = statistics
         self.callLog = callLog
@@ -51,6 +54,7 @@ public final class RPCRouter: Sendable {
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
         completion: @escaping (ByteBuffer?) -> Void
     ) {
+        let maxReplySize = self.maxReplySize
         let context = DispatchContext(
             registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics, callLog: callLog,
             deniedLog: deniedLog)
@@ -65,7 +69,7 @@ public final class RPCRouter: Sendable {
         case .single(let entry):
             context.run(entry, completion: completion)
         case .batch(let entries):
-            let collector = BatchCollector(count: entries.count, completion: completion)
+            let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: completion)
             for (index, entry) in entries.enumerated() {
                 context.run(entry) { collector.complete(index, reply: $0) }
             }
@@ -219,22 +223,43 @@ private final class PendingCall: @unchecked Sendable {
 }
 
 /// Collects the replies of one batch and sends them as one array once all entries are done.
-/// Confined to the connection's event loop.
+///
+/// The replies together may not pass `maxReplySize` (the frame size limit): a small batch of calls with large
+/// results would otherwise make rpcd build a reply many times the size of the request. Past it, what was
+/// collected is dropped at once, later replies are discarded as they come, and the batch is answered with
+/// -32008 (id `null`). Confined to the connection's event loop.
 private final class BatchCollector {
     private var replies: [ByteBuffer?]
     private var outstanding: Int
+    private var size = 2
+    private var tooLarge = false
+    private let maxReplySize: Int
     private let completion: (ByteBuffer?) -> Void
 
-    init(count: Int, completion: @escaping (ByteBuffer?) -> Void) {
+    init(count: Int, maxReplySize: Int, completion: @escaping (ByteBuffer?) -> Void) {
         self.replies = Array(repeating: nil, count: count)
         self.outstanding = count
+        self.maxReplySize = maxReplySize
         self.completion = completion
     }
 
     func complete(_ index: Int, reply: ByteBuffer?) {
-        replies[index] = reply
         outstanding -= 1
+        if !tooLarge, let reply {
+            size += reply.readableBytes + 1
+            if size > maxReplySize {
+                tooLarge = true
+                replies = []
+            } else {
+                replies[index] = reply
+            }
+        }
         guard outstanding == 0 else { return }
+        if tooLarge {
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(.replyTooLarge(limit: maxReplySize), id: nil, into: &buffer)
+            return completion(buffer)
+        }
         let present = replies.compactMap { $0 }
         // A batch of notifications only gets no reply at all, not an empty array.
         guard !present.isEmpty else { return completion(nil) }

@@ -44,6 +44,7 @@ extension RPCError {
         public static let serviceUnavailable = -32005
         public static let shuttingDown = -32006
         public static let accessDenied = -32007
+        public static let replyTooLarge = -32008
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -51,7 +52,7 @@ extension RPCError {
             invalidParams: "Invalid params", internalError: "Internal error", frameTooLarge: "Frame too large",
             batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
-            accessDenied: "Access denied",
+            accessDenied: "Access denied", replyTooLarge: "Reply too large",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -108,6 +109,11 @@ extension RPCError {
     }
 
     public static let shuttingDown = RPCError(Code.shuttingDown)
+
+    /// A batch's replies together would pass `limit` bytes (the frame size limit); none is sent.
+    public static func replyTooLarge(limit: Int) -> RPCError {
+        RPCError(Code.replyTooLarge, data: ["limit": .number(limit)])
+    }
 
     /// The access rules do not let this peer call `method` (docs/SECURITY.md).
     public static func accessDenied(_ method: String) -> RPCError {

@@ -52,7 +52,8 @@ struct Daemon {
                 access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
             parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
             statistics: statistics,
-            callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold))
+            callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
+            maxReplySize: settings.maxFrameSize)
         host.commit(generation)
 
         let listen = activatedSockets.isEmpty ? settings.listen : []

@@ -13,10 +13,13 @@ struct RouterHarness {
     let router: RPCRouter
     let loop = EmbeddedEventLoop()
 
-    init(services: [any RPCService], maxNestingDepth: Int = 64, maxBatchLength: Int = 1024) throws {
+    init(
+        services: [any RPCService], maxNestingDepth: Int = 64, maxBatchLength: Int = 1024, maxReplySize: Int = 1 << 20
+    ) throws {
         router = RPCRouter(
             registry: try RPCServiceRegistry(services: services),
-            parser: RPCEnvelopeParser(maxNestingDepth: maxNestingDepth, maxBatchLength: maxBatchLength))
+            parser: RPCEnvelopeParser(maxNestingDepth: maxNestingDepth, maxBatchLength: maxBatchLength),
+            maxReplySize: maxReplySize)
     }
 
     static let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))

@@ -90,6 +90,16 @@ final class RouterTests: XCTestCase {
         XCTAssertEqual(reply["id"], .null)
     }
 
+    /// A small batch must not make rpcd build a huge reply (issue 14, amplifying batches): past the limit the
+    /// batch gets one -32008 instead of its replies.
+    func testABatchWhoseRepliesPassTheLimitGetsOneError() throws {
+        let harness = try RouterHarness(services: [SpecService()], maxReplySize: 200)
+        let entry = #"{"jsonrpc":"2.0","method":"spec.get_data","id":1}"#  // each reply is about 40 bytes
+        XCTAssertEqual(try harness.call("[\(entry),\(entry),\(entry)]").arrayValue?.count, 3)
+        let reply = try harness.call("[" + Array(repeating: entry, count: 10).joined(separator: ",") + "]")
+        XCTAssertEqual(reply, ["jsonrpc": "2.0", "error": ["code": -32008, "message": "Reply too large", "data": ["limit": 200]], "id": .null])
+    }
+
     func testUnexpectedErrorsBecomeInternalErrorWithoutDetails() throws {
         let harness = try RouterHarness(services: [SpecService()])
         let reply = try harness.call(#"{"jsonrpc":"2.0","method":"spec.explode","id":1}"#)
