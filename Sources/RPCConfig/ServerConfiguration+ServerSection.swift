@@ -12,6 +12,7 @@ extension ServerConfiguration {
             .integer("MaxBatchLength", \.maxBatchLength, in: RPCLimits.maxBatchLength.range),
             .integer("MaxNestingDepth", \.maxNestingDepth, in: RPCLimits.maxNestingDepth.range),
             .integer("MaxConnections", \.maxConnections, in: RPCLimits.maxConnections.range),
+            .integer("MaxConnectionsPerPeer", \.maxConnectionsPerPeer, in: RPCLimits.maxConnectionsPerPeer.range),
             .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: RPCLimits.maxCallsPerConnection.range),
             .timeSpan("IdleTimeout", \.idleTimeout, in: RPCLimits.idleTimeout.range, zeroDisables: true),
             .logLevel("LogLevel", \.logLevel),

@@ -25,6 +25,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var maxNestingDepth: Int
     /// `[Server] MaxConnections=`: connections open at once, across all listeners.
     public var maxConnections: Int
+    /// `[Server] MaxConnectionsPerPeer=`: connections open at once from one IP address or one local user.
+    public var maxConnectionsPerPeer: Int
     /// `[Server] MaxCallsPerConnection=`: calls in flight on one connection; past it the server
     /// stops reading from that connection until calls complete.
     public var maxCallsPerConnection: Int
@@ -52,6 +54,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         maxBatchLength: Int = RPCLimits.maxBatchLength.defaultValue,
         maxNestingDepth: Int = RPCLimits.maxNestingDepth.defaultValue,
         maxConnections: Int = RPCLimits.maxConnections.defaultValue,
+        maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
         maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
         idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
         logLevel: LogLevelSetting = .info,
@@ -67,6 +70,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.maxBatchLength = maxBatchLength
         self.maxNestingDepth = maxNestingDepth
         self.maxConnections = maxConnections
+        self.maxConnectionsPerPeer = maxConnectionsPerPeer
         self.maxCallsPerConnection = maxCallsPerConnection
         self.idleTimeout = idleTimeout
         self.logLevel = logLevel

@@ -10,6 +10,16 @@ public enum RPCLimits {
     public static let maxNestingDepth = RPCLimit(default: 64, range: 2...512)
     /// `MaxConnections=`: connections open at once, across all listeners.
     public static let maxConnections = RPCLimit(default: 4096, range: 1...1_000_000)
+    /// `MaxConnectionsPerPeer=`: connections open at once from one peer — one IP address over TCP, one user on
+    /// the Unix socket — so that no single client can take every connection (sd-varlink allows 1024 per user).
+    public static let maxConnectionsPerPeer = RPCLimit(default: 256, range: 1...1_000_000)
+
+    /// Connections only Unix-socket peers may use: TCP peers get at most `MaxConnections=` minus this, so a
+    /// flood from the network cannot lock local administrators out of the socket. A sixteenth, at least one.
+    public static func localConnectionReserve(maxConnections: Int) -> Int {
+        max(1, maxConnections / 16)
+    }
+
     /// `MaxCallsPerConnection=`: calls in flight on one connection before the server stops reading it.
     public static let maxCallsPerConnection = RPCLimit(default: 128, range: 1...65536)
     /// `IdleTimeout=`: how long a connection may stay without traffic and without calls (nil: never closed).

@@ -2,11 +2,15 @@ import Logging
 import NIOCore
 import RPCCore
 import RPCLogging
+import RPCProtocol
 
 /// Sits on a listening channel and enforces `MaxConnections=` across all listeners.
 ///
 /// Each accepted connection is counted (the count is shared by every listener through `RPCStatistics`);
-/// one past the limit is closed at once, before any byte is read, and counted as rejected.
+/// one past the limit is closed at once, before any byte is read, and counted as rejected. TCP peers may only
+/// use `MaxConnections=` minus `RPCLimits.localConnectionReserve`: the rest is kept for the Unix socket, so that
+/// a flood from the network never locks local administrators out. (`MaxConnectionsPerPeer=` is enforced once
+/// the peer is known, in `RPCServer`.)
 /// Runs on the listening channel's event loop; the count is atomic because connections close on other loops.
 final class ConnectionLimiter: ChannelInboundHandler {
     typealias InboundIn = any Channel
@@ -15,23 +19,32 @@ final class ConnectionLimiter: ChannelInboundHandler {
     private let maxConnections: Int
     private let statistics: RPCStatistics
     private let logger: Logger
+    private let log: LogRateLimiter
 
-    init(maxConnections: Int, statistics: RPCStatistics, logger: Logger) {
+    init(maxConnections: Int, statistics: RPCStatistics, logger: Logger, log: LogRateLimiter) {
         self.maxConnections = maxConnections
         self.statistics = statistics
         self.logger = logger
+        self.log = log
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let child = unwrapInboundIn(data)
+        var limit = maxConnections
+        if case .unixDomainSocket? = child.remoteAddress {} else {
+            limit -= RPCLimits.localConnectionReserve(maxConnections: maxConnections)
+        }
         let open = statistics.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
-        guard open <= maxConnections else {
+        guard open <= limit else {
             statistics.openConnections.increment(by: -1)
             statistics.rejectedConnections.increment()
-            logger.warning(
-                "Connection limit reached; refusing connection",
-                metadata: [LogField.peer: "\(child.remoteAddress.map(\.peerDescription) ?? "unknown")",
-                           LogField.limit: "\(maxConnections)"])
+            if let suppressed = log.admit() {
+                var metadata: Logger.Metadata = [
+                    LogField.peer: "\(child.remoteAddress.map(\.peerDescription) ?? "unknown")", LogField.limit: "\(limit)",
+                ]
+                if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+                logger.warning("Connection limit reached; refusing connection", metadata: metadata)
+            }
             child.close(promise: nil)
             return
         }

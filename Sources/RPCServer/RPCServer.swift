@@ -21,6 +21,8 @@ public final class RPCServer: Service, Sendable {
         public var listen: [RPCEndpoint]
         public var maxFrameSize: Int
         public var maxConnections: Int
+        /// Connections open at once from one IP address (TCP) or one user (Unix socket).
+        public var maxConnectionsPerPeer: Int
         public var maxCallsPerConnection: Int
         /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
         public var idleTimeout: Duration?
@@ -34,6 +36,7 @@ public final class RPCServer: Service, Sendable {
             listen: [RPCEndpoint], boundSockets: [Int32] = [],
             maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
             maxConnections: Int = RPCLimits.maxConnections.defaultValue,
+            maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
             maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
             idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
@@ -42,6 +45,7 @@ public final class RPCServer: Service, Sendable {
             self.boundSockets = boundSockets
             self.maxFrameSize = maxFrameSize
             self.maxConnections = maxConnections
+            self.maxConnectionsPerPeer = maxConnectionsPerPeer
             self.maxCallsPerConnection = maxCallsPerConnection
             self.idleTimeout = idleTimeout
             self.shutdownGracePeriod = shutdownGracePeriod
@@ -78,6 +82,7 @@ public final class RPCServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.whenListening = whenListening
+        self.peerCounts = PeerConnectionCounts(limit: configuration.maxConnectionsPerPeer)
     }
 
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
@@ -154,6 +159,9 @@ public final class RPCServer: Service, Sendable {
     }
 
     private let openChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private let peerCounts: PeerConnectionCounts
+    /// Refused connections are logged, but a flood of them must not flood the journal.
+    private let refusedLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     private func forceCloseConnections() {
         for channel in openChannels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
@@ -191,7 +199,7 @@ public final class RPCServer: Service, Sendable {
         let limiter = { @Sendable in
             ConnectionLimiter(
                 maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
-                logger: self.logger)
+                logger: self.logger, log: self.refusedLog)
         }
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -211,6 +219,17 @@ public final class RPCServer: Service, Sendable {
     }
 
     private func initializeConnection(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint) throws {
+        guard peerCounts.admit(peer) else {
+            router.statistics.rejectedConnections.increment()
+            if let suppressed = refusedLog.admit() {
+                var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(configuration.maxConnectionsPerPeer)"]
+                if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+                logger.warning("Connection limit per peer reached; refusing connection", metadata: metadata)
+            }
+            channel.close(promise: nil)
+            return
+        }
+        channel.closeFuture.whenComplete { [peerCounts] _ in peerCounts.release(peer) }
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger)
         if logger.logLevel <= .debug {

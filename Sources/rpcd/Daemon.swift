@@ -70,7 +70,8 @@ struct Daemon {
         let server = RPCServer(
             configuration: RPCServer.Configuration(
                 listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
-                maxConnections: settings.maxConnections, maxCallsPerConnection: settings.maxCallsPerConnection,
+                maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
+                maxCallsPerConnection: settings.maxCallsPerConnection,
                 idleTimeout: settings.idleTimeout,
                 shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger

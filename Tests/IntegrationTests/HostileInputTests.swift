@@ -60,18 +60,24 @@ final class HostileInputTests: XCTestCase {
         XCTAssertEqual(try connection.call(entry)["result"], "pong")
     }
 
+    /// TCP peers may use MaxConnections= minus a sixteenth (here 50 - 3): a flood from the network is refused,
+    /// and the Unix socket, kept for local administrators, still answers (issue 14, lock-out).
     func testConnectionFloodBeyondTheLimitIsRefusedAndRecovers() throws {
         let daemon = try DaemonProcess(config: "MaxConnections=50\n")
         var open: [RawConnection] = []
-        for _ in 0..<50 {
+        for _ in 0..<47 {
             let connection = try RawConnection(daemon.tcpEndpoint)
             XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
             open.append(connection)
         }
         for _ in 0..<20 {
             let extra = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 5)
-            XCTAssertTrue(extra.isClosedByPeer(), "the 51st connection is closed at once")
+            XCTAssertTrue(extra.isClosedByPeer(), "the 48th TCP connection is closed at once")
         }
+        let local = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try local.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong",
+                       "the Unix socket still has room")
+        open.append(local)
         // Keep one to watch from, close the rest. The server notices closes asynchronously (under load, well
         // after the client has let go), so wait for that event, bounded in time, rather than for a number of
         // refused attempts.
@@ -83,13 +89,25 @@ final class HostileInputTests: XCTestCase {
         while stillOpen > 1, ContinuousClock.now < deadline {
             stillOpen = try observer.call(info)["result"]?["connections"]?["open"]?.intValue ?? Int.max
         }
-        XCTAssertEqual(stillOpen, 1, "the server saw the other 49 connections close")
+        XCTAssertEqual(stillOpen, 1, "the server saw the other 47 connections close")
         let connection = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(
             try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong",
             "room again once clients leave")
         let counters = try connection.call(info)["result"]?["connections"]
         XCTAssertGreaterThanOrEqual(counters?["rejected"]?.intValue ?? 0, 20)
+    }
+
+    /// One peer cannot take every connection: past MaxConnectionsPerPeer= its connections are closed at once,
+    /// while another peer (here root on the Unix socket) is still served.
+    func testOnePeerCannotTakeEveryConnection() throws {
+        let daemon = try DaemonProcess(config: "MaxConnectionsPerPeer=3\n")
+        let ping = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#
+        let held = try (0..<3).map { _ in try RawConnection(daemon.tcpEndpoint) }
+        for connection in held { XCTAssertEqual(try connection.call(ping)["result"], "pong") }
+        XCTAssertTrue(try RawConnection(daemon.tcpEndpoint, receiveTimeout: 5).isClosedByPeer(), "the 4th from 127.0.0.1")
+        XCTAssertEqual(try RawConnection(.unix(path: daemon.socketPath)).call(ping)["result"], "pong")
+        XCTAssertFalse(try daemon.waitForLog(matching: "Connection limit per peer reached.*rpcd_limit=3").isEmpty)
     }
 
     func testManyPipelinedCallsBeyondTheInFlightLimitAllComplete() throws {

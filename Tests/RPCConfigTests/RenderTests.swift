@@ -15,6 +15,7 @@ final class RenderTests: XCTestCase {
             MaxBatchLength=1024
             MaxNestingDepth=64
             MaxConnections=4096
+            MaxConnectionsPerPeer=256
             MaxCallsPerConnection=128
             IdleTimeout=5min
             LogLevel=info
