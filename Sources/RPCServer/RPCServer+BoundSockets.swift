@@ -16,7 +16,7 @@ extension RPCServer {
         let endpoint = try Self.localEndpoint(of: descriptor)
         var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         if case .tcp = endpoint {
-            bootstrap = bootstrap.childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
+            bootstrap = Self.withTCPOptions(bootstrap)
         }
         do {
             let channel = try await bootstrap.withBoundSocket(descriptor).get()

@@ -110,6 +110,24 @@ final class HostileInputTests: XCTestCase {
         XCTAssertFalse(try daemon.waitForLog(matching: "Connection limit per peer reached.*rpcd_limit=3").isEmpty)
     }
 
+    /// Accepted TCP connections probe a silent peer (keepalive), so one that vanished without a FIN frees its
+    /// connection in about two minutes instead of never. `ss` shows the kernel's keepalive timer on rpcd's side.
+    func testAcceptedTCPConnectionsUseKeepalive() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
+        guard case .tcp(_, let port) = daemon.tcpEndpoint else { return XCTFail("no TCP listener") }
+        let ss = Process()
+        ss.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ss.arguments = ["ss", "-tno", "state", "established", "( sport = :\(port) )"]
+        let output = Pipe()
+        ss.standardOutput = output
+        try ss.run()
+        ss.waitUntilExit()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        XCTAssertTrue(text.contains("timer:(keepalive"), text)
+    }
+
     func testManyPipelinedCallsBeyondTheInFlightLimitAllComplete() throws {
         let daemon = try DaemonProcess(config: "MaxCallsPerConnection=4\n", modules: ["echo"])
         let connection = try RawConnection(daemon.tcpEndpoint)
