@@ -14,6 +14,9 @@ extension ServerConfiguration {
             .integer("MaxConnections", \.maxConnections, in: RPCLimits.maxConnections.range),
             .integer("MaxConnectionsPerPeer", \.maxConnectionsPerPeer, in: RPCLimits.maxConnectionsPerPeer.range),
             .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: RPCLimits.maxCallsPerConnection.range),
+            .size("MaxBufferedBytes", \.maxBufferedBytes, in: RPCLimits.maxBufferedBytes.range),
+            .value(
+                "FrameTimeout", \.frameTimeout, parse: parseFrameTimeout, format: { ValueSyntax.formatTimeSpan($0) }),
             .timeSpan("IdleTimeout", \.idleTimeout, in: RPCLimits.idleTimeout.range, zeroDisables: true),
             .logLevel("LogLevel", \.logLevel),
             .boolean("LogCalls", \.logCalls),
@@ -29,6 +32,15 @@ extension ServerConfiguration {
         guard let span = try entry.timeSpanValue(), RPCLimits.shutdownGracePeriod.range.contains(span) else {
             throw entry.error(
                 "value \(entry.value) for \(entry.key)= is out of range: expected a time span from 0 to 25s (rpcd.service's TimeoutStopSec=30s must outlast it)")
+        }
+        return span
+    }
+
+    /// A finite time span in `RPCLimits.frameTimeout`'s range: a frame without a deadline could be trickled
+    /// forever, so `infinity` is refused.
+    @Sendable private static func parseFrameTimeout(_ entry: INIEntry) throws(ConfigError) -> Duration {
+        guard let span = try entry.timeSpanValue(in: RPCLimits.frameTimeout.range) else {
+            throw entry.error("value \(entry.value) for \(entry.key)= is out of range: a frame must have a finite deadline")
         }
         return span
     }

@@ -30,6 +30,11 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// `[Server] MaxCallsPerConnection=`: calls in flight on one connection; past it the server
     /// stops reading from that connection until calls complete.
     public var maxCallsPerConnection: Int
+    /// `[Server] MaxBufferedBytes=`: bytes of received frames held at once across connections (at least
+    /// `MaxFrameSize=` is always allowed).
+    public var maxBufferedBytes: Int
+    /// `[Server] FrameTimeout=`: how long a frame may take to arrive once its length has been read.
+    public var frameTimeout: Duration
     /// `[Server] IdleTimeout=`: how long a connection may stay without traffic; nil never times out.
     public var idleTimeout: Duration?
     /// `[Server] LogLevel=`: the least severe level that is logged.
@@ -56,6 +61,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         maxConnections: Int = RPCLimits.maxConnections.defaultValue,
         maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
         maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+        maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
+        frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
         idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
         logLevel: LogLevelSetting = .info,
         logCalls: Bool = false,
@@ -72,6 +79,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.maxConnections = maxConnections
         self.maxConnectionsPerPeer = maxConnectionsPerPeer
         self.maxCallsPerConnection = maxCallsPerConnection
+        self.maxBufferedBytes = maxBufferedBytes
+        self.frameTimeout = frameTimeout
         self.idleTimeout = idleTimeout
         self.logLevel = logLevel
         self.logCalls = logCalls

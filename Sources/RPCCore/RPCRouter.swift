@@ -50,9 +50,12 @@ public final class RPCRouter: Sendable {
     /// Runs every call of `message` and calls `completion` once, on `eventLoop`, with the reply payload, or with
     /// nil when nothing is to be sent (only notifications). Must be called on `eventLoop`. Completion may happen
     /// before this returns.
+    ///
+    /// A batch runs at most `maxConcurrentCalls` of its entries at once, starting the next as one completes,
+    /// so that a connection's in-flight limit holds for batches too.
     public func dispatch(
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
-        completion: @escaping (ByteBuffer?) -> Void
+        maxConcurrentCalls: Int = .max, completion: @escaping (ByteBuffer?) -> Void
     ) {
         let maxReplySize = self.maxReplySize
         let context = DispatchContext(
@@ -70,9 +73,7 @@ public final class RPCRouter: Sendable {
             context.run(entry, completion: completion)
         case .batch(let entries):
             let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: completion)
-            for (index, entry) in entries.enumerated() {
-                context.run(entry) { collector.complete(index, reply: $0) }
-            }
+            BatchRunner(entries: entries, window: maxConcurrentCalls, context: context, collector: collector).start()
         }
     }
 }
@@ -219,6 +220,46 @@ private final class PendingCall: @unchecked Sendable {
         ]
         if let id = request.id { metadata[LogField.callID] = "\(LogValue.truncated("\(id)"))" }
         return metadata
+    }
+}
+
+/// Runs a batch's entries in order, at most `window` at once. Confined to the connection's event loop.
+private final class BatchRunner {
+    private let entries: [RPCEntry]
+    private let window: Int
+    private let context: DispatchContext
+    private let collector: BatchCollector
+    private var next = 0
+    private var running = 0
+    /// Set while `fill` starts entries: an entry that completes at once must not start the next one from
+    /// inside its completion (a recursion as deep as the batch is long), the loop in `fill` does.
+    private var filling = false
+
+    init(entries: [RPCEntry], window: Int, context: DispatchContext, collector: BatchCollector) {
+        self.entries = entries
+        self.window = max(1, window)
+        self.context = context
+        self.collector = collector
+    }
+
+    func start() { fill() }
+
+    private func fill() {
+        guard !filling else { return }
+        filling = true
+        while running < window, next < entries.count {
+            let index = next
+            next += 1
+            running += 1
+            context.run(entries[index]) { reply in self.finished(index, reply) }
+        }
+        filling = false
+    }
+
+    private func finished(_ index: Int, _ reply: ByteBuffer?) {
+        running -= 1
+        collector.complete(index, reply: reply)
+        fill()
     }
 }
 

@@ -14,6 +14,10 @@ public final class RPCStatistics: Sendable {
     public let acceptedConnections = Atomic<Int>(0)
     /// Connections closed at once because `MaxConnections=` was reached.
     public let rejectedConnections = Atomic<Int>(0)
+    /// Bytes of received frames held now, across connections (see `MaxBufferedBytes=`).
+    public let bufferedBytes = Atomic<Int>(0)
+    /// Frames refused because `MaxBufferedBytes=` was reached, or not completed within `FrameTimeout=`.
+    public let refusedFrames = Atomic<Int>(0)
     /// The latest internal error (a call, a handler, a reload), for the status line. A lock, but taken only
     /// when something has gone wrong and when the status is read.
     private let latestError = Mutex<String?>(nil)

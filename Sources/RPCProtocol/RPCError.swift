@@ -45,6 +45,8 @@ extension RPCError {
         public static let shuttingDown = -32006
         public static let accessDenied = -32007
         public static let replyTooLarge = -32008
+        public static let serverBusy = -32009
+        public static let frameTimeout = -32010
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -52,7 +54,8 @@ extension RPCError {
             invalidParams: "Invalid params", internalError: "Internal error", frameTooLarge: "Frame too large",
             batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
-            accessDenied: "Access denied", replyTooLarge: "Reply too large",
+            accessDenied: "Access denied", replyTooLarge: "Reply too large", serverBusy: "Server busy",
+            frameTimeout: "Frame timeout",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -113,6 +116,17 @@ extension RPCError {
     /// A batch's replies together would pass `limit` bytes (the frame size limit); none is sent.
     public static func replyTooLarge(limit: Int) -> RPCError {
         RPCError(Code.replyTooLarge, data: ["limit": .number(limit)])
+    }
+
+    /// Receiving one more frame would pass `MaxBufferedBytes=` (`limit` bytes): the frame is refused and the
+    /// connection closed; a client may retry later.
+    public static func serverBusy(limit: Int) -> RPCError {
+        RPCError(Code.serverBusy, data: ["limit": .number(limit)])
+    }
+
+    /// A frame did not arrive whole within `FrameTimeout=` of its length; the connection is closed.
+    public static func frameTimeout(seconds: Int) -> RPCError {
+        RPCError(Code.frameTimeout, data: ["timeout_s": .number(seconds)])
     }
 
     /// The access rules do not let this peer call `method` (docs/SECURITY.md).

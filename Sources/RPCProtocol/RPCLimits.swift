@@ -2,8 +2,17 @@
 /// the server, the envelope parser and the client all take their defaults from here, and docs/CONFIG.md and
 /// docs/PROTOCOL.md describe these values.
 public enum RPCLimits {
-    /// `MaxFrameSize=`: the largest frame (one message, or one reply) accepted, in bytes.
-    public static let maxFrameSize = RPCLimit(default: 16 << 20, range: 64...(1 << 30))
+    /// `MaxFrameSize=`: the largest frame (one message, or one reply) accepted, in bytes. 4 MiB, as gRPC's
+    /// default message size: larger payloads are better streamed than held whole by both ends.
+    public static let maxFrameSize = RPCLimit(default: 4 << 20, range: 64...(1 << 30))
+    /// `MaxBufferedBytes=`: the bytes of received frames rpcd holds at once, across all connections: frames
+    /// still arriving (counted at their announced length from the moment it is read), waiting, or carrying
+    /// calls in flight. Past it a new frame is refused with -32009 and its connection closed, so that no set
+    /// of peers can make rpcd hold more than this in requests, whatever the connection limits allow.
+    public static let maxBufferedBytes = RPCLimit(default: 256 << 20, range: (64 << 10)...(1 << 40))
+    /// `FrameTimeout=`: how long a frame may take to arrive once its length has been read. A peer that
+    /// announces a frame and then trickles it is closed after this, whatever the idle timeout says.
+    public static let frameTimeout = RPCLimit<Duration>(default: .seconds(60), range: .seconds(1)...timeSpanCeiling)
     /// `MaxBatchLength=`: the most calls one batch may hold.
     public static let maxBatchLength = RPCLimit(default: 1024, range: 1...1_000_000)
     /// `MaxNestingDepth=`: the deepest JSON nesting of a whole message; the request object is level 1.

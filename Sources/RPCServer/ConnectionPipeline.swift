@@ -1,31 +1,38 @@
 import NIOCore
 import NIOExtras
 import RPCCore
+import RPCLogging
 import RPCWire
 
 /// The handlers of one client connection, head to tail:
 ///
 ///     IdleStateHandler            fires an idle event after IdleTimeout= without traffic (when configured)
 ///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
+///     FrameDeadlineHandler        a frame still arriving FrameTimeout= after its length is refused
+///     FrameBudgetHandler          charges each frame to MaxBufferedBytes=, shared by all connections
 ///     LengthPrefixedFrameEncoder  reply payloads -> frames
 ///     RPCConnectionHandler        payload -> router -> reply; backpressure, idle and quiesce handling
-///     ProtocolErrorHandler        answers an oversize frame, logs and closes on errors
+///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
 ///
 /// One function builds them so that the server and the `EmbeddedChannel` tests use the same pipeline.
 enum ConnectionPipeline {
     static func handlers(
-        configuration: RPCServer.Configuration, router: RPCRouter, connection: RPCConnectionInfo
+        configuration: RPCServer.Configuration, router: RPCRouter, connection: RPCConnectionInfo,
+        budget: InboundByteBudget, refusalLog: LogRateLimiter
     ) -> [any ChannelHandler] {
         var handlers: [any ChannelHandler] = []
         if let idle = configuration.idleTimeout {
             handlers.append(IdleStateHandler(allTimeout: TimeAmount(idle)))
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
+        handlers.append(FrameDeadlineHandler(timeout: configuration.frameTimeout))
+        handlers.append(FrameBudgetHandler(budget: budget))
         handlers.append(LengthPrefixedFrameEncoder())
         handlers.append(
             RPCConnectionHandler(
-                router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection))
-        handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics))
+                router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,
+                budget: budget))
+        handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers
     }
 }

@@ -75,6 +75,10 @@ public struct DaemonService: RPCTypedService {
                 "accepted": .number(statistics.acceptedConnections.value),
                 "rejected": .number(statistics.rejectedConnections.value),
             ],
+            "frames": [
+                "buffered_bytes": .number(statistics.bufferedBytes.value),
+                "refused": .number(statistics.refusedFrames.value),
+            ],
             "calls": [
                 "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
                 "denied": .number(statistics.deniedCalls.value),

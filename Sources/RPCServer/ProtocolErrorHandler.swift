@@ -9,35 +9,60 @@ import RPCWire
 /// The last inbound handler of a connection: turns errors into a final reply where the protocol allows one,
 /// then closes.
 ///
-/// An oversize frame is answered with a `Frame too large` error object (id null) before closing, because the
-/// stream cannot be resynchronised after a refused length. Transport errors (reset by peer and the like) are
-/// logged at debug level: they are the client's business, not the administrator's.
+/// A refused frame — longer than `MaxFrameSize=`, past `MaxBufferedBytes=`, or not complete within
+/// `FrameTimeout=` — is answered with its error object (id null) before closing, because the stream cannot be
+/// resynchronised once a frame is skipped. These refusals are logged at notice, at a limited rate shared by
+/// every connection (a flood of them is one attack, not thousands of events). Transport errors (reset by peer
+/// and the like) are logged at debug level: they are the client's business, not the administrator's.
 final class ProtocolErrorHandler: ChannelInboundHandler {
     typealias InboundIn = Never
     typealias OutboundOut = ByteBuffer
 
     private let connection: RPCConnectionInfo
     private let statistics: RPCStatistics
+    private let refusalLog: LogRateLimiter
+    private var closing = false
 
-    init(connection: RPCConnectionInfo, statistics: RPCStatistics) {
+    init(connection: RPCConnectionInfo, statistics: RPCStatistics, refusalLog: LogRateLimiter) {
         self.connection = connection
         self.statistics = statistics
+        self.refusalLog = refusalLog
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if let tooLarge = error as? FrameTooLargeError {
-            statistics.errors.increment()
-            connection.logger.notice(
-                "Refused oversize frame; closing connection",
-                metadata: [LogField.errorCode: "\(RPCError.Code.frameTooLarge)", LogField.error: "\(tooLarge)"])
-            var reply = context.channel.allocator.buffer(capacity: 128)
-            RPCReplyWriter.writeError(
-                .frameTooLarge(announced: tooLarge.announcedLength, limit: tooLarge.maxFrameSize), id: nil, into: &reply)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(reply)).whenComplete { _ in channel.close(promise: nil) }
-        } else {
+        guard !closing else { return }
+        closing = true
+        guard let (reply, message) = Self.finalReply(for: error) else {
             connection.logger.debug("Connection error; closing", metadata: [LogField.error: "\(error)"])
             context.close(promise: nil)
+            return
+        }
+        statistics.errors.increment()
+        if !(error is FrameTooLargeError) { statistics.refusedFrames.increment() }
+        if let suppressed = refusalLog.admit() {
+            var metadata: Logger.Metadata = [LogField.errorCode: "\(reply.code)", LogField.error: "\(error)"]
+            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+            connection.logger.notice("\(message)", metadata: metadata)
+        }
+        var buffer = context.channel.allocator.buffer(capacity: 128)
+        RPCReplyWriter.writeError(reply, id: nil, into: &buffer)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The error object that answers a refused frame, and the log message, for the errors that have one.
+    private static func finalReply(for error: any Error) -> (RPCError, Logger.Message)? {
+        switch error {
+        case let tooLarge as FrameTooLargeError:
+            return (.frameTooLarge(announced: tooLarge.announcedLength, limit: tooLarge.maxFrameSize),
+                    "Refused oversize frame; closing connection")
+        case let busy as BufferBudgetExceeded:
+            return (.serverBusy(limit: busy.limit), "Refused frame: received frames fill MaxBufferedBytes=; closing connection")
+        case let timedOut as FrameTimedOut:
+            return (.frameTimeout(seconds: Int(timedOut.timeout.components.seconds)),
+                    "Frame not complete within FrameTimeout=; closing connection")
+        default:
+            return nil
         }
     }
 }

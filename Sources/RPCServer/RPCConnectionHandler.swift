@@ -5,10 +5,12 @@ import RPCCore
 
 /// Dispatches each frame of one connection through the router and writes the replies, with backpressure.
 ///
-/// Calls run concurrently and are answered as they complete. At most `maxCallsInFlight` calls (batch entries
-/// count one each) run at once: past that, frames already decoded wait in a queue and the handler stops asking
-/// the socket for more (it holds `read()`), so a fast client is slowed down instead of flooding memory or being
-/// sent errors. The handler also ends the connection when it is idle with nothing in flight (on
+/// Calls run concurrently and are answered as they complete. At most `maxCallsInFlight` calls run at once (a
+/// batch runs as many of its entries at a time as there is room for): past that, frames already decoded wait
+/// in a queue and the handler stops asking the socket for more (it holds `read()`), so a fast client is slowed
+/// down instead of flooding memory or being sent errors. Each frame's share of `MaxBufferedBytes=` is given
+/// back once its calls are answered; while they run, the message keeps only what its calls use of the frame
+/// (`RPCMessage.retainingOnlyWhatCallsUse`). The handler also ends the connection when it is idle with nothing in flight (on
 /// `IdleStateHandler`'s event) and when the server quiesces (once the last call has been answered).
 ///
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
@@ -16,19 +18,20 @@ import RPCCore
 ///
 /// Event-loop confined, like every `ChannelHandler`.
 final class RPCConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = ChargedFrame
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
     private let router: RPCRouter
     private let connection: RPCConnectionInfo
     private let maxCallsInFlight: Int
+    private let budget: InboundByteBudget
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
     /// Frames decoded while the in-flight limit was reached, in arrival order. Starts with room for one: most
     /// connections never queue, and the default 16 slots would cost half a kilobyte per idle connection.
-    private var waitingFrames = CircularBuffer<ByteBuffer>(initialCapacity: 1)
+    private var waitingFrames = CircularBuffer<ChargedFrame>(initialCapacity: 1)
     /// The pipeline asked to read while we were at the limit; honoured once there is room again.
     private var readHeld = false
     /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
@@ -37,10 +40,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var draining = false
     private var quiescing = false
 
-    init(router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int) {
+    init(router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int, budget: InboundByteBudget) {
         self.router = router
         self.connection = connection
         self.maxCallsInFlight = maxCallsInFlight
+        self.budget = budget
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -49,6 +53,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        for frame in waitingFrames { budget.release(frame.charge) }
         waitingFrames.removeAll()
     }
 
@@ -103,17 +108,22 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
-    private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
-        let message = router.parser.parse(frame)
-        let weight = message.callCount
+    private func process(_ frame: ChargedFrame, eventLoop: any EventLoop) {
+        let (message, retained) = router.parser.parse(frame.payload)
+            .retainingOnlyWhatCallsUse(frameSize: frame.payload.readableBytes)
+        let charge = min(frame.charge, retained)
+        budget.release(frame.charge - charge)
+        // `process` runs only with room for one call at least; a batch gets the room there is.
+        let weight = min(message.callCount, maxCallsInFlight - callsInFlight)
         callsInFlight += weight
-        router.dispatch(message, connection: connection, eventLoop: eventLoop) { [self] reply in
-            self.complete(weight: weight, reply: reply)
+        router.dispatch(message, connection: connection, eventLoop: eventLoop, maxConcurrentCalls: weight) { [self] reply in
+            self.complete(weight: weight, charge: charge, reply: reply)
         }
     }
 
-    private func complete(weight: Int, reply: ByteBuffer?) {
+    private func complete(weight: Int, charge: Int, reply: ByteBuffer?) {
         callsInFlight -= weight
+        budget.release(charge)
         guard let context else { return }  // the connection is gone; the reply has nowhere to go
         if let reply {
             context.write(wrapOutboundOut(reply), promise: nil)

@@ -24,6 +24,10 @@ public final class RPCServer: Service, Sendable {
         /// Connections open at once from one IP address (TCP) or one user (Unix socket).
         public var maxConnectionsPerPeer: Int
         public var maxCallsPerConnection: Int
+        /// Bytes of received frames held at once across connections (`MaxBufferedBytes=`).
+        public var maxBufferedBytes: Int
+        /// How long a frame may take to arrive once its length has been read.
+        public var frameTimeout: Duration
         /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
         public var idleTimeout: Duration?
         /// How long shutdown waits for in-flight calls before closing connections anyway.
@@ -38,6 +42,8 @@ public final class RPCServer: Service, Sendable {
             maxConnections: Int = RPCLimits.maxConnections.defaultValue,
             maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
             maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+            maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
+            frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
             idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
         ) {
@@ -47,6 +53,8 @@ public final class RPCServer: Service, Sendable {
             self.maxConnections = maxConnections
             self.maxConnectionsPerPeer = maxConnectionsPerPeer
             self.maxCallsPerConnection = maxCallsPerConnection
+            self.maxBufferedBytes = maxBufferedBytes
+            self.frameTimeout = frameTimeout
             self.idleTimeout = idleTimeout
             self.shutdownGracePeriod = shutdownGracePeriod
         }
@@ -83,6 +91,9 @@ public final class RPCServer: Service, Sendable {
         self.logger = logger
         self.whenListening = whenListening
         self.peerCounts = PeerConnectionCounts(limit: configuration.maxConnectionsPerPeer)
+        // A budget below one frame would refuse every frame of the maximum size forever.
+        self.budget = InboundByteBudget(
+            limit: max(configuration.maxBufferedBytes, configuration.maxFrameSize), statistics: router.statistics)
     }
 
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
@@ -160,8 +171,11 @@ public final class RPCServer: Service, Sendable {
 
     private let openChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
     private let peerCounts: PeerConnectionCounts
+    private let budget: InboundByteBudget
     /// Refused connections are logged, but a flood of them must not flood the journal.
     private let refusedLog = LogRateLimiter(burst: 10, per: .seconds(1))
+    /// The same for refused frames (oversize, over the budget, too slow).
+    private let refusedFrameLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     private func forceCloseConnections() {
         for channel in openChannels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
@@ -243,7 +257,9 @@ public final class RPCServer: Service, Sendable {
         }
 
         try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(configuration: configuration, router: router, connection: connection))
+            ConnectionPipeline.handlers(
+                configuration: configuration, router: router, connection: connection, budget: budget,
+                refusalLog: refusedFrameLog))
     }
 
     /// Options of accepted TCP connections: no Nagle delay (replies are small and answered at once), and

@@ -15,6 +15,10 @@ import NIOCore
 /// soon as the four length bytes arrive, so no buffer of the announced size is ever accumulated; after that
 /// `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
 ///
+/// When a frame's length has arrived but not all of its payload, the decoder says so once with an
+/// `IncompleteFrameEvent` (a user inbound event), so that later handlers can account for the bytes the frame
+/// will hold and give it a deadline; the payload itself follows as usual once complete.
+///
 /// Runs on the channel's event loop like any `ByteToMessageDecoder`.
 public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     public typealias InboundOut = ByteBuffer
@@ -23,6 +27,8 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     public static let headerSize = 4
 
     public let maxFrameSize: Int
+    /// The current frame's `IncompleteFrameEvent` has been sent.
+    private var announcedIncomplete = false
 
     public init(maxFrameSize: Int) {
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
@@ -37,8 +43,13 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
             throw FrameTooLargeError(announcedLength: Int(length), maxFrameSize: self.maxFrameSize)
         }
         guard buffer.readableBytes >= Self.headerSize + Int(length) else {
+            if !announcedIncomplete {
+                announcedIncomplete = true
+                context.fireUserInboundEventTriggered(IncompleteFrameEvent(announcedLength: Int(length)))
+            }
             return .needMoreData
         }
+        announcedIncomplete = false
         buffer.moveReaderIndex(forwardBy: Self.headerSize)
         let payload = buffer.readSlice(length: Int(length))!
         context.fireChannelRead(Self.wrapInboundOut(payload))
@@ -51,6 +62,17 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
         // Complete frames still buffered at EOF are delivered; a truncated tail has nobody to answer and is dropped.
         while try self.decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
+    }
+}
+
+/// A frame's length has been read, and its payload is still arriving. Sent once per such frame, before the
+/// payload is delivered; frames that arrive whole in one read never cause one.
+public struct IncompleteFrameEvent: Hashable, Sendable {
+    /// The payload length the peer announced (at most the decoder's `maxFrameSize`).
+    public var announcedLength: Int
+
+    public init(announcedLength: Int) {
+        self.announcedLength = announcedLength
     }
 }
 

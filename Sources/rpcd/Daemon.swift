@@ -72,6 +72,7 @@ struct Daemon {
                 listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
                 maxCallsPerConnection: settings.maxCallsPerConnection,
+                maxBufferedBytes: settings.maxBufferedBytes, frameTimeout: settings.frameTimeout,
                 idleTimeout: settings.idleTimeout,
                 shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger

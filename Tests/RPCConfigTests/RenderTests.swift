@@ -11,12 +11,14 @@ final class RenderTests: XCTestCase {
             Listen=/run/rpcd/rpcd.sock
             Listen=127.0.0.1:7390
             Threads=auto
-            MaxFrameSize=16M
+            MaxFrameSize=4M
             MaxBatchLength=1024
             MaxNestingDepth=64
             MaxConnections=4096
             MaxConnectionsPerPeer=256
             MaxCallsPerConnection=128
+            MaxBufferedBytes=256M
+            FrameTimeout=1min
             IdleTimeout=5min
             LogLevel=info
             LogCalls=no

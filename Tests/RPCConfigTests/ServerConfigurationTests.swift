@@ -7,11 +7,13 @@ final class ServerConfigurationTests: XCTestCase {
         let defaults = ServerConfiguration.defaults
         XCTAssertEqual(defaults.listen, [.unix(path: "/run/rpcd/rpcd.sock"), .tcp(host: "127.0.0.1", port: 7390)])
         XCTAssertNil(defaults.threads)
-        XCTAssertEqual(defaults.maxFrameSize, 16 * 1024 * 1024)
+        XCTAssertEqual(defaults.maxFrameSize, 4 * 1024 * 1024)
         XCTAssertEqual(defaults.maxBatchLength, 1024)
         XCTAssertEqual(defaults.maxNestingDepth, 64)
         XCTAssertEqual(defaults.maxConnections, 4096)
         XCTAssertEqual(defaults.maxCallsPerConnection, 128)
+        XCTAssertEqual(defaults.maxBufferedBytes, 256 << 20)
+        XCTAssertEqual(defaults.frameTimeout, .seconds(60))
         XCTAssertEqual(defaults.idleTimeout, .seconds(300))
         XCTAssertEqual(defaults.logLevel, .info)
         XCTAssertEqual(ServerConfiguration.defaultPath, "/etc/rpcd/rpcd.conf")
@@ -80,6 +82,8 @@ final class ServerConfigurationTests: XCTestCase {
             ("MaxNestingDepth", "2", "512", "1", "513"),
             ("MaxConnections", "1", "1000000", "0", "1000001"),
             ("MaxCallsPerConnection", "1", "65536", "0", "65537"),
+            ("MaxBufferedBytes", "64K", "1T", "65535", "1099511627777"),
+            ("FrameTimeout", "1s", "365d", "999ms", "366d"),
         ]
         for item in cases {
             XCTAssertNoThrow(try configuration("[Server]\n\(item.key)=\(item.low)\n"), item.key)
@@ -103,6 +107,15 @@ final class ServerConfigurationTests: XCTestCase {
                     configError { try configuration("[Server]\n\(key)=\(tooLong)\n") }?.description,
                     "/etc/rpcd/rpcd.conf:2: value \(tooLong) for \(key)= is out of range: expected a time span from 0 to 365d (or infinity)")
             }
+        }
+    }
+
+    /// A frame without a deadline could be trickled for ever (issue 14): `FrameTimeout=` takes no infinity.
+    func testFrameTimeoutMustBeFinite() throws {
+        XCTAssertEqual(try configuration("[Server]\nFrameTimeout=2min\n").frameTimeout, .seconds(120))
+        for endless in ["infinity", "0"] {
+            XCTAssertEqual(
+                configError { try configuration("[Server]\nFrameTimeout=\(endless)\n") }?.line, 2, endless)
         }
     }
 

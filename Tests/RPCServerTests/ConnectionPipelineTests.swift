@@ -5,6 +5,7 @@ import NIOEmbedded
 import NIOExtras
 import RPCCore
 import RPCJSON
+import RPCLogging
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -28,7 +29,10 @@ final class ConnectionPipelineTests: XCTestCase {
         channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(reads)
         try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(configuration: configuration, router: router, connection: connection))
+            ConnectionPipeline.handlers(
+                configuration: configuration, router: router, connection: connection,
+                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
+                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
 

@@ -35,6 +35,26 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
         }
     }
 
+    func testAnIncompleteFrameIsAnnouncedOnceWithItsLength() throws {
+        let events = EventRecorder()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 1024)), events)
+        let wire = frame(String(repeating: "x", count: 100))
+        try channel.writeInbound(wire.getSlice(at: 0, length: 3)!)  // not even the whole length yet
+        XCTAssertEqual(events.received, [])
+        try channel.writeInbound(wire.getSlice(at: 3, length: 10)!)
+        try channel.writeInbound(wire.getSlice(at: 13, length: 10)!)
+        XCTAssertEqual(events.received, [IncompleteFrameEvent(announcedLength: 100)], "once per frame, however many reads")
+        try channel.writeInbound(wire.getSlice(at: 23, length: wire.readableBytes - 23)!)
+        XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self)?.readableBytes, 100)
+        try channel.writeInbound(frame("{}"))  // arrives whole: nothing to announce
+        XCTAssertEqual(events.received.count, 1)
+        try channel.writeInbound(wire.getSlice(at: 0, length: 50)!)  // the next frame is announced again
+        XCTAssertEqual(events.received.count, 2)
+        _ = try? channel.finish()
+    }
+
     func testZeroLengthFrameIsAnEmptyPayload() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 16)))
         try channel.writeInbound(frame(""))
@@ -87,5 +107,17 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
         // The remaining bytes are an incomplete frame: finish() reports them as left over, nothing is emitted.
         XCTAssertNoThrow(try channel.finish())
         XCTAssertNil(try channel.readInbound(as: ByteBuffer.self))
+    }
+}
+
+/// Records the `IncompleteFrameEvent`s that reach it and passes frames on.
+private final class EventRecorder: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    var received: [IncompleteFrameEvent] = []
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? IncompleteFrameEvent { received.append(event) }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -1,0 +1,70 @@
+import NIOCore
+
+extension RPCMessage {
+    /// Frames at most this long are kept whole: copying their parts out would save too little to matter.
+    public static let smallFrameSize = 4096
+
+    /// This message with its params and ids moved out of the frame when they are a small part of it, and the
+    /// bytes it then keeps alive.
+    ///
+    /// The envelope parser hands params and ids on as slices of the frame, and a slice keeps its whole
+    /// buffer alive: a call carrying a megabyte of ignored members would pin that megabyte until it is
+    /// answered. When what the calls use is less than half of a frame larger than `smallFrameSize`, it is
+    /// copied into one buffer of its own and the frame can be freed; so a message never keeps more than
+    /// twice what its calls use, plus `smallFrameSize`.
+    public func retainingOnlyWhatCallsUse(frameSize: Int) -> (message: RPCMessage, retainedBytes: Int) {
+        guard frameSize > Self.smallFrameSize else { return (self, frameSize) }
+        let used = usedBytes
+        guard used * 2 < frameSize else { return (self, frameSize) }
+        var storage = ByteBufferAllocator().buffer(capacity: used)
+        switch self {
+        case .failure:
+            return (self, 0)
+        case .single(let entry):
+            return (.single(entry.copied(into: &storage)), used)
+        case .batch(let entries):
+            return (.batch(entries.map { $0.copied(into: &storage) }), used)
+        }
+    }
+
+    /// The bytes of the frame the message's entries refer to.
+    private var usedBytes: Int {
+        switch self {
+        case .failure: return 0
+        case .single(let entry): return entry.usedBytes
+        case .batch(let entries): return entries.reduce(0) { $0 + $1.usedBytes }
+        }
+    }
+}
+
+extension RPCEntry {
+    fileprivate var usedBytes: Int {
+        switch self {
+        case .request(let request):
+            return (request.params?.readableBytes ?? 0) + (request.id?.rawJSON.readableBytes ?? 0)
+        case .invalid(let id, _):
+            return id?.rawJSON.readableBytes ?? 0
+        }
+    }
+
+    /// The entry with its slices re-pointed at copies appended to `storage`.
+    fileprivate func copied(into storage: inout ByteBuffer) -> RPCEntry {
+        switch self {
+        case .request(var request):
+            request.params = request.params.map { storage.appendSlice(of: $0) }
+            request.id = request.id.map { RPCID(rawJSON: storage.appendSlice(of: $0.rawJSON)) }
+            return .request(request)
+        case .invalid(let id, let error):
+            return .invalid(id: id.map { RPCID(rawJSON: storage.appendSlice(of: $0.rawJSON)) }, error: error)
+        }
+    }
+}
+
+extension ByteBuffer {
+    /// Appends `bytes` and returns a slice of self holding them.
+    fileprivate mutating func appendSlice(of bytes: ByteBuffer) -> ByteBuffer {
+        let start = writerIndex
+        let written = writeImmutableBuffer(bytes)
+        return getSlice(at: start, length: written)!
+    }
+}
