@@ -23,7 +23,7 @@ public final class ModuleHost: Sendable {
     public let moduleDirectory: String
     private let reservedServices: Set<String>
     private let loader = ModuleLoader()
-    private let pool: NIOThreadPool
+    private let pool: WorkerPool
     private let logger: Logger
     private let active = Mutex<[String: ModuleService]>([:])
 
@@ -41,7 +41,7 @@ public final class ModuleHost: Sendable {
     /// `reservedServices` are names no handler may take (the built-in services).
     public init(
         directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
-        pool: NIOThreadPool, logger: Logger
+        pool: WorkerPool, logger: Logger
     ) {
         self.directories = directories
         self.moduleDirectory = moduleDirectory

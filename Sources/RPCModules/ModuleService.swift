@@ -22,7 +22,7 @@ public final class ModuleService: RPCService, Sendable {
     let logger: Logger
     private let context: HandlerContext
     private let instance: InstancePointer
-    private let pool: NIOThreadPool
+    private let pool: WorkerPool
     private let state = Mutex(State())
 
     private struct State {
@@ -37,7 +37,7 @@ public final class ModuleService: RPCService, Sendable {
     }
 
     /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
-    public init(image: ModuleImage, configuration: HandlerConfiguration, pool: NIOThreadPool, logger: Logger) throws(ModuleLoadError) {
+    public init(image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger) throws(ModuleLoadError) {
         let service = configuration.service ?? image.name
         var logger = logger
         logger[metadataKey: LogField.service] = "\(service)"

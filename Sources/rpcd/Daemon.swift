@@ -34,7 +34,7 @@ struct Daemon {
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
     /// caller reports it to systemd) or a service fails later.
     func run(
-        group: MultiThreadedEventLoopGroup, pool: NIOThreadPool,
+        group: MultiThreadedEventLoopGroup, pool: WorkerPool,
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
         let statistics = RPCStatistics()

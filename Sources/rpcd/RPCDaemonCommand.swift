@@ -81,7 +81,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         }
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
-        let pool = NIOThreadPool(numberOfThreads: max(2, System.coreCount))
+        let pool = WorkerPool(threads: max(2, System.coreCount))
         pool.start()
         let host = ModuleHost(
             directories: handlerDirectories, moduleDirectory: moduleDirectory,

@@ -13,13 +13,13 @@ import XCTest
 final class ModuleServiceTests: XCTestCase {
     private var directory: URL!
     private var group: MultiThreadedEventLoopGroup!
-    private var pool: NIOThreadPool!
+    private var pool: WorkerPool!
     private var image: ModuleImage!
 
     override func setUpWithError() throws {
         directory = TestModule.temporaryDirectory()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        pool = NIOThreadPool(numberOfThreads: 2)
+        pool = WorkerPool(threads: 2)
         pool.start()
         image = try ModuleLoader().load(path: TestModule.build(into: directory))
     }

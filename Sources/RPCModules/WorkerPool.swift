@@ -1,0 +1,61 @@
+import NIOPosix
+import Synchronization
+
+/// The threads that run module calls which may block (`RPCD_METHOD_MAY_BLOCK`), and the watchdog's view of
+/// them.
+///
+/// Health is progress, not queue length: a pool with a long queue whose jobs keep finishing is healthy, and
+/// only one with work waiting and no job finishing — every thread stuck in a module — is not. So
+/// `whenProgressing` answers when the next job finishes, or at once (through a job of its own) when the pool
+/// is idle, never after the whole queue (a flood of blocking calls would otherwise starve the probe and get
+/// the daemon killed by its own watchdog). Thread-safe.
+public final class WorkerPool: Sendable {
+    private let pool: NIOThreadPool
+    private let state = Mutex(State())
+
+    private struct State {
+        /// Jobs submitted and not yet finished (queued or running).
+        var unfinished = 0
+        /// Answers to give when the next job finishes.
+        var waiting: [@Sendable () -> Void] = []
+    }
+
+    public init(threads: Int) {
+        pool = NIOThreadPool(numberOfThreads: threads)
+    }
+
+    public func start() { pool.start() }
+
+    public func shutdownGracefully() async throws { try await pool.shutdownGracefully() }
+
+    public func syncShutdownGracefully() throws { try pool.syncShutdownGracefully() }
+
+    /// Runs `work` on a pool thread, with `.active`, or with `.cancelled` if the pool shuts down first.
+    public func submit(_ work: @escaping @Sendable (NIOThreadPool.WorkItemState) -> Void) {
+        state.withLock { $0.unfinished += 1 }
+        pool.submit { workState in
+            work(workState)
+            self.finished()
+        }
+    }
+
+    /// Calls `answer` (on a pool thread) once a job finishes, or at once if no job is waiting or running.
+    /// Never inline. If the pool never makes progress again, never.
+    public func whenProgressing(_ answer: @escaping @Sendable () -> Void) {
+        let idle = state.withLock { state -> Bool in
+            guard state.unfinished > 0 else { return true }
+            state.waiting.append(answer)
+            return false
+        }
+        if idle { submit { _ in answer() } }
+    }
+
+    private func finished() {
+        let answers = state.withLock { state -> [@Sendable () -> Void] in
+            state.unfinished -= 1
+            defer { state.waiting.removeAll() }
+            return state.waiting
+        }
+        for answer in answers { answer() }
+    }
+}

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""What hostile peers can make rpcd hold, with the default limits (issue 14's figures).
+
+    bench/hostile.py BIN_DIR [--connections N] [--only NAME ...]
+
+rpcd runs with the shipped defaults (only Listen= and Threads=1 set), pinned to CPU 0; the peers run here,
+pinned to CPU 1, spread over the loopback addresses 127.0.0.2-127.0.0.9 so that MaxConnectionsPerPeer= (256
+per address) does not hide the other limits. Scenarios:
+
+    trickle     N connections each announce a frame of MaxFrameSize= (4 MiB), send 1 MiB of it, then a byte
+                a second: RSS, how many were refused at once (-32009), and how long the others survive (-32010)
+    no-read     N connections each send 10 echo.echo calls with 100 KiB of params and never read: RSS
+    batch       one kv value of 1000 KB, then a batch of 500 kv.get of it (a 500 MB reply): the answer and RSS
+
+Prints one line per scenario and a JSON summary. A measurement, not a test. Bounded: every scenario stops by
+itself (the trickle waits at most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
+"""
+
+import argparse
+import json
+import os
+import selectors
+import socket
+import struct
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import ROOT, Server, free_port  # noqa: E402
+
+CLIENT_CPU = 1
+SOURCES = [f"127.0.0.{host}" for host in range(2, 10)]
+
+
+def frame(payload):
+    data = payload.encode() if isinstance(payload, str) else payload
+    return struct.pack(">I", len(data)) + data
+
+
+def connect(port, index):
+    s = socket.socket()
+    s.bind((SOURCES[index % len(SOURCES)], 0))
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def read_frame(s, timeout=10):
+    s.settimeout(timeout)
+    data = b""
+    while len(data) < 4:
+        chunk = s.recv(4 - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    (length,) = struct.unpack(">I", data)
+    body = b""
+    while len(body) < length:
+        chunk = s.recv(min(1 << 20, length - len(body)))
+        if not chunk:
+            return None
+        body += chunk
+    return json.loads(body)
+
+
+def start(bin_dir, workdir):
+    port = free_port()
+    socket_path = os.path.join(workdir, f"rpcd-{port}.sock")
+    config = os.path.join(workdir, f"rpcd-{port}.conf")
+    with open(config, "w") as file:
+        file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nThreads=1\n")
+    server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
+                             "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+                    port, workdir, "Started")
+    server.socket_path = socket_path
+    return server
+
+
+def peak_rss(server, seconds, sample=0.2):
+    peak = 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        peak = max(peak, server.rss_kib())
+        time.sleep(sample)
+    return peak
+
+
+def trickle(server, count):
+    start_rss = server.rss_kib()
+    sockets = []
+    for index in range(count):
+        s = connect(server.port, index)
+        s.setblocking(False)
+        try:
+            s.send(struct.pack(">I", 4 << 20))
+            s.send(b"x" * (1 << 20))
+        except BlockingIOError:
+            pass  # the server stopped reading this one: its frame was refused
+        sockets.append(s)
+    began = time.monotonic()
+    refused, closed_at = 0, {}
+    selector = selectors.DefaultSelector()
+    for s in sockets:
+        selector.register(s, selectors.EVENT_READ)
+    peak = server.rss_kib()
+    codes = {}
+    while len(closed_at) < len(sockets) and time.monotonic() - began < 90:
+        for key, _ in selector.select(timeout=1.0):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except (ConnectionResetError, BlockingIOError):
+                data = b""
+            if len(data) > 4:
+                reply = json.loads(data[4:4 + struct.unpack(">I", data[:4])[0]])
+                code = reply.get("error", {}).get("code")
+                codes[code] = codes.get(code, 0) + 1
+            closed_at[s] = time.monotonic() - began
+            selector.unregister(s)
+        for s in sockets:
+            if s not in closed_at:
+                try:
+                    s.send(b"x")  # a byte a second
+                except OSError:
+                    pass
+        peak = max(peak, server.rss_kib())
+    for s in sockets:
+        s.close()
+    survived = sorted(t for t in closed_at.values() if t > 5)
+    return {
+        "connections": count, "rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024,
+        "rss_after_mib": server.rss_kib() / 1024, "replies_by_code": codes,
+        "trickled_frame_survived_s": (survived[0], survived[-1]) if survived else None,
+    }
+
+
+def no_read(server, count):
+    start_rss = server.rss_kib()
+    params = json.dumps(["x" * (100 << 10)])
+    payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":{params},"id":{i}}}') for i in range(10))
+    sockets = []
+    for index in range(count):
+        s = connect(server.port, index)
+        s.setblocking(False)
+        try:
+            s.sendall(payload)
+        except BlockingIOError:
+            pass
+        sockets.append(s)
+    peak = peak_rss(server, 10)
+    for s in sockets:
+        s.close()
+    time.sleep(2)
+    return {"connections": count, "rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024,
+            "rss_after_close_mib": server.rss_kib() / 1024}
+
+
+def batch(server):
+    start_rss = server.rss_kib()
+    admin = socket.socket(socket.AF_UNIX)
+    admin.connect(server.socket_path)  # kv.set is for root and group rpcd, on the socket
+    admin.sendall(frame(json.dumps({"jsonrpc": "2.0", "method": "kv.set", "params": ["big", "v" * 1_000_000], "id": 1})))
+    set_reply = read_frame(admin)
+    admin.close()
+    entries = ",".join(f'{{"jsonrpc":"2.0","method":"kv.get","params":["big"],"id":{i}}}' for i in range(500))
+    s = connect(server.port, 0)
+    s.sendall(frame("[" + entries + "]"))
+    reply = read_frame(s, timeout=60)
+    peak = peak_rss(server, 2)
+    s.close()
+    return {"set": set_reply.get("result", set_reply.get("error")), "request_bytes": len(entries) + 2,
+            "reply": reply.get("error") if isinstance(reply, dict) else f"array of {len(reply)}",
+            "rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("bin_dir")
+    parser.add_argument("--connections", type=int, default=1000)
+    parser.add_argument("--only", nargs="*", default=["trickle", "no-read", "batch"])
+    args = parser.parse_args()
+    if not 1 <= args.connections <= 2000:
+        sys.exit("hostile.py: --connections must be 1 to 2000 (MaxConnections= is 4096, 256 per address)")
+    try:
+        os.sched_setaffinity(0, {CLIENT_CPU})
+    except (AttributeError, OSError):
+        pass
+    results = {}
+    with tempfile.TemporaryDirectory() as workdir:
+        for name in args.only:
+            server = start(args.bin_dir, workdir)  # a fresh process per scenario
+            try:
+                if name == "trickle":
+                    results[name] = trickle(server, args.connections)
+                elif name == "no-read":
+                    results[name] = no_read(server, args.connections)
+                elif name == "batch":
+                    results[name] = batch(server)
+                print(f"{name}: {json.dumps(results[name])}", flush=True)
+            finally:
+                server.stop()
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
