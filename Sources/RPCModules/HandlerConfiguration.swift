@@ -5,7 +5,7 @@ import RPCProtocol
 /// and how.
 ///
 ///     [Handler]
-///     Module=calc          # a path, or a bare name looked up in the module directory
+///     Module=calc          # a name, looked up in the module directory as calc.so, then libcalc.so
 ///     Service=calc         # defaults to the module's name
 ///     Enabled=yes
 ///     Advertise=yes
@@ -49,10 +49,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
             INISection(
                 "Handler",
                 keys: [
-                    .value("Module", \.module, parse: { entry throws(ConfigError) in
-                        guard !entry.value.isEmpty else { throw entry.invalidValue(expected: "a module path or name") }
-                        return entry.value
-                    }, format: { $0 }),
+                    .value("Module", \.module, parse: parseModule, format: { $0 }),
                     .value("Service", \.service, parse: { entry throws(ConfigError) in
                         guard ServiceName.isValid(entry.value) else {
                             throw entry.invalidValue(expected: ServiceName.rule)
@@ -66,6 +63,18 @@ public struct HandlerConfiguration: Hashable, Sendable {
                 ]),
             INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
         ])
+
+    /// `Module=` is a name, never a path: modules are code rpcd runs with its own rights, so they come only from
+    /// the module directory, which root alone can write (see `FileTrust`), not from wherever a handler file
+    /// points.
+    @Sendable private static func parseModule(_ entry: INIEntry) throws(ConfigError) -> String {
+        let allowed = entry.value.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789._+-".unicodeScalars.contains($0) }
+        guard !entry.value.isEmpty, allowed, !entry.value.hasPrefix(".") else {
+            throw entry.invalidValue(
+                expected: "expected a module name (letters, digits, '.', '_', '+', '-'), found in the module directory as NAME.so or libNAME.so; paths are not accepted")
+        }
+        return entry.value
+    }
 
     /// The access rule of this handler's service: its own lists where it has them, `inherited` elsewhere.
     public func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {

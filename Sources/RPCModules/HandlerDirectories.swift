@@ -1,5 +1,9 @@
 import RPCConfig
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Finds handler files in `handlers.d` directories with systemd's precedence and masking.
 ///
 /// Directories are given lowest priority first (the order of `rpcd --handlers-dir`). For each file name the
@@ -8,9 +12,11 @@ import RPCConfig
 /// highest-priority one wins) and applied after the main file in lexical order, each overriding single keys.
 /// This is what systemd does for units and for its own `*.conf.d` configuration.
 public struct HandlerDirectories: Sendable {
-    /// Lowest priority first: vendor defaults, then runtime, then the administrator's (systemd's order:
-    /// /etc overrides /run overrides /usr/lib).
-    public static let defaults = ["/usr/lib/rpcd/handlers.d", "/run/rpcd/handlers.d", "/etc/rpcd/handlers.d"]
+    /// Lowest priority first: vendor defaults, then the administrator's (/etc overrides /usr/lib, as in
+    /// systemd).
+    /// There is no runtime directory (systemd's /run level): /run/rpcd is writable by the daemon itself, and a
+    /// compromised daemon must not be able to leave handler files that outrank the vendor's across restarts.
+    public static let defaults = ["/usr/lib/rpcd/handlers.d", "/etc/rpcd/handlers.d"]
 
     public var directories: [String]
 
@@ -44,9 +50,9 @@ public struct HandlerDirectories: Sendable {
             let fileName = String(path.split(separator: "/").last ?? "")
             let name = String(fileName.dropLast(".conf".count))
             do {
-                var documents = [try INIDocument.load(path: path)]
+                var documents = [try Self.loadTrusted(path)]
                 for dropIn in try INIDocument.dropInFiles(in: highestFirst.map { "\($0)/\(fileName).d" }) {
-                    documents.append(try INIDocument.load(path: dropIn))
+                    documents.append(try Self.loadTrusted(dropIn))
                 }
                 if let handler = try HandlerConfiguration.make(name: name, documents: documents) {
                     scan.handlers.append(handler)
@@ -59,5 +65,20 @@ public struct HandlerDirectories: Sendable {
             }
         }
         return scan
+    }
+
+    /// Reads a handler file if it can be trusted (`FileTrust`): a handler file names the module rpcd runs, so
+    /// one that others could write would let them choose its code's configuration. A mask (a symlink to
+    /// /dev/null) is only checked for where it lies.
+    private static func loadTrusted(_ path: String) throws(ConfigError) -> INIDocument {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return try INIDocument.load(path: path) }  // load names the error
+        let isMask = info.st_mode & S_IFMT == S_IFCHR && realpath(path, nil).map { real in
+            defer { free(real) }
+            return String(cString: real) == "/dev/null"
+        } == true
+        let problem = isMask ? FileTrust.problem(directoriesAbove: path) : FileTrust.problem(file: path, info: info)
+        if let problem { throw ConfigError(file: path, line: nil, message: "refused: \(problem)") }
+        return try INIDocument.load(path: path)
     }
 }

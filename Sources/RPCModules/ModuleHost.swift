@@ -131,10 +131,9 @@ public final class ModuleHost: Sendable {
         return service
     }
 
-    /// `Module=` as a file: a value with a slash is a path; a bare name is looked up in the module directory
-    /// as NAME.so, then libNAME.so (what SwiftPM and most build systems produce).
+    /// `Module=` as a file: the name looked up in the module directory as NAME.so, then libNAME.so (what
+    /// SwiftPM and most build systems produce). Names never contain a slash (`HandlerConfiguration`).
     public static func modulePath(for module: String, in moduleDirectory: String) -> String {
-        if module.contains("/") { return module }
         let candidates = ["\(moduleDirectory)/\(module).so", "\(moduleDirectory)/lib\(module).so"]
         return candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
     }

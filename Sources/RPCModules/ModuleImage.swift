@@ -127,12 +127,7 @@ struct FileIdentity: Hashable, Sendable {
     var modified: Int64
     var modifiedNanoseconds: Int64
 
-    init(path: String) throws(ModuleLoadError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            throw ModuleLoadError(path, errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
-        }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw ModuleLoadError(path, "not a regular file") }
+    init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)

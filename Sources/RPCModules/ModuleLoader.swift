@@ -8,7 +8,9 @@ import Glibc
 
 /// Loads module libraries with `dlopen` and keeps every image for the life of the process.
 ///
-/// Loading the same unchanged file again returns the image already loaded. A file that changed since it was
+/// A module file is opened once, checked through that descriptor (`FileTrust`: owned by root or rpcd's user,
+/// writable by no one else, nor any directory above it) and loaded from it, so no one can swap the file between
+/// check and load. Loading the same unchanged file again returns the image already loaded. A file that changed since it was
 /// loaded (another inode, size or modification time) is copied into a memfd and loaded from there: `dlopen`
 /// of the same path would return the old image, and unloading it is not an option (see `ModuleImage`).
 /// Thread-safe; loading blocks on disk I/O and the module's static initialisers.
@@ -18,19 +20,36 @@ public final class ModuleLoader: Sendable {
     public init() {}
 
     public func load(path: String) throws(ModuleLoadError) -> ModuleImage {
-        let identity = try FileIdentity(path: path)
+        // One descriptor from check to load: the file checked is the file loaded, whatever happens to the path.
+        let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard file >= 0 else {
+            throw ModuleLoadError(path, errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+        }
+        var keepOpen = false
+        defer { if !keepOpen { close(file) } }
+        var info = stat()
+        guard fstat(file, &info) == 0 else { throw ModuleLoadError(path, String(cString: strerror(errno))) }
+        if let problem = FileTrust.problem(file: path, info: info) { throw ModuleLoadError(path, problem) }
+        let identity = FileIdentity(info)
         let previous = images.withLock { $0[path] }
         if let previous, previous.identity == identity { return previous }
-        let image = try Self.open(path: path, identity: identity, fresh: previous != nil)
+        // dlopen of /proc/self/fd/N loads the open file itself. A changed file (a new image under the same name)
+        // is copied to a memfd first: the dynamic loader would hand back the image it already has for the path.
+        let fresh = previous != nil
+        let loadPath = fresh ? try Self.copyToMemoryFile(file, path: path) : "/proc/self/fd/\(file)"
+        guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
+            throw ModuleLoadError(path, "dlopen failed: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
+        }
+        // The dynamic loader now knows an image by the name /proc/self/fd/N, for the life of the process (images
+        // are never unloaded), even if it is refused below: the descriptor stays open so that no other file is
+        // ever opened under that name.
+        keepOpen = !fresh
+        let image = try Self.image(handle, path: path, identity: identity)
         images.withLock { $0[path] = image }
         return image
     }
 
-    private static func open(path: String, identity: FileIdentity, fresh: Bool) throws(ModuleLoadError) -> ModuleImage {
-        let loadPath = fresh ? try copyToMemoryFile(path) : path
-        guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
-            throw ModuleLoadError(path, "dlopen failed: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
-        }
+    private static func image(_ handle: UnsafeMutableRawPointer, path: String, identity: FileIdentity) throws(ModuleLoadError) -> ModuleImage {
         guard let symbol = dlsym(handle, RPCD_MODULE_ENTRY_SYMBOL) else {
             throw ModuleLoadError(path, "does not export \(RPCD_MODULE_ENTRY_SYMBOL) (not an rpcd module, or built for another ABI)")
         }
@@ -41,14 +60,12 @@ public final class ModuleLoader: Sendable {
         return try ModuleImage(path: path, identity: identity, module: module)
     }
 
-    /// Copies the file into an anonymous memory file and returns a path `dlopen` can open as a new image.
-    private static func copyToMemoryFile(_ path: String) throws(ModuleLoadError) -> String {
+    /// Copies the open file `source` into an anonymous memory file and returns a path `dlopen` can open as a
+    /// new image.
+    private static func copyToMemoryFile(_ source: Int32, path: String) throws(ModuleLoadError) -> String {
         let name = "rpcd-module-" + (path.split(separator: "/").last.map(String.init) ?? "module")
         let memory = rpcd_memfd_create(name)
         guard memory >= 0 else { throw ModuleLoadError(path, "memfd_create: \(String(cString: strerror(errno)))") }
-        let source = Glibc.open(path, O_RDONLY | O_CLOEXEC)
-        guard source >= 0 else { throw ModuleLoadError(path, "open: \(String(cString: strerror(errno)))") }
-        defer { close(source) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = read(source, &buffer, buffer.count)

@@ -106,17 +106,51 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
     }
 
+    /// A module directory of the test's own: `calc` (a symlink to the built one) beside `files`.
+    private func moduleDirectory(_ files: [String: String]) throws -> URL {
+        let modules = handlers.appendingPathComponent("modules")
+        try FileManager.default.createDirectory(at: modules, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            at: modules.appendingPathComponent("libcalc.so"),
+            withDestinationURL: DaemonProcess.productsDirectory.appendingPathComponent("libcalc.so"))
+        for (name, text) in files { try text.write(to: modules.appendingPathComponent(name), atomically: true, encoding: .utf8) }
+        return modules
+    }
+
+    private func startDaemon(_ names: [String], modules: URL) throws -> DaemonProcess {
+        for name in names { try handler(name, "[Handler]\nModule=\(name)\n") }
+        return try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", modules.path])
+    }
+
     func testBrokenModuleDisablesOnlyItsHandler() throws {
-        let notAModule = handlers.appendingPathComponent("broken.so")
-        try "not an ELF file".write(to: notAModule, atomically: true, encoding: .utf8)
-        try handler("broken", "[Handler]\nModule=\(notAModule.path)\nService=broken\n")
-        try handler("missing", "[Handler]\nModule=/nonexistent/missing.so\nService=missing\n")
-        let daemon = try startDaemon(["calc"])
-        try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: notAModule.path)) refused: dlopen failed")
-        try daemon.waitForLog(matching: "module /nonexistent/missing.so refused: no such file")
+        let modules = try moduleDirectory(["broken.so": "not an ELF file"])
+        try handler("broken", "[Handler]\nModule=broken\nService=broken\n")
+        try handler("missing", "[Handler]\nModule=missing\nService=missing\n")
+        let daemon = try startDaemon(["calc"], modules: modules)
+        try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/broken.so refused: dlopen failed")
+        try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/missing.so refused: no such file")
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":1}"#)["error"]?["code"], -32005)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1,1],"id":1}"#)["result"]?.doubleValue, 2)
+    }
+
+    /// A module others could have written is not loaded, nor one in a directory others can write (issue 14,
+    /// module trust, like OpenSSH's StrictModes); the rest is served.
+    func testModulesOthersCanWriteAreRefused() throws {
+        let modules = try moduleDirectory([:])
+        let writable = modules.appendingPathComponent("libecho.so")
+        try FileManager.default.copyItem(at: DaemonProcess.productsDirectory.appendingPathComponent("libecho.so"), to: writable)
+        chmod(writable.path, 0o666)
+        let daemon = try startDaemon(["calc", "echo"], modules: modules)
+        try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: writable.path)) refused: \(NSRegularExpression.escapedPattern(for: writable.path)) is writable by group or others \\(mode 666\\)")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1,1],"id":1}"#)["result"]?.doubleValue, 2)
+
+        chmod(writable.path, 0o644)
+        chmod(modules.path, 0o777)
+        let again = try startDaemon(["calc", "echo"], modules: modules)
+        try again.waitForLog(matching: "\(NSRegularExpression.escapedPattern(for: modules.path)) is writable by group or others \\(mode 777\\)")
     }
 
     func testReloadUnderLoadLosesNoCallToServicesThatStayed() throws {

@@ -24,19 +24,54 @@ final class HandlerDirectoriesTests: XCTestCase {
 
     func testHigherPriorityDirectoryReplacesTheWholeFile() throws {
         try write(vendor, "calc.conf", "[Handler]\nModule=calc\nTimeout=5s\n")
-        try write(admin, "calc.conf", "[Handler]\nModule=/opt/calc.so\n")
+        try write(admin, "calc.conf", "[Handler]\nModule=calc2\n")
         let handler = try XCTUnwrap(directories.scan().handlers.first)
-        XCTAssertEqual(handler.module, "/opt/calc.so")
+        XCTAssertEqual(handler.module, "calc2")
         XCTAssertNil(handler.timeout, "nothing of the vendor file survives")
         XCTAssertEqual(handler.sources, ["\(admin)/calc.conf"])
     }
 
-    func testEtcOverridesRunWhichOverridesUsrLib() throws {
+    /// /run/rpcd is the daemon's own to write: a handler file there must not outrank the vendor's (issue 14).
+    func testTheDefaultDirectoriesAreVendorThenAdministrator() {
+        XCTAssertEqual(HandlerDirectories.defaults, ["/usr/lib/rpcd/handlers.d", "/etc/rpcd/handlers.d"])
+    }
+
+    func testLaterDirectoriesOverrideEarlierOnes() throws {
         try write(vendor, "a.conf", "[Handler]\nModule=vendor\n")
         try write(runtime, "a.conf", "[Handler]\nModule=runtime\n")
         XCTAssertEqual(directories.scan().handlers.first?.module, "runtime")
         try write(admin, "a.conf", "[Handler]\nModule=admin\n")
         XCTAssertEqual(directories.scan().handlers.first?.module, "admin")
+    }
+
+    /// Module= is a name in the module directory, never a path (issue 14: modules are confined to it).
+    func testModulePathsAreRefusedNamingFileAndLine() throws {
+        for path in ["/tmp/evil.so", "../modules/calc", "./calc", ".hidden"] {
+            try write(admin, "x.conf", "[Handler]\nService=x\nModule=\(path)\n")
+            let scan = directories.scan()
+            XCTAssertEqual(scan.handlers.count, 0, path)
+            XCTAssertEqual(scan.errors.first?.file, "\(admin)/x.conf")
+            XCTAssertEqual(scan.errors.first?.line, 3)
+            XCTAssertTrue(scan.errors.first?.message.contains("paths are not accepted") ?? false, "\(scan.errors)")
+        }
+    }
+
+    /// A handler file others can write, or one in a directory others can write, is refused (StrictModes).
+    func testHandlerFilesOthersCanWriteAreRefused() throws {
+        try write(admin, "calc.conf", "[Handler]\nModule=calc\n")
+        XCTAssertEqual(directories.scan().handlers.count, 1)
+        chmod("\(admin)/calc.conf", 0o666)
+        var scan = directories.scan()
+        XCTAssertEqual(scan.handlers.count, 0)
+        XCTAssertEqual(scan.failedHandlers, ["calc"])
+        XCTAssertTrue(scan.errors.first?.description.hasPrefix("\(admin)/calc.conf: refused: \(admin)/calc.conf is writable by group or others (mode 666)") ?? false, "\(scan.errors)")
+        chmod("\(admin)/calc.conf", 0o644)
+        chmod(admin, 0o777)
+        scan = directories.scan()
+        XCTAssertEqual(scan.handlers.count, 0)
+        XCTAssertTrue(scan.errors.first?.message.contains("\(admin) is writable by group or others (mode 777)") ?? false, "\(scan.errors)")
+        chmod(admin, 0o1777)  // sticky, as /tmp: others cannot replace what is not theirs
+        XCTAssertEqual(directories.scan().handlers.count, 1)
     }
 
     func testSymlinkToDevNullAndEmptyFileMask() throws {
