@@ -180,7 +180,7 @@ private final class PendingCall: @unchecked Sendable {
         switch outcome {
         case .success(let result):
             if slow {
-                connection.logger.warning("Slow call", metadata: callMetadata(micros))
+                connection.rateLimitedLogger?.warning("Slow call", metadata: callMetadata(micros))
             } else if callLog.logEveryCall {
                 connection.logger.info("Call completed", metadata: callMetadata(micros))
             }
@@ -198,13 +198,13 @@ private final class PendingCall: @unchecked Sendable {
                 let description = String(reflecting: cause)
                 metadata[LogField.error] = "\(description)"
                 statistics.recordError("\(request.method): \(description)")
-                connection.logger.error("Call failed with an internal error", metadata: metadata)
+                connection.rateLimitedLogger?.error("Call failed with an internal error", metadata: metadata)
             } else if slow {
-                connection.logger.warning("Slow call", metadata: metadata)
+                connection.rateLimitedLogger?.warning("Slow call", metadata: metadata)
             } else {
                 // Failed calls are logged whatever LogCalls= says; most are the client's mistake, hence info.
                 metadata[LogField.error] = "\(error.message)"
-                connection.logger.info("Call failed", metadata: metadata)
+                connection.rateLimitedLogger?.info("Call failed", metadata: metadata)
             }
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()

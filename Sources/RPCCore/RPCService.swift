@@ -60,6 +60,9 @@ public struct RPCConnectionInfo: Sendable {
     public var peer: RPCPeer
     /// The server's logger, without this connection's fields.
     public var baseLogger: Logger
+    /// What the calls of this connection's peer may log, shared by all of the peer's connections (nil: no
+    /// limit). A peer can make calls fail or run slowly at will; it must not be able to flood the journal.
+    public var peerLog: LogRateLimiter?
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
@@ -71,10 +74,21 @@ public struct RPCConnectionInfo: Sendable {
     }
 
     /// `logger` is the server's logger; the connection's fields are added when it logs.
-    public init(id: UInt64, peer: RPCPeer, logger: Logger) {
+    public init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil) {
         self.id = id
         self.peer = peer
         self.baseLogger = logger
+        self.peerLog = peerLog
+    }
+
+    /// `logger`, unless the peer's calls have logged their share for now (`peerLog`): then nil. The first entry
+    /// after a suppressed stretch says how many were dropped (`rpcd_suppressed`).
+    public var rateLimitedLogger: Logger? {
+        guard let peerLog else { return logger }
+        guard let suppressed = peerLog.admit() else { return nil }
+        var logger = self.logger
+        if suppressed > 0 { logger[metadataKey: LogField.suppressed] = "\(suppressed)" }
+        return logger
     }
 }
 

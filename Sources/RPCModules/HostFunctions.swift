@@ -30,8 +30,8 @@ enum HostFunctions {
                 ModuleCallTable.shared.complete(call, .failure(RPCError(code: Int(code), message: text, data: dataValue)))
             },
             log: { handler, priority, message, fields, count in
-                guard let handler else { return }
-                let context = Unmanaged<HandlerContext>.fromOpaque(UnsafeRawPointer(handler)).takeUnretainedValue()
+                // A handle of a handler already de-initialised (or never given) logs nothing.
+                guard let context = HandlerContext.of(handler) else { return }
                 var metadata: Logger.Metadata = [:]
                 for index in 0..<(fields == nil ? 0 : count) {
                     let field = fields![index]
@@ -43,8 +43,7 @@ enum HostFunctions {
                     metadata: metadata)
             },
             config_get: { handler, key in
-                guard let handler, let key else { return nil }
-                let context = Unmanaged<HandlerContext>.fromOpaque(UnsafeRawPointer(handler)).takeUnretainedValue()
+                guard let key, let context = HandlerContext.of(handler) else { return nil }
                 return context.configValue(String(cString: key))
             }))
         return table

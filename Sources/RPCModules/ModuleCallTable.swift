@@ -6,34 +6,39 @@ import RPCLogging
 import RPCProtocol
 import Synchronization
 
-/// Calls handed to modules and not answered by them yet, by token.
+/// Calls handed to modules and not answered by them yet, by unguessable token (`OpaqueHandleTable`).
 ///
-/// A module gets an integer token disguised as `rpcd_call *`, never a pointer to host memory, so a module
-/// that answers twice, or answers after its call timed out, is detected and logged instead of touching
-/// freed memory. Thread-safe: modules answer from any thread.
+/// A module that answers twice, answers after its call timed out, or answers with a token it never got is
+/// detected and logged (at a limited rate: a broken module must not flood the journal) instead of touching
+/// freed memory or another module's call. Thread-safe: modules answer from any thread.
 final class ModuleCallTable: Sendable {
     static let shared = ModuleCallTable()
 
-    private let nextToken = Atomic<UInt>(1)
-    private let calls = Mutex<[UInt: PendingModuleCall]>([:])
+    private let calls = OpaqueHandleTable<PendingModuleCall>()
+    private let strayAnswers = LogRateLimiter(burst: 10, per: .seconds(1))
 
-    /// Returns the token the module sees as its `rpcd_call *` (never 0, so never NULL).
+    /// Returns the token the module sees as its `rpcd_call *`.
     func register(_ call: PendingModuleCall) -> UInt {
-        let token = nextToken.wrappingAdd(1, ordering: .relaxed).oldValue
-        calls.withLock { $0[token] = call }
-        return token
+        calls.insert(call)
     }
 
     /// A module's answer: completes the call unless it already timed out; always releases the module's slot.
     func complete(_ handle: OpaquePointer?, _ outcome: RPCOutcome?, invalidResult: Bool = false) {
-        let token = UInt(bitPattern: handle.map { Int(bitPattern: $0) } ?? 0)
-        guard let call = calls.withLock({ $0.removeValue(forKey: token) }) else {
-            Logger(label: "rpcd").warning(
-                "A module answered a call that was already answered; answer ignored", metadata: [LogField.callToken: "\(token)"])
+        guard let call = calls.remove(UInt(handle: handle)) else {
+            if let suppressed = strayAnswers.admit() {
+                var metadata: Logger.Metadata = [LogField.callToken: "\(UInt(handle: handle))"]
+                if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+                ModuleHostLog.logger.warning(
+                    "A module answered a call that is not open (answered already, or never given); answer ignored",
+                    metadata: metadata)
+            }
             return
         }
         call.moduleAnswered(invalidResult ? nil : outcome)
     }
+
+    /// Calls handed to modules and not answered yet (for tests).
+    var openCalls: Int { calls.count }
 }
 
 /// One call inside a module: answered to the client at most once (by the module or by the timeout), and
@@ -80,5 +85,16 @@ final class PendingModuleCall: Sendable {
 
     private func claimAnswer() -> Bool {
         answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+    }
+}
+
+/// Where the module host logs what no handler owns (an answer to a call that is not open, a stale handler
+/// handle): the daemon's logger, set when the `ModuleHost` is made.
+enum ModuleHostLog {
+    private static let current = Mutex(Logger(label: "rpcd"))
+
+    static var logger: Logger {
+        get { current.withLock { $0 } }
+        set { current.withLock { $0 = newValue } }
     }
 }

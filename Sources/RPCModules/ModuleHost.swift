@@ -48,6 +48,7 @@ public final class ModuleHost: Sendable {
         self.reservedServices = reservedServices
         self.pool = pool
         self.logger = logger
+        ModuleHostLog.logger = logger
     }
 
     /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid

@@ -21,6 +21,8 @@ public final class ModuleService: RPCService, Sendable {
     public let image: ModuleImage
     let logger: Logger
     private let context: HandlerContext
+    /// The token the module holds as its `rpcd_handler *`: registered before `init`, removed after `deinit`.
+    let handlerToken: UInt
     private let instance: InstancePointer
     private let pool: WorkerPool
     private let state = Mutex(State())
@@ -48,11 +50,13 @@ public final class ModuleService: RPCService, Sendable {
         self.pool = pool
         self.descriptor = RPCServiceDescriptor(name: service, version: image.version, summary: image.summary, methods: image.methods)
         self.context = HandlerContext(logger: logger, config: configuration.config)
+        self.handlerToken = HandlerContext.handles.insert(context)
 
         var instance: UnsafeMutableRawPointer?
         var error = [CChar](repeating: 0, count: 512)
-        let status = image.module.pointee.`init`!(HostFunctions.table, context.handle, &instance, &error, error.count)
+        let status = image.module.pointee.`init`!(HostFunctions.table, OpaquePointer(bitPattern: handlerToken), &instance, &error, error.count)
         guard status == 0 else {
+            _ = HandlerContext.handles.remove(handlerToken)
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             throw ModuleLoadError(image.path, "init failed for handler '\(configuration.name)': \(reason.isEmpty ? "status \(status)" : reason)")
         }
@@ -121,6 +125,7 @@ public final class ModuleService: RPCService, Sendable {
 
     private func deinitialize() {
         image.module.pointee.deinit?(instance.pointer)
+        _ = HandlerContext.handles.remove(handlerToken)
         logger.notice("Handler stopped", metadata: [LogField.handler: "\(configuration.name)"])
     }
 

@@ -1,35 +1,52 @@
 import RPCCore
+import RPCLogging
 import Synchronization
 
 /// How many connections each peer has open, across every listener: one IP address over TCP, one user on the
-/// Unix socket. Enforces `MaxConnectionsPerPeer=` so that no single client can take every connection.
-/// Thread-safe (connections open and close on every loop).
+/// Unix socket. Enforces `MaxConnectionsPerPeer=` so that no single client can take every connection, and
+/// gives each peer one `LogRateLimiter` shared by all its connections, so that opening more connections does
+/// not buy a peer more of the journal. Thread-safe (connections open and close on every loop).
 final class PeerConnectionCounts: Sendable {
+    /// Log entries a peer's calls may cause per second (failed and slow calls), all its connections together.
+    static let logBurst = 10
+
     private let limit: Int
-    private let counts = Mutex<[String: Int]>([:])
+    private let peers = Mutex<[String: Peer]>([:])
+
+    private struct Peer {
+        var open: Int
+        let log: LogRateLimiter
+    }
 
     init(limit: Int) {
         self.limit = limit
     }
 
-    /// Counts a new connection of `peer`, or returns false (counting nothing) when the peer is at the limit.
-    /// A Unix-socket peer whose credentials could not be read is only counted against `MaxConnections=`.
-    func admit(_ peer: RPCPeer) -> Bool {
-        guard let key = Self.key(peer) else { return true }
-        return counts.withLock { counts in
-            let open = counts[key, default: 0]
-            guard open < limit else { return false }
-            counts[key] = open + 1
-            return true
+    /// Counts a new connection of `peer` and returns the peer's log limiter, or nil (counting nothing) when the
+    /// peer is at the limit. A Unix-socket peer whose credentials could not be read is only counted against
+    /// `MaxConnections=`, and gets a limiter of its own.
+    func admit(_ peer: RPCPeer) -> LogRateLimiter? {
+        guard let key = Self.key(peer) else { return LogRateLimiter(burst: Self.logBurst) }
+        return peers.withLock { peers in
+            guard var entry = peers[key] else {
+                let log = LogRateLimiter(burst: Self.logBurst)
+                peers[key] = Peer(open: 1, log: log)
+                return log
+            }
+            guard entry.open < limit else { return nil }
+            entry.open += 1
+            peers[key] = entry
+            return entry.log
         }
     }
 
     /// A connection `admit` counted has closed.
     func release(_ peer: RPCPeer) {
         guard let key = Self.key(peer) else { return }
-        counts.withLock { counts in
-            let open = counts[key, default: 1] - 1
-            counts[key] = open > 0 ? open : nil
+        peers.withLock { peers in
+            guard var entry = peers[key] else { return }
+            entry.open -= 1
+            peers[key] = entry.open > 0 ? entry : nil
         }
     }
 

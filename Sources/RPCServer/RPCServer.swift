@@ -232,7 +232,7 @@ public final class RPCServer: Service, Sendable {
     }
 
     private func initializeConnection(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint) throws {
-        guard peerCounts.admit(peer) else {
+        guard let peerLog = peerCounts.admit(peer) else {
             router.statistics.rejectedConnections.increment()
             if let suppressed = refusedLog.admit() {
                 var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(configuration.maxConnectionsPerPeer)"]
@@ -244,7 +244,7 @@ public final class RPCServer: Service, Sendable {
         }
         channel.closeFuture.whenComplete { [peerCounts] _ in peerCounts.release(peer) }
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger)
+        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger, peerLog: peerLog)
         if logger.logLevel <= .debug {
             connection.logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
         }

@@ -10,13 +10,15 @@ import XCTest
 /// Which calls the router logs (`RPCCallLogPolicy`): failures and slow calls always, others only with
 /// `LogCalls=`.
 final class CallLoggingTests: XCTestCase {
-    private func entries(policy: RPCCallLogPolicy, _ payloads: [String]) throws -> [CapturedEntry] {
+    private func entries(
+        policy: RPCCallLogPolicy, peerLog: LogRateLimiter? = nil, _ payloads: [String]
+    ) throws -> [CapturedEntry] {
         let capture = LogCapture()
         let router = RPCRouter(
             registry: try RPCServiceRegistry(services: [SpecService()]),
             parser: RPCEnvelopeParser(maxNestingDepth: 64, maxBatchLength: 16), callLog: policy)
         let logger = Logger(label: "test") { _ in capture.handler() }
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: logger)
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: logger, peerLog: peerLog)
         let loop = EmbeddedEventLoop()
         for payload in payloads {
             router.dispatch(router.parser.parse(ByteBuffer(string: payload)), connection: connection, eventLoop: loop) { _ in }
@@ -52,6 +54,18 @@ final class CallLoggingTests: XCTestCase {
         XCTAssertEqual(logged.map(\.message), ["Call failed", "Call failed with an internal error"])
         XCTAssertEqual(logged.map(\.level), [.info, .error])
         XCTAssertEqual(logged.first?.metadata[LogField.errorCode], "-32602")
+    }
+
+    /// A peer can make calls fail at will: what they log is limited per peer (issue 14, logs as a weapon), and
+    /// the first entry after the limit says how many were dropped.
+    func testFailuresArePerPeerRateLimited() throws {
+        let limiter = LogRateLimiter(burst: 3, per: .seconds(3600))
+        let failing = #"{"jsonrpc":"2.0","method":"spec.subtract","params":[],"id":1}"#
+        let logged = try entries(
+            policy: RPCCallLogPolicy(logEveryCall: false, slowCallThreshold: nil), peerLog: limiter,
+            Array(repeating: failing, count: 50))
+        XCTAssertEqual(logged.map(\.message), ["Call failed", "Call failed", "Call failed"])
+        XCTAssertNil(limiter.admit(), "47 suppressed, still within the window")
     }
 
     /// A client's id can be as long as a frame; the log keeps 128 bytes of it (issue 14, logs as a weapon).

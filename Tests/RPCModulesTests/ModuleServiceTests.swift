@@ -64,6 +64,19 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(try call(service, request("echo")), #"{"jsonrpc":"2.0","result":null,"id":1}"#)
     }
 
+    /// The handler handle lives from init to deinit; afterwards it names nothing, so a module thread that logs
+    /// late reaches no freed memory (issue 14, the handler pointer's lifetime).
+    func testTheHandlerHandleEndsWithDeinit() throws {
+        let service = try service()
+        XCTAssertNotNil(HandlerContext.of(OpaquePointer(bitPattern: service.handlerToken)))
+        service.retire()
+        XCTAssertTrue(service.isDeinitialized)
+        XCTAssertNil(HandlerContext.of(OpaquePointer(bitPattern: service.handlerToken)))
+        // What a late log line from the module does: nothing.
+        HostFunctions.table.pointee.log(OpaquePointer(bitPattern: service.handlerToken), 6, "late", nil, 0)
+        XCTAssertNil(HostFunctions.table.pointee.config_get(OpaquePointer(bitPattern: service.handlerToken), "Greeting"))
+    }
+
     func testConfigValuesReachTheModule() throws {
         let service = try service { $0.config = ["Greeting": "hello from [Config]"] }
         XCTAssertEqual(try call(service, request("greeting")), #"{"jsonrpc":"2.0","result":"hello from [Config]","id":1}"#)

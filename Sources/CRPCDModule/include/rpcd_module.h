@@ -44,6 +44,16 @@
  *     Timeout= has expired is dropped safely. A call that is never answered is answered with
  *     the timeout error if a Timeout= is configured, and otherwise hangs its client.
  *
+ * HANDLES
+ *     rpcd_call and rpcd_handler pointers are not addresses: they are unguessable tokens the
+ *     host looks up when they come back, so a handle used after its end (an answer to a call
+ *     already answered, a log line after deinit) is ignored instead of reaching freed memory,
+ *     and no module can answer another module's calls or log as another handler. Never
+ *     dereference them, and use each only within its lifetime:
+ *       rpcd_call     from call() until the first reply_result()/reply_error() for it;
+ *       rpcd_handler  from init() until deinit() returns (also for a thread of the module's
+ *                     own: stop it, or stop it logging, in deinit).
+ *
  * STRINGS AND JSON
  *     All strings are UTF-8. JSON arguments are passed as pointer + length and are NOT
  *     NUL-terminated. params_json is valid only during the call() invocation: copy it to keep
@@ -60,6 +70,8 @@
  *                       reply_error, log, config_get.
  *     ABI 1 (rpcd 0.2): method flag RPCD_METHOD_READ_ONLY (older rpcd ignores it; older modules
  *                       lack it, so their methods count as state-changing for access rules).
+ *                       Handles became unguessable tokens with the lifetimes under HANDLES
+ *                       (no change for modules that never dereferenced them).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
