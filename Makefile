@@ -18,7 +18,7 @@ UNITDIR ?= $(LIBDIR)/systemd/system
 MANDIR = $(PREFIX)/share/man
 MODULES := echo calc kv sysinfo
 
-.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz fuzz install bench clean
+.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench clean
 
 all: build
 
@@ -38,7 +38,7 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz
+	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz test-soak
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -62,6 +62,17 @@ fuzz: deps
 
 test-fuzz:
 	FUZZ_SECONDS=10 FUZZ_BUILD=debug fuzz/run.sh
+
+# Valid calls that must all succeed while rpcd is reloaded and attacked (Tests/SoakTests/soak.py): `make test`
+# runs it for 30 s on the debug build; `make soak` for SOAK_SECONDS (default 1800) on a release build.
+SOAK_SECONDS ?= 1800
+
+test-soak:
+	python3 Tests/SoakTests/soak.py $(CURDIR)/$(BIN) --seconds 30
+
+soak: deps
+	$(SWIFT) build -c release --scratch-path .build-release
+	python3 Tests/SoakTests/soak.py $(CURDIR)/.build-release/release --seconds $(SOAK_SECONDS)
 
 install: deps
 ifeq ($(BUILD),release)
