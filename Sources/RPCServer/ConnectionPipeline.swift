@@ -1,12 +1,11 @@
 import NIOCore
-import NIOExtras
 import RPCCore
 import RPCLogging
 import RPCWire
 
 /// The handlers of one client connection, head to tail:
 ///
-///     IdleStateHandler            fires an idle event after IdleTimeout= without traffic (when configured)
+///     IdleTimeoutHandler          an idle event after IdleTimeout= without traffic (when configured)
 ///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
 ///     FrameDeadlineHandler        a frame still arriving FrameTimeout= after its length is refused
 ///     FrameBudgetHandler          charges each frame to MaxBufferedBytes=, shared by all connections
@@ -22,7 +21,7 @@ enum ConnectionPipeline {
     ) -> [any ChannelHandler] {
         var handlers: [any ChannelHandler] = []
         if let idle = configuration.idleTimeout {
-            handlers.append(IdleStateHandler(allTimeout: TimeAmount(idle)))
+            handlers.append(IdleTimeoutHandler(timeout: idle))
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
         handlers.append(FrameDeadlineHandler(timeout: configuration.frameTimeout))

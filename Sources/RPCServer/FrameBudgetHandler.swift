@@ -1,8 +1,8 @@
 import NIOCore
 import RPCWire
 
-/// Charges every received frame to the server's `InboundByteBudget` (`MaxBufferedBytes=`) and hands it on as a
-/// `ChargedFrame`, whose charge the connection handler releases once the frame's calls are answered.
+/// Charges every received frame to the server's `InboundByteBudget` (`MaxBufferedBytes=`): its length, which
+/// the connection handler gives back once the frame's calls are answered.
 ///
 /// A frame still arriving is charged its announced length as soon as that is read (the decoder's
 /// `IncompleteFrameEvent`), before the bytes pile up; a frame that arrives whole is charged its length. When
@@ -11,10 +11,10 @@ import RPCWire
 /// once exhaust the budget, not the daemon's memory. Event-loop confined.
 final class FrameBudgetHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
-    typealias InboundOut = ChargedFrame
+    typealias InboundOut = ByteBuffer
 
     private let budget: InboundByteBudget
-    /// What the frame that is still arriving holds of the budget.
+    /// What the frame that is still arriving holds of the budget: its announced length.
     private var reservedForIncompleteFrame: Int?
     private var refused = false
 
@@ -35,16 +35,12 @@ final class FrameBudgetHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        let payload = unwrapInboundIn(data)
-        let charge: Int
-        if let reserved = reservedForIncompleteFrame {
-            reservedForIncompleteFrame = nil
-            charge = reserved
+        if reservedForIncompleteFrame != nil {
+            reservedForIncompleteFrame = nil  // reserved when its length arrived: the same number of bytes
         } else {
-            guard budget.reserve(payload.readableBytes) else { return refuse(context: context) }
-            charge = payload.readableBytes
+            guard budget.reserve(unwrapInboundIn(data).readableBytes) else { return refuse(context: context) }
         }
-        context.fireChannelRead(wrapInboundOut(ChargedFrame(payload: payload, charge: charge)))
+        context.fireChannelRead(data)
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {

@@ -11,39 +11,55 @@ final class FrameDeadlineHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private let timeout: Duration
-    private var deadline: Scheduled<Void>?
+    private let timeout: TimeAmount
+    /// When the length of the frame still arriving was read; nil when no frame is incomplete.
+    private var incompleteSince: NIODeadline?
+    /// At most one timer per connection, checking `incompleteSince` when it fires: a pipelining client splits
+    /// frames across reads all the time, and a timer scheduled and cancelled per frame would cost each call.
+    private var timer: Scheduled<Void>?
 
     init(timeout: Duration) {
-        self.timeout = timeout
+        self.timeout = TimeAmount(timeout)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if event is IncompleteFrameEvent {
-            deadline?.cancel()
-            let timeout = self.timeout
-            deadline = context.eventLoop.scheduleTask(in: TimeAmount(timeout)) {
-                context.fireErrorCaught(FrameTimedOut(timeout: timeout))
-            }
+            let now = context.eventLoop.now
+            incompleteSince = now
+            if timer == nil { schedule(context: context, at: now + timeout) }
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        deadline?.cancel()
-        deadline = nil
+        incompleteSince = nil
         context.fireChannelRead(data)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
         context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
+    }
+
+    private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            guard let since = incompleteSince else { return }
+            if context.eventLoop.now - since >= timeout {
+                context.fireErrorCaught(FrameTimedOut(timeout: .nanoseconds(timeout.nanoseconds)))
+            } else {
+                schedule(context: context, at: since + timeout)  // a later frame, still within its time
+            }
+        }
+    }
+
+    private func stop() {
+        timer?.cancel()
+        timer = nil
     }
 }
 

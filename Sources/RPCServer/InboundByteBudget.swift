@@ -1,4 +1,3 @@
-import NIOCore
 import RPCCore
 import Synchronization
 
@@ -34,11 +33,4 @@ final class InboundByteBudget: Sendable {
     }
 
     var bytesInUse: Int { statistics.bufferedBytes.value }
-}
-
-/// One received frame with the bytes it holds of the budget, passed from `FrameBudgetHandler` to the
-/// connection handler, which releases `charge` once the frame's calls are answered.
-struct ChargedFrame {
-    var payload: ByteBuffer
-    var charge: Int
 }

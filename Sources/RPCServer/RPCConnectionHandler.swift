@@ -18,7 +18,7 @@ import RPCCore
 ///
 /// Event-loop confined, like every `ChannelHandler`.
 final class RPCConnectionHandler: ChannelDuplexHandler {
-    typealias InboundIn = ChargedFrame
+    typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -31,7 +31,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var callsInFlight = 0
     /// Frames decoded while the in-flight limit was reached, in arrival order. Starts with room for one: most
     /// connections never queue, and the default 16 slots would cost half a kilobyte per idle connection.
-    private var waitingFrames = CircularBuffer<ChargedFrame>(initialCapacity: 1)
+    private var waitingFrames = CircularBuffer<ByteBuffer>(initialCapacity: 1)
     /// The pipeline asked to read while we were at the limit; honoured once there is room again.
     private var readHeld = false
     /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
@@ -53,7 +53,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
-        for frame in waitingFrames { budget.release(frame.charge) }
+        for frame in waitingFrames { budget.release(frame.readableBytes) }
         waitingFrames.removeAll()
     }
 
@@ -83,7 +83,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case IdleStateHandler.IdleStateEvent.all where isQuiet:
+        case is ConnectionIdleEvent where isQuiet:
             connection.logger.debug("Closing idle connection")
             context.close(promise: nil)
         case is ChannelShouldQuiesceEvent:
@@ -108,11 +108,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
-    private func process(_ frame: ChargedFrame, eventLoop: any EventLoop) {
-        let (message, retained) = router.parser.parse(frame.payload)
-            .retainingOnlyWhatCallsUse(frameSize: frame.payload.readableBytes)
-        let charge = min(frame.charge, retained)
-        budget.release(frame.charge - charge)
+    private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
+        // The frame holds its length of the budget (`FrameBudgetHandler`); its calls keep what they retain.
+        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: frame.readableBytes)
+        let charge = min(frame.readableBytes, retained)
+        if charge < frame.readableBytes { budget.release(frame.readableBytes - charge) }
         // `process` runs only with room for one call at least; a batch gets the room there is.
         let weight = min(message.callCount, maxCallsInFlight - callsInFlight)
         callsInFlight += weight
