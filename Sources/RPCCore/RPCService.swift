@@ -52,17 +52,19 @@ public struct RPCCall: Sendable {
     }
 }
 
-/// Who is calling: one client connection.
-public struct RPCConnectionInfo: Sendable {
+/// Who is calling: one client connection. Immutable, and a class: every call of the connection refers to it
+/// (its routing, its pending state, the `RPCCall` a service gets), so a copy costs one reference, not one per
+/// field.
+public final class RPCConnectionInfo: Sendable {
     /// Unique within one run of the daemon.
-    public var id: UInt64
+    public let id: UInt64
     /// Who is calling: address, Unix credentials, certificate identities.
-    public var peer: RPCPeer
+    public let peer: RPCPeer
     /// The server's logger, without this connection's fields.
-    public var baseLogger: Logger
+    public let baseLogger: Logger
     /// What the calls of this connection's peer may log, shared by all of the peer's connections (nil: no
     /// limit). A peer can make calls fail or run slowly at will; it must not be able to flood the journal.
-    public var peerLog: LogRateLimiter?
+    public let peerLog: LogRateLimiter?
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
