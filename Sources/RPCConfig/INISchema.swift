@@ -120,7 +120,14 @@ public struct INIKey<Settings: Sendable>: Sendable {
 /// "; did you mean 'Listen'?" when a known name differs only in case or by a couple of typos.
 private func suggestion(for name: String, among known: [String], bracketed: Bool) -> String? {
     let lowered = name.lowercased()
-    let scored = known.map { ($0, editDistance(lowered, $0.lowercased())) }
+    let length = lowered.unicodeScalars.count
+    let scored = known.compactMap { candidate -> (String, Int)? in
+        // The distance is at least the difference in length, and only 2 or less earns a suggestion: a long
+        // unknown name costs no quadratic comparison with every key.
+        let other = candidate.lowercased()
+        guard abs(other.unicodeScalars.count - length) <= 2 else { return nil }
+        return (candidate, editDistance(lowered, other))
+    }
     // Short names are a couple of edits away from anything; only suggest a real resemblance.
     guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 * 2 < best.0.count else { return nil }
     return bracketed ? "; did you mean [\(best.0)]?" : "; did you mean '\(best.0)'?"
@@ -132,12 +139,13 @@ private func editDistance(_ a: String, _ b: String) -> Int {
     let b = Array(b.unicodeScalars)
     // previous[j] is the distance between the prefix of `a` handled so far and b[..<j].
     var previous = Array(0...b.count)
+    var current = previous
     for (i, scalarA) in a.enumerated() {
-        var current = [i + 1]
+        current[0] = i + 1
         for (j, scalarB) in b.enumerated() {
-            current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (scalarA == scalarB ? 0 : 1)))
+            current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (scalarA == scalarB ? 0 : 1))
         }
-        previous = current
+        swap(&previous, &current)
     }
     return previous[b.count]
 }
