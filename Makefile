@@ -18,7 +18,7 @@ UNITDIR ?= $(LIBDIR)/systemd/system
 MANDIR = $(PREFIX)/share/man
 MODULES := echo calc kv sysinfo
 
-.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench clean
+.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
 
 all: build
 
@@ -109,6 +109,10 @@ test-avahi:
 
 bench: deps
 	bench/run.sh
+
+# Instructions and allocations per operation of the call path's hot spots, counted by valgrind (bench/micro.sh).
+bench-micro: deps
+	bench/micro.sh
 
 clean:
 	rm -rf .build .build-fuzz

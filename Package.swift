@@ -172,6 +172,12 @@ let package = Package(
             ],
             path: "Sources/FrameEchoReference"
         ),
+        // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
+        .executableTarget(
+            name: "rpcd-microbench",
+            dependencies: ["JSONRPC", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            path: "bench/micro"
+        ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),

@@ -13,6 +13,7 @@ packages=(
     systemd        # the system tests boot a real systemd in namespaces; systemd-analyze verify/security
     util-linux     # unshare and nsenter for the system tests
     iproute2       # ip: the system tests bring up loopback in their network namespace
+    valgrind       # make bench-micro counts instructions and allocations with it
     # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
     # daemon, its bus, the browse tools and the network-namespace tools they run in.
     libavahi-client-dev

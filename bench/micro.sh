@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `make bench-micro`: instructions and heap allocations per operation for the hot paths of one call
+# (bench/micro/main.swift), counted by valgrind, so that a change shows in repeatable numbers rather than in
+# wall time on a shared machine.
+#
+# Each benchmark runs twice under callgrind (0 and N iterations) and twice under memcheck (0 and M); the
+# difference divided by the iterations is the cost of one operation, start-up excluded. Valgrind 3.19 gives
+# up on this toolchain's debug information, so it runs a copy of the binary with that stripped.
+#
+# Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
+# SCRATCH_PATH (default .build-release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCRATCH_PATH=${SCRATCH_PATH:-.build-release}
+N=${MICRO_ITERATIONS:-20000}
+M=${MICRO_ALLOC_ITERATIONS:-2000}
+command -v valgrind > /dev/null || { echo "bench/micro.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 69; }
+swift build -c release --scratch-path "$SCRATCH_PATH" --product rpcd-microbench >&2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$SCRATCH_PATH/release/rpcd-microbench" "$work/microbench"
+strip --strip-debug "$work/microbench"
+
+instructions() {  # NAME ITERATIONS -> total instructions
+    valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$work/microbench" "$1" "$2" > /dev/null 2>&1
+    awk '/^totals:/ { print $2 }' "$work/cg.out"
+}
+allocations() {  # NAME ITERATIONS -> "allocs bytes"
+    valgrind --tool=memcheck "$work/microbench" "$1" "$2" 2>&1 >/dev/null |
+        sed -n 's/.*total heap usage: \([0-9,]*\) allocs, [0-9,]* frees, \([0-9,]*\) bytes allocated.*/\1 \2/p' | tr -d ,
+}
+
+printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
+for name in envelope envelope-batch reply binding; do
+    base=$(instructions "$name" 0)
+    full=$(instructions "$name" "$N")
+    read -r base_allocs base_bytes <<< "$(allocations "$name" 0)"
+    read -r allocs bytes <<< "$(allocations "$name" "$M")"
+    printf '%-16s %14.0f %14.2f %16.0f\n' "$name" "$(( (full - base) / N ))" \
+        "$(awk -v a="$allocs" -v b="$base_allocs" -v m="$M" 'BEGIN { print (a - b) / m }')" "$(( (bytes - base_bytes) / M ))"
+done

@@ -1,0 +1,67 @@
+// rpcd-microbench: the hot paths of one call, each alone, for instruction and allocation counts
+// (bench/micro.sh runs each under callgrind and memcheck; bench/README.md, "Micro-benchmarks").
+//
+//     rpcd-microbench NAME ITERATIONS
+//
+// Runs benchmark NAME ITERATIONS times and prints the wall time per iteration (indicative only: the counts
+// are what to compare). Benchmarks: envelope (scan a calc.add request), envelope-batch (a batch of 10),
+// reply (write a result reply), binding (a Swift SDK method's params: parse, bind by name, decode into a
+// struct, and its Double result), all on inputs built before the loop.
+import JSONRPC
+import NIOCore
+import RPCBinding
+import RPCJSON
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct AddParams: Decodable {
+    var a: Double
+    var b: Double
+}
+
+/// Keeps results alive so that the optimiser cannot drop the work.
+nonisolated(unsafe) var sink = 0
+
+let request = ByteBuffer(string: #"{"jsonrpc":"2.0","method":"calc.add","params":{"a":1,"b":2},"id":42}"#)
+let batch = ByteBuffer(string: "[" + Array(repeating: String(buffer: request), count: 10).joined(separator: ",") + "]")
+let parser = RPCEnvelopeParser()
+let declared = [RPCParam("a", schema: ["type": "number"]), RPCParam("b", schema: ["type": "number"])]
+let paramsText: [UInt8] = Array(#"{"a":1,"b":2}"#.utf8)
+let result = ByteBuffer(string: "3")
+let id = RPCID(42)
+
+let benchmarks: [String: () throws -> Void] = [
+    "envelope": {
+        if case .single = parser.parse(request) { sink &+= 1 }
+    },
+    "envelope-batch": {
+        if case .batch(let entries) = parser.parse(batch) { sink &+= entries.count }
+    },
+    "reply": {
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(result.readableBytes + id.rawJSON.readableBytes + 32)  // as the router does
+        RPCReplyWriter.writeResult(result, id: id, into: &buffer)
+        sink &+= buffer.readableBytes
+    },
+    "binding": {
+        let value = try paramsText.withUnsafeBytes { try JSONValue(parsing: $0) }
+        let members = try ParamsBinding.bind(value, to: declared)
+        let params = try ParamsBinding.decode(AddParams.self, from: members)
+        sink &+= try ResultEncoding.encode(params.a + params.b).count
+    },
+]
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let run = benchmarks[arguments[1]], let iterations = Int(arguments[2]), iterations >= 0 else {
+    let names = benchmarks.keys.sorted().joined(separator: ", ")
+    print("usage: rpcd-microbench NAME ITERATIONS (NAME: \(names))")
+    exit(64)
+}
+let clock = ContinuousClock()
+let elapsed = try clock.measure {
+    for _ in 0..<iterations { try run() }
+}
+let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+print("\(arguments[1]): \(iterations) iterations, \(iterations > 0 ? nanoseconds / Double(iterations) : 0) ns each (sink \(sink % 10))")
