@@ -47,6 +47,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -80,13 +81,24 @@ let package = Package(
         ),
         .target(
             name: "RPCServer",
-            dependencies: ["RPCBinding", 
+            dependencies: ["RPCBinding", "RPCTLS",
                 "RPCWire", "JSONRPC", "RPCCore", "RPCJSON", "RPCProtocol", "RPCLogging",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // TLS for listeners and clients (swift-nio-ssl): contexts from PEM files, re-read on reload, and the
+        // identities a verified client certificate carries.
+        .target(
+            name: "RPCTLS",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .target(name: "CRPCDModule"),
@@ -119,7 +131,8 @@ let package = Package(
         .target(
             name: "RPCClient",
             dependencies: [
-                "RPCWire", "RPCJSON", "RPCProtocol",
+                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -147,7 +160,7 @@ let package = Package(
             name: "rpcd",
             dependencies: [
                 "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
-                "RPCProtocol", "RPCLogging", "JSONRPC",
+                "RPCProtocol", "RPCLogging", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

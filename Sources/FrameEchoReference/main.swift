@@ -109,6 +109,9 @@ do {
             .bind(host: host, port: port).get()
     case .unix(let path):
         server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+    case .tls:
+        writeLine("rpcd-echo-reference: TLS is not part of the reference", to: 2)
+        exit(64)
     }
 } catch {
     writeLine("rpcd-echo-reference: cannot listen on \(listen): \(error)", to: 2)

@@ -23,13 +23,19 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
     public struct Configuration: Sendable {
         /// The TCP ports to announce each service on (the bound listeners'), in order.
         public var ports: [Int]
+        /// Those of `ports` whose listeners speak TLS: their records say `tls=1`.
+        public var tlsPorts: Set<Int>
         public var instanceName: DNSSDInstanceNameTemplate
         /// Interface names to publish on; empty means all of them.
         public var interfaces: [String]
         public var ipProtocol: IPProtocol
 
-        public init(ports: [Int], instanceName: DNSSDInstanceNameTemplate = .default, interfaces: [String] = [], ipProtocol: IPProtocol = .any) {
+        public init(
+            ports: [Int], tlsPorts: Set<Int> = [], instanceName: DNSSDInstanceNameTemplate = .default,
+            interfaces: [String] = [], ipProtocol: IPProtocol = .any
+        ) {
             self.ports = ports
+            self.tlsPorts = tlsPorts
             self.instanceName = instanceName
             self.interfaces = interfaces
             self.ipProtocol = ipProtocol
@@ -111,7 +117,11 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
                 logger.error("Service not advertised", metadata: [LogField.service: "\(advertisement.service)", LogField.error: "\(error)"])
                 continue
             }
-            for port in configuration.ports { wanted["\(advertisement.service):\(port)"] = (advertisement, port) }
+            for port in configuration.ports {
+                var onPort = advertisement
+                onPort.tls = configuration.tlsPorts.contains(port)
+                wanted["\(advertisement.service):\(port)"] = (onPort, port)
+            }
         }
         poll.withLock {
             guard !stopped else { return }

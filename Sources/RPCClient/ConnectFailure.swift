@@ -1,5 +1,6 @@
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 #if canImport(Glibc)
 import Glibc
@@ -31,6 +32,12 @@ package enum ConnectFailure {
             case .unknown(let host, _): return "cannot resolve host name '\(host)'"
             default: return "\(error)"
             }
+        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
+            return "TLS: the server's certificate does not carry the name asked for (the host, or --server-name)"
+        case NIOSSLError.handshakeFailed(let reason) where "\(reason)".contains("CERTIFICATE_VERIFY_FAILED"):
+            return "TLS: the server's certificate is not signed by a trusted CA (--ca), or has expired"
+        case NIOSSLError.handshakeFailed(let reason):
+            return "TLS handshake failed: \(reason)"
         default:
             return "\(error)"
         }

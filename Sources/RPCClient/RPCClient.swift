@@ -1,12 +1,14 @@
 import NIOCore
 import NIOExtras
 import NIOPosix
+import NIOSSL
 import RPCJSON
 import RPCProtocol
+import RPCTLS
 import RPCWire
 import Synchronization
 
-/// A JSON-RPC 2.0 client for rpcd's framed protocol over TCP or a Unix socket.
+/// A JSON-RPC 2.0 client for rpcd's framed protocol over TCP, TLS or a Unix socket.
 ///
 /// One client is one connection. Calls may be made concurrently from any task: they are pipelined on the
 /// connection and their replies, which may arrive in any order, are matched by id. Ids are integers from 1.
@@ -21,30 +23,56 @@ public final class RPCClient: Sendable {
         self.endpoint = endpoint
     }
 
-    /// Connects (TCP with TCP_NODELAY, or Unix socket). Errors name the endpoint and the reason.
+    /// Connects (TCP with TCP_NODELAY, TLS over that for a `tls://` endpoint, or Unix socket). Errors name
+    /// the endpoint and the reason.
     ///
     /// - Parameters:
+    ///   - tls: whom to trust and what to present for a `tls://` endpoint (default: the system's CAs, no client
+    ///     certificate); ignored for the others.
     ///   - maxFrameSize: the largest reply frame accepted; a larger one fails every pending call and closes.
-    ///   - timeout: for establishing the connection (including name resolution).
+    ///   - timeout: for establishing the connection (including name resolution), and then for the TLS handshake.
+    ///     A server certificate the client does not trust is a `.connectFailed` that says why.
     public static func connect(
-        to endpoint: RPCEndpoint, eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        to endpoint: RPCEndpoint, tls: RPCClientTLS = RPCClientTLS(),
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue, timeout: Duration = .seconds(10)
     ) async throws(RPCClientError) -> RPCClient {
+        var tlsHandler: (@Sendable () throws -> NIOSSLClientHandler)?
+        if case .tls(let host, _) = endpoint {
+            let context: NIOSSLContext
+            do {
+                context = try tls.files.makeContext()
+            } catch {
+                throw .connectFailed(endpoint: endpoint.description, reason: "TLS: \(error)")
+            }
+            let serverName = tls.serverName
+            tlsHandler = { try NIOSSLClientHandler.forHost(host, serverName: serverName, context: context) }
+        }
         let bootstrap = ClientBootstrap(group: eventLoopGroup)
             .connectTimeout(TimeAmount(timeout))
-            .channelInitializer { channel in
+            .channelInitializer { [tlsHandler] channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tlsHandler {
+                        try channel.pipeline.syncOperations.addHandlers(tlsHandler(), TLSHandshakeWaiter(timeout: TimeAmount(timeout)))
+                    }
                     try channel.pipeline.syncOperations.addHandlers(channelHandlers(maxFrameSize: maxFrameSize))
                 }
             }
         do {
             let channel: any Channel
             switch endpoint {
-            case .tcp(let host, let port):
+            case .tcp(let host, let port), .tls(let host, let port):
                 channel = try await bootstrap.channelOption(.tcpOption(.tcp_nodelay), value: 1)
                     .connect(host: host, port: port).get()
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            }
+            if tlsHandler != nil {
+                try await channel.eventLoop.flatSubmit {
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.handler(type: TLSHandshakeWaiter.self).handshake
+                    }.flatMap { $0 }
+                }.get()
             }
             return RPCClient(channel: channel, endpoint: endpoint)
         } catch {

@@ -177,6 +177,9 @@ public enum RPCLoadGenerator {
                     .connect(host: host, port: port).get()
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            case .tls:
+                throw RPCClientError.connectFailed(
+                    endpoint: configuration.endpoint.description, reason: "the load generator speaks plain TCP and Unix sockets only")
             }
             return .success((channel, done.futureResult))
         } catch {

@@ -50,6 +50,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var avahi: AvahiSettings
     /// `[Access]`: the access rules of every service that has none of its own.
     public var access: RPCAccessRule
+    /// `[TLS]`: the files of `tls://` listeners.
+    public var tls: TLSSettings
 
     /// A configuration with the given settings; omitted ones take their defaults.
     public init(
@@ -69,7 +71,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         slowCallThreshold: Duration? = RPCLimits.slowCallThreshold.defaultValue,
         shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue,
         avahi: AvahiSettings = AvahiSettings(),
-        access: RPCAccessRule = .protectedDefault
+        access: RPCAccessRule = .protectedDefault,
+        tls: TLSSettings = TLSSettings()
     ) {
         self.listen = listen
         self.threads = threads
@@ -88,6 +91,7 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.shutdownGracePeriod = shutdownGracePeriod
         self.avahi = avahi
         self.access = access
+        self.tls = tls
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
@@ -97,7 +101,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection])
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.
@@ -108,6 +112,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// The defaults with the assignments of `documents` applied in order (later ones win).
     public init(documents: [INIDocument]) throws(ConfigError) {
         self = try Self.schema.settings(from: documents)
+        try checkTLS(documents)
     }
 
     /// The configuration as rpcd.conf text listing every key (one `Listen=` line per address),

@@ -5,10 +5,7 @@ extension RPCAccessPolicy {
     /// "other hosts: nothing", "other hosts: read-only methods for 192.168.1.0/24", or "local only (no
     /// listener other hosts can reach)". Services whose handler files have rules of their own are named.
     public func exposure(listeners: [RPCEndpoint]) -> String {
-        let reachable = listeners.contains { endpoint in
-            guard case .tcp(let host, _) = endpoint else { return false }
-            return !(host == "localhost" || host == "::1" || host.hasPrefix("127."))
-        }
+        let reachable = listeners.contains { $0.tcpAddress != nil && !$0.isLoopback }
         guard reachable else { return "local only (no listener other hosts can reach)" }
         let everywhere = Self.remoteReach(of: defaultRule)
         var text = "other hosts: " + everywhere

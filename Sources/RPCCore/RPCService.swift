@@ -72,6 +72,9 @@ public final class RPCConnectionInfo: Sendable {
         var logger = baseLogger
         logger[metadataKey: LogField.connectionID] = "\(id)"
         logger[metadataKey: LogField.peer] = "\(peer)"
+        if !peer.certificateIdentities.isEmpty {
+            logger[metadataKey: LogField.tlsClient] = "\(peer.certificateIdentities.joined(separator: ","))"
+        }
         return logger
     }
 

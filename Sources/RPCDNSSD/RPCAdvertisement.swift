@@ -5,7 +5,7 @@
 ///     type     _rpcd._tcp                        every rpcd service, on each TCP listener's port
 ///     subtype  _calc._sub._rpcd._tcp             browse for one service
 ///     name     "calc on build-7"                 [Avahi] InstanceName=, default "%s on %h"
-///     TXT      txtvers=1  proto=1  service=calc  version=1.0.0  fp=9f2c4e01aa3b7d55  (tls=1 once TLS exists)
+///     TXT      txtvers=1  proto=1  service=calc  version=1.0.0  fp=9f2c4e01aa3b7d55  (tls=1 on a TLS listener)
 ///
 /// Pure data: publishing and browsing are elsewhere (RPCAvahi, RPCDiscovery).
 public struct RPCAdvertisement: Hashable, Sendable {
@@ -24,7 +24,7 @@ public struct RPCAdvertisement: Hashable, Sendable {
     public var fingerprint: String
     /// The wire-protocol version the daemon speaks (`RPCDaemonVersion.protocolVersion`).
     public var protocolVersion: Int
-    /// Whether the listener requires TLS; always false until rpcd has TLS, and then announced as `tls=1`.
+    /// Whether the listener speaks TLS (`Listen=tls://`), announced as `tls=1`.
     public var tls: Bool
 
     public init(service: String, version: String, fingerprint: String, protocolVersion: Int, tls: Bool = false) {

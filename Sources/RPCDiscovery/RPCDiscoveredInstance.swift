@@ -20,8 +20,11 @@ public struct RPCDiscoveredInstance: Hashable, Sendable {
     public var version: String { advertisement.version }
     public var fingerprint: String { advertisement.fingerprint }
 
-    /// `ADDRESS:PORT`, with brackets for IPv6: the form `rpcctl --address` takes.
-    public var endpointText: String { isIPv6 ? "[\(address)]:\(port)" : "\(address):\(port)" }
+    /// `ADDRESS:PORT`, with brackets for IPv6, and `tls://` first when the record says `tls=1`: the form
+    /// `rpcctl --address` takes.
+    public var endpointText: String {
+        (advertisement.tls ? "tls://" : "") + (isIPv6 ? "[\(address)]:\(port)" : "\(address):\(port)")
+    }
 
     public init(
         name: String, domain: String, advertisement: RPCAdvertisement, hostName: String, address: String, port: Int,

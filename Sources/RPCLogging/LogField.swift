@@ -11,6 +11,8 @@ public enum LogField {
     public static let connectionID = "rpcd_conn_id"
     /// The peer: `ADDRESS:PORT` for TCP, `unix` for Unix-domain sockets.
     public static let peer = "rpcd_peer"
+    /// The names of a TLS peer's verified client certificate (`client:NAME` in access rules), comma-separated.
+    public static let tlsClient = "rpcd_tls_client"
     /// The listener a connection arrived on, in `Listen=` form.
     public static let listener = "rpcd_listener"
     /// Every listener, comma-separated, in `Listen=` form (start-up).
@@ -88,7 +90,7 @@ public enum LogField {
 
     /// Every field above, for documentation checks.
     public static let all: [String] = [
-        connectionID, peer, listener, listeners, sockets, service, services, exposure, method, callID,
+        connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
         previousInstance, collision, port, host, afterMilliseconds, interface, messageID,

@@ -1,16 +1,22 @@
-/// Where rpcd listens or where a client connects: a TCP host and port, or a Unix-domain socket.
+/// Where rpcd listens or where a client connects: a TCP host and port, the same with TLS, or a Unix-domain
+/// socket.
 ///
 /// The textual forms are the ones `Listen=` in rpcd.conf, `rpcd --listen` and `rpcctl --address` accept:
 ///
-///     127.0.0.1:7390        IPv4 address and port
-///     [::1]:7390            IPv6 address (in brackets) and port
-///     localhost:7390        a host name and port (resolved when connecting or binding)
-///     /run/rpcd/rpcd.sock   an absolute path: a Unix-domain stream socket
+///     127.0.0.1:7390            IPv4 address and port
+///     [::1]:7390                IPv6 address (in brackets) and port
+///     localhost:7390            a host name and port (resolved when connecting or binding)
+///     tls://0.0.0.0:7391        any of the TCP forms after tls://: the same frames inside TLS 1.2 or later
+///     /run/rpcd/rpcd.sock       an absolute path: a Unix-domain stream socket
 ///
 /// Parsing is pure: it checks form and range, never resolves names or touches the file system.
 public enum RPCEndpoint: Hashable, Sendable {
     case tcp(host: String, port: Int)
+    case tls(host: String, port: Int)
     case unix(path: String)
+
+    /// The prefix that makes a TCP address a TLS one.
+    public static let tlsScheme = "tls://"
 
     /// The TCP port rpcd uses when none is configured (see docs/CONFIG.md).
     public static let defaultPort = 7390
@@ -22,6 +28,17 @@ public enum RPCEndpoint: Hashable, Sendable {
     public init(parsing text: String) throws(RPCEndpointError) {
         let text = text.trimmingWhitespace()
         guard !text.isEmpty else { throw RPCEndpointError(text, "an address is empty") }
+        if text.hasPrefix(Self.tlsScheme) {
+            let inner = String(text.dropFirst(Self.tlsScheme.count))
+            guard case .tcp(let host, let port) = try? RPCEndpoint(parsing: inner) else {
+                throw RPCEndpointError(text, "expected tls://HOST:PORT or tls://[IPV6]:PORT, as in tls://0.0.0.0:7391")
+            }
+            self = .tls(host: host, port: port)
+            return
+        }
+        if !text.hasPrefix("/"), let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") {
+            throw RPCEndpointError(text, "unknown scheme '\(text[..<colon])://'; only tls:// is known")
+        }
 
         if text.hasPrefix("/") {
             // sockaddr_un.sun_path is 108 bytes on Linux, including the terminating NUL.
@@ -66,10 +83,25 @@ public enum RPCEndpoint: Hashable, Sendable {
         self = .tcp(host: String(host), port: port)
     }
 
-    /// Whether this is a TCP endpoint on a loopback address (such listeners are never advertised on the network).
+    /// Whether this is a TCP endpoint (TLS or not) on a loopback address (such listeners are never advertised on
+    /// the network).
     public var isLoopback: Bool {
-        guard case .tcp(let host, _) = self else { return false }
+        guard let (host, _) = tcpAddress else { return false }
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// Host and port of a TCP endpoint, with or without TLS; nil for a Unix socket.
+    public var tcpAddress: (host: String, port: Int)? {
+        switch self {
+        case .tcp(let host, let port), .tls(let host, let port): return (host, port)
+        case .unix: return nil
+        }
+    }
+
+    /// Whether connections to this endpoint use TLS.
+    public var isTLS: Bool {
+        if case .tls = self { return true }
+        return false
     }
 }
 
@@ -79,6 +111,7 @@ extension RPCEndpoint: CustomStringConvertible {
         switch self {
         case .tcp(let host, let port) where host.contains(":"): return "[\(host)]:\(port)"
         case .tcp(let host, let port): return "\(host):\(port)"
+        case .tls(let host, let port): return Self.tlsScheme + RPCEndpoint.tcp(host: host, port: port).description
         case .unix(let path): return path
         }
     }

@@ -3,9 +3,11 @@ import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
+import NIOSSL
 import RPCCore
 import RPCLogging
 import RPCProtocol
+import RPCTLS
 import RPCWire
 import ServiceLifecycle
 import Synchronization
@@ -32,12 +34,14 @@ public final class RPCServer: Service, Sendable {
         public var idleTimeout: Duration?
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         public var shutdownGracePeriod: Duration
+        /// The TLS context of `tls://` listeners; required when there is one.
+        public var tls: TLSServerContext?
         /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
         /// nothing is bound for them, and the server owns and closes them.
         public var boundSockets: [Int32]
 
         public init(
-            listen: [RPCEndpoint], boundSockets: [Int32] = [],
+            listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
             maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
             maxConnections: Int = RPCLimits.maxConnections.defaultValue,
             maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
@@ -49,6 +53,7 @@ public final class RPCServer: Service, Sendable {
         ) {
             self.listen = listen
             self.boundSockets = boundSockets
+            self.tls = tls
             self.maxFrameSize = maxFrameSize
             self.maxConnections = maxConnections
             self.maxConnectionsPerPeer = maxConnectionsPerPeer
@@ -182,12 +187,17 @@ public final class RPCServer: Service, Sendable {
     }
 
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
+        if endpoint.isTLS, configuration.tls == nil {
+            throw RPCServerError(
+                endpoint: endpoint, reason: "a tls:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
+                errno: nil)
+        }
         let quiescing = ServerQuiescingHelper(group: group)
         let bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         do {
             let channel: any Channel
             switch endpoint {
-            case .tcp(let host, let port):
+            case .tcp(let host, let port), .tls(let host, let port):
                 channel = try await Self.withTCPOptions(bootstrap).bind(host: host, port: port).get()
             case .unix(let path):
                 try Self.prepareSocketDirectory(for: path)
@@ -199,6 +209,8 @@ public final class RPCServer: Service, Sendable {
             let actual: RPCEndpoint
             if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {
                 actual = .tcp(host: host, port: port)
+            } else if case .tls(let host, _) = endpoint, let port = channel.localAddress?.port {
+                actual = .tls(host: host, port: port)
             } else {
                 actual = endpoint
             }
@@ -227,11 +239,29 @@ public final class RPCServer: Service, Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelOption(.autoRead, value: true)
             .childChannelInitializer { channel in
-                RPCPeer.of(channel).flatMapThrowing { peer in try self.initializeConnection(channel, peer: peer, endpoint: endpoint) }
+                RPCPeer.of(channel).flatMapThrowing { peer in
+                    // A peer is admitted (and counted) before its TLS handshake, so handshakes are limited too.
+                    guard let peerLog = self.admit(channel, peer: peer) else { return }
+                    guard endpoint.isTLS, let tls = self.configuration.tls else {
+                        return try self.initializeConnection(channel, peer: peer, peerLog: peerLog, endpoint: endpoint)
+                    }
+                    // The RPC pipeline goes in once the handshake has said who the client is.
+                    try channel.pipeline.syncOperations.addHandlers(
+                        NIOSSLServerHandler(context: tls.context),
+                        TLSHandshakeHandler(
+                            timeout: self.configuration.frameTimeout,
+                            completed: { channel, identities in
+                                var peer = peer
+                                peer.certificateIdentities = identities
+                                try self.initializeConnection(channel, peer: peer, peerLog: peerLog, endpoint: endpoint)
+                            },
+                            failed: { error in self.logHandshakeFailure(error, peer: peer) }))
+                }
             }
     }
 
-    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint) throws {
+    /// Counts the connection against its peer's limit; nil (and the connection closed) when that is reached.
+    private func admit(_ channel: any Channel, peer: RPCPeer) -> LogRateLimiter? {
         guard let peerLog = peerCounts.admit(peer) else {
             router.statistics.rejectedConnections.increment()
             if let suppressed = refusedLog.admit() {
@@ -240,9 +270,23 @@ public final class RPCServer: Service, Sendable {
                 logger.warning("Connection limit per peer reached; refusing connection", metadata: metadata)
             }
             channel.close(promise: nil)
-            return
+            return nil
         }
         channel.closeFuture.whenComplete { [peerCounts] _ in peerCounts.release(peer) }
+        return peerLog
+    }
+
+    /// A client that failed its TLS handshake (no certificate where one is required, one from another CA, not
+    /// TLS at all, too slow): logged with the reason, as refused connections are, at most ten a second.
+    private func logHandshakeFailure(_ error: any Error, peer: RPCPeer) {
+        router.statistics.rejectedConnections.increment()
+        guard let suppressed = refusedLog.admit() else { return }
+        var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.error: "\(error)"]
+        if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+        logger.notice("TLS handshake failed; connection closed", metadata: metadata)
+    }
+
+    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, peerLog: LogRateLimiter, endpoint: RPCEndpoint) throws {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
         let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger, peerLog: peerLog)
         if logger.logLevel <= .debug {

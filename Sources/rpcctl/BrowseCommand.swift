@@ -144,7 +144,7 @@ extension RPCDiscoveredInstance {
         var object: [String: JSONValue] = [
             "service": .string(service), "name": .string(name), "host": .string(hostName), "address": .string(address),
             "port": .number(port), "version": .string(version), "fingerprint": .string(fingerprint),
-            "protocol": .number(advertisement.protocolVersion),
+            "protocol": .number(advertisement.protocolVersion), "tls": .bool(advertisement.tls),
         ]
         if let event { object["event"] = .string(event) }
         return .object(object)

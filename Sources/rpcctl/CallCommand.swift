@@ -87,6 +87,7 @@ struct CallCommand: AsyncParsableCommand {
         let timeout = options.timeoutDuration
         let method = fullMethod
         var endpoint: RPCEndpoint?
+        var tls = options.tlsOptions
         if let service {
             let instance = try await DiscoveryErrors.reporting(service: service) { () async throws -> RPCDiscoveredInstance in
                 do {
@@ -97,7 +98,14 @@ struct CallCommand: AsyncParsableCommand {
                     throw ExitStatus.unavailable
                 }
             }
-            endpoint = .tcp(host: instance.address, port: instance.port)
+            // A record that says tls=1 is a TLS listener; its certificate names the host, not the address
+            // the browse resolved, so the host's published name is checked unless --server-name says otherwise.
+            if instance.advertisement.tls {
+                endpoint = .tls(host: instance.address, port: instance.port)
+                tls.serverName = tls.serverName ?? instance.hostName
+            } else {
+                endpoint = try options.withTLSIfAsked(.tcp(host: instance.address, port: instance.port))
+            }
         }
         if let api, endpoint == nil {
             // With --address, --api is checked against the server's own description before calling.
@@ -113,7 +121,7 @@ struct CallCommand: AsyncParsableCommand {
                 throw ExitStatus.incompatible
             }
         }
-        let result = try await options.withClient(method: method, endpoint: endpoint) { client throws(RPCClientError) in
+        let result = try await options.withClient(method: method, endpoint: endpoint, tls: tls) { client throws(RPCClientError) in
             try await client.call(method, params: params, timeout: timeout)
         }
         print(options.json ? result.jsonText : result.prettyPrinted())

@@ -10,18 +10,34 @@ struct ClientOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "HOST:PORT, [IPV6]:PORT or a Unix socket path (default: $RPCD_ADDRESS, else \(RPCEndpoint.defaultSocketPath) if it exists, else 127.0.0.1:\(RPCEndpoint.defaultPort)).",
+            "HOST:PORT, [IPV6]:PORT, tls://HOST:PORT or a Unix socket path (default: $RPCD_ADDRESS, else \(RPCEndpoint.defaultSocketPath) if it exists, else 127.0.0.1:\(RPCEndpoint.defaultPort)).",
             valueName: "address"))
     var address: String?
 
     @Flag(name: .long, help: "Machine output: one JSON document on stdout.")
     var json = false
 
+    @Flag(name: .long, help: "Connect with TLS (as a tls:// address does).")
+    var tls = false
+
+    @Option(name: .customLong("ca"), help: ArgumentHelp("PEM file of the CA that signed the server's certificate (default: the system's CAs).", valueName: "file"))
+    var caFile: String?
+
+    @Option(name: .customLong("cert"), help: ArgumentHelp("PEM file of this client's certificate, for servers that ask for one (with --key).", valueName: "file"))
+    var certificateFile: String?
+
+    @Option(name: .customLong("key"), help: ArgumentHelp("PEM file of the client certificate's private key.", valueName: "file"))
+    var privateKeyFile: String?
+
+    @Option(name: .customLong("server-name"), help: ArgumentHelp("The name the server's certificate must carry (default: the address's host).", valueName: "name"))
+    var serverName: String?
+
     @Option(name: .long, help: ArgumentHelp("Seconds to wait for the connection and for each reply.", valueName: "seconds"))
     var timeout: Double = 10
 
     mutating func validate() throws {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
+        guard (certificateFile == nil) == (privateKeyFile == nil) else { throw ValidationError("--cert and --key go together") }
         _ = try endpoint()
     }
 
@@ -29,22 +45,39 @@ struct ClientOptions: ParsableArguments {
 
     /// The endpoint to use: --address, else $RPCD_ADDRESS, else the default socket if it exists, else TCP.
     func endpoint(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> RPCEndpoint {
+        let endpoint: RPCEndpoint
         do {
-            return try RPCDefaultEndpoint.resolve(address: address, environment: environment)
+            endpoint = try RPCDefaultEndpoint.resolve(address: address, environment: environment)
         } catch {
             throw ValidationError(error.description)
         }
+        return try withTLSIfAsked(endpoint)
     }
 
-    /// Connects (to `endpoint`, else to `endpoint()`), runs `body`, closes; every client error is reported (see
-    /// `report`) and becomes an exit status.
+    /// `endpoint` as TLS when --tls says so (a Unix socket cannot be).
+    func withTLSIfAsked(_ endpoint: RPCEndpoint) throws -> RPCEndpoint {
+        guard tls, !endpoint.isTLS else { return endpoint }
+        guard case .tcp(let host, let port) = endpoint else {
+            throw ValidationError("--tls needs a TCP address (--address HOST:PORT), not the Unix socket \(endpoint)")
+        }
+        return .tls(host: host, port: port)
+    }
+
+    /// The TLS files and name --ca, --cert, --key and --server-name give.
+    var tlsOptions: RPCClientTLS {
+        RPCClientTLS(caFile: caFile, certificateFile: certificateFile, privateKeyFile: privateKeyFile, serverName: serverName)
+    }
+
+    /// Connects (to `endpoint`, else to `endpoint()`; with `tls`, else `tlsOptions`), runs `body`, closes; every
+    /// client error is reported (see `report`) and becomes an exit status.
     func withClient<Value>(
-        method: String? = nil, endpoint chosen: RPCEndpoint? = nil, _ body: (RPCClient) async throws(RPCClientError) -> Value
+        method: String? = nil, endpoint chosen: RPCEndpoint? = nil, tls: RPCClientTLS? = nil,
+        _ body: (RPCClient) async throws(RPCClientError) -> Value
     ) async throws -> Value {
         let endpoint = try chosen ?? endpoint()
         let client: RPCClient
         do {
-            client = try await RPCClient.connect(to: endpoint, timeout: timeoutDuration)
+            client = try await RPCClient.connect(to: endpoint, tls: tls ?? tlsOptions, timeout: timeoutDuration)
         } catch {
             throw report(error, method: method)
         }
@@ -72,7 +105,10 @@ struct ClientOptions: ParsableArguments {
             }
             return ExitStatus.remoteError
         case .connectFailed(_, let reason):
-            let hint = reason.contains("permission denied") ? "check the socket's permissions" : "is rpcd running?"
+            let hint =
+                if reason.contains("permission denied") { "check the socket's permissions" }
+                else if reason.hasPrefix("TLS") { "check --ca and --server-name" }
+                else { "is rpcd running?" }
             Terminal.error("\(error) (\(hint))")
             return ExitStatus.unavailable
         case .timedOut:

@@ -22,15 +22,20 @@ enum Advertising {
         }.sorted { $0.service < $1.service }
     }
 
-    /// The ports of the TCP listeners other machines can reach, in listener order, each once. Unix sockets and
-    /// loopback listeners (`127.0.0.1`, `::1`, `localhost`) are not reachable over the network, so announcing
-    /// them would only send clients to a dead end.
+    /// The ports of the TCP listeners (plain or TLS) other machines can reach, in listener order, each once.
+    /// Unix sockets and loopback listeners (`127.0.0.1`, `::1`, `localhost`) are not reachable over the
+    /// network, so announcing them would only send clients to a dead end.
     static func ports(of listeners: [RPCEndpoint]) -> [Int] {
         var ports: [Int] = []
         for listener in listeners where !listener.isLoopback {
-            if case .tcp(_, let port) = listener, !ports.contains(port) { ports.append(port) }
+            if let port = listener.tcpAddress?.port, !ports.contains(port) { ports.append(port) }
         }
         return ports
+    }
+
+    /// Those of `ports(of:)` that TLS listeners use, announced with `tls=1`.
+    static func tlsPorts(of listeners: [RPCEndpoint]) -> Set<Int> {
+        Set(listeners.filter { $0.isTLS && !$0.isLoopback }.compactMap { $0.tcpAddress?.port })
     }
 
     /// The Avahi publisher, or the no-op one when advertising is off or there is nothing to advertise on.
@@ -53,7 +58,7 @@ enum Advertising {
         do {
             return try AvahiServicePublisher(
                 configuration: .init(
-                    ports: ports, instanceName: settings.instanceName, interfaces: settings.interfaces, ipProtocol: ipProtocol),
+                    ports: ports, tlsPorts: tlsPorts(of: listeners), instanceName: settings.instanceName, interfaces: settings.interfaces, ipProtocol: ipProtocol),
                 logger: logger)
         } catch {
             logger.error("Cannot set up Avahi; services are not advertised", metadata: [LogField.error: "\(error)"])

@@ -56,6 +56,7 @@ struct Daemon {
             maxReplySize: settings.maxFrameSize)
         host.commit(generation)
 
+        let tls = try TLSSetup.serverContext(for: settings)
         let listen = activatedSockets.isEmpty ? settings.listen : []
         if !activatedSockets.isEmpty {
             logger.notice(
@@ -69,7 +70,7 @@ struct Daemon {
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
-                listen: listen, boundSockets: activatedSockets.map(\.descriptor), maxFrameSize: settings.maxFrameSize,
+                listen: listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
                 maxCallsPerConnection: settings.maxCallsPerConnection,
                 maxBufferedBytes: settings.maxBufferedBytes, frameTimeout: settings.frameTimeout,
@@ -92,7 +93,7 @@ struct Daemon {
         notifier.send(.status("Binding listeners"))
 
         let reload = ReloadService(
-            host: host, router: router, builtins: builtins, running: settings, reloadConfiguration: reloadConfiguration,
+            host: host, router: router, builtins: builtins, running: settings, tls: tls, reloadConfiguration: reloadConfiguration,
             logLevel: logLevel, notifier: notifier, status: status, logger: logger,
             didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]

@@ -4,6 +4,7 @@ import RPCCore
 import RPCLogging
 import RPCModules
 import RPCSystemd
+import RPCTLS
 import ServiceLifecycle
 import UnixSignals
 
@@ -18,6 +19,8 @@ struct ReloadService: Service, CustomStringConvertible {
     let router: RPCRouter
     let builtins: [any RPCService]
     let running: ServerConfiguration
+    /// The context of the `tls://` listeners, whose files are read again on every reload.
+    let tls: TLSServerContext?
     let reloadConfiguration: @Sendable () throws -> ServerConfiguration
     let logLevel: LogLevelControl
     let notifier: any ServiceNotifier
@@ -43,11 +46,13 @@ struct ReloadService: Service, CustomStringConvertible {
             var fixed = settings
             fixed.logLevel = running.logLevel
             fixed.access = running.access
+            fixed.tls = running.tls
             if fixed != running {
                 // Listeners, limits, threads, call logging and [Avahi] are fixed when the daemon starts.
                 logger.warning("rpcd.conf changed; [Server] and [Avahi] settings other than LogLevel= take effect at the next restart")
             }
             logLevel.level = Logger.Level(settings.logLevel)
+            reloadTLS(settings.tls)
             // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
             let generation = try await Task.detached { try host.prepare(strict: true) }.value
             router.replaceRegistry(
@@ -68,5 +73,21 @@ struct ReloadService: Service, CustomStringConvertible {
                 metadata: [LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.reloadFailed)"])
         }
         notifier.send(.ready, .status(status.text()))
+    }
+
+    /// Re-reads the TLS files (a renewed certificate, a new client CA): connections accepted from now on use
+    /// them, established ones keep theirs. Files that cannot be used leave the previous ones serving; that is
+    /// logged, and the rest of the reload goes on.
+    private func reloadTLS(_ settings: TLSSettings) {
+        guard let tls else { return }
+        do {
+            try tls.reload(files: try TLSSetup.files(of: settings))
+            logger.info("TLS files read again", metadata: [LogField.file: "\(settings.certificate ?? "")"])
+        } catch {
+            router.statistics.recordError("reload: TLS: \(error)")
+            logger.error(
+                "TLS files not reloaded; the previous certificate and key keep serving",
+                metadata: [LogField.error: "\(error)"])
+        }
     }
 }

@@ -14,7 +14,7 @@ final class RawConnection {
 
     init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10) throws {
         switch endpoint {
-        case .tcp(let host, let port):
+        case .tcp(let host, let port), .tls(let host, let port):  // for a TLS endpoint, the bare TCP connection
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -103,5 +103,15 @@ final class RawConnection {
         var byte: UInt8 = 0
         let n = recv(fd, &byte, 1, 0)
         return n == 0 || (n < 0 && errno == ECONNRESET)
+    }
+
+    /// Whether the peer closes within the receive timeout, whatever it sends first (a TLS alert, say).
+    func isClosedByPeerAfterAnyReply() -> Bool {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = recv(fd, &bytes, bytes.count, 0)
+            if n > 0 { continue }
+            return n == 0 || (n < 0 && errno == ECONNRESET)
+        }
     }
 }

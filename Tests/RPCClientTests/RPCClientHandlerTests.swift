@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import RPCClientTestSupport
 import RPCJSON
+import RPCWire
 import XCTest
 
 @testable import RPCClient
@@ -239,5 +240,26 @@ final class RPCClientHandlerTests: XCTestCase {
         XCTAssertNil(outcome(promise.futureResult))
         try channel.writeInbound(frame.getSlice(at: 3, length: frame.readableBytes - 3)!)
         XCTAssertEqual(value(promise.futureResult), "pong")
+    }
+}
+
+final class RPCClientHandlerTLSHintTests: XCTestCase {
+    /// A TLS listener answers a plain client with an alert, whose record header reads as a huge frame length.
+    func testATLSAlertReadAsAFrameLengthSaysToUseTLS() throws {
+        let harness = try HandlerHarness()
+        let call = try harness.call("rpcd.ping", id: 1)
+        harness.channel.pipeline.fireErrorCaught(FrameTooLargeError(announcedLength: 0x1503_0300, maxFrameSize: 4 << 20))
+        guard case .failure(RPCClientError.protocolViolation(let message))? = outcome(call) else {
+            return XCTFail("expected a protocol violation, got \(String(describing: outcome(call)))")
+        }
+        XCTAssertEqual(message, "the server answered in TLS: connect with a tls:// address or --tls")
+    }
+
+    func testOnlyTLSRecordHeadersAreTakenForTLS() {
+        XCTAssertTrue(RPCClientHandler.isTLSRecordHeader(0x1603_0100))
+        XCTAssertTrue(RPCClientHandler.isTLSRecordHeader(0x1503_03FF))
+        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x1703_0300), "application data never comes first")
+        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x0100_0000))
+        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x1505_0300))
     }
 }

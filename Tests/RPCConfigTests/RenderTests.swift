@@ -35,6 +35,12 @@ final class RenderTests: XCTestCase {
             Allow=user:root group:rpcd
             AllowRead=local
 
+            [TLS]
+            Certificate=
+            PrivateKey=
+            ClientCA=
+            RequireClientCertificate=no
+
             """)
     }
 

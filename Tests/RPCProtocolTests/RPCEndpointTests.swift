@@ -8,10 +8,12 @@ final class RPCEndpointTests: XCTestCase {
         XCTAssertEqual(try RPCEndpoint(parsing: "localhost:0"), .tcp(host: "localhost", port: 0))
         XCTAssertEqual(try RPCEndpoint(parsing: " /run/rpcd/rpcd.sock "), .unix(path: "/run/rpcd/rpcd.sock"))
         XCTAssertEqual(try RPCEndpoint(parsing: "[fe80::1%eth0]:65535"), .tcp(host: "fe80::1%eth0", port: 65535))
+        XCTAssertEqual(try RPCEndpoint(parsing: "tls://0.0.0.0:7391"), .tls(host: "0.0.0.0", port: 7391))
+        XCTAssertEqual(try RPCEndpoint(parsing: "tls://[::]:7391"), .tls(host: "::", port: 7391))
     }
 
     func testDescriptionRoundTrips() throws {
-        for text in ["127.0.0.1:7390", "[::1]:80", "/tmp/x.sock", "example.org:1"] {
+        for text in ["127.0.0.1:7390", "[::1]:80", "/tmp/x.sock", "example.org:1", "tls://example.org:1", "tls://[::1]:2"] {
             XCTAssertEqual(try RPCEndpoint(parsing: text).description, text)
         }
     }
@@ -31,6 +33,10 @@ final class RPCEndpointTests: XCTestCase {
             ("[127.0.0.1]:80", "IPv6 addresses only"),
             ("relative/path.sock", "expected HOST:PORT"),
             ("/" + String(repeating: "a", count: 120), "shorter than 108"),
+            ("tls:///run/rpcd/rpcd.sock", "expected tls://HOST:PORT"),
+            ("tls://7391", "expected tls://HOST:PORT"),
+            ("TLS://0.0.0.0:1", "unknown scheme 'TLS://'; only tls:// is known"),
+            ("https://example.org:443", "unknown scheme 'https://'"),
         ]
         for (text, reason) in cases {
             XCTAssertThrowsError(try RPCEndpoint(parsing: text), text) { error in
@@ -45,5 +51,7 @@ final class RPCEndpointTests: XCTestCase {
         XCTAssertTrue(try RPCEndpoint(parsing: "[::1]:1").isLoopback)
         XCTAssertFalse(try RPCEndpoint(parsing: "0.0.0.0:1").isLoopback)
         XCTAssertFalse(try RPCEndpoint(parsing: "/run/x.sock").isLoopback)
+        XCTAssertTrue(try RPCEndpoint(parsing: "tls://127.0.0.1:1").isLoopback)
+        XCTAssertFalse(try RPCEndpoint(parsing: "tls://0.0.0.0:1").isLoopback)
     }
 }

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -73,16 +74,20 @@ class AvahiTestCase(unittest.TestCase):
 
     # -- helpers --
 
-    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section="", extra_listen=(), access=LAB_ACCESS):
-        """rpcd on `host`; `access` is its [Access] section (None: the shipped rules)."""
+    def start_rpcd(self, host, handlers=HANDLERS, port=PORT, avahi_section="", extra_listen=(), access=LAB_ACCESS,
+                   listen=None, tls_section=""):
+        """rpcd on `host`, listening on `listen` (default 0.0.0.0:PORT) and 127.0.0.1:PORT+1; `access` is its
+        [Access] section (None: the shipped rules)."""
         config = os.path.join(host.directory, f"rpcd-{port}.conf")
         with open(config, "w") as file:
-            file.write(f"[Server]\nListen=0.0.0.0:{port}\nListen=127.0.0.1:{port + 1}\nLogLevel=info\n")
+            file.write(f"[Server]\nListen={listen or f'0.0.0.0:{port}'}\nListen=127.0.0.1:{port + 1}\nLogLevel=info\n")
             file.writelines(f"Listen={address}\n" for address in extra_listen)
             if avahi_section:
                 file.write("[Avahi]\n" + avahi_section)
             if access is not None:
                 file.write("[Access]\n" + access)
+            if tls_section:
+                file.write("[TLS]\n" + tls_section)
         process = host.spawn([os.path.join(BIN, "rpcd"), "--config", config, "--handlers-dir", handlers,
                               "--module-dir", BIN], f"rpcd-{port}.log")
         wait_for(lambda: "Listening" in netns.read(process.log_path) or process.poll() is not None, WAIT,
@@ -242,6 +247,47 @@ class AvahiSettingsTests(AvahiTestCase):
         self.assertEqual({(i["name"], i["port"]) for i in found}, {("calc on a", PORT), (f"calc on a ({PORT + 2})", PORT + 2)})
         call = self.rpcctl(self.b, "call", "--address", f"{self.a.address}:{PORT + 2}", "calc.add", "1", "1")
         self.assertEqual(call.stdout.strip(), "2", call.stderr)
+
+
+    def test_a_tls_listener_is_advertised_with_tls_and_called_over_tls(self):
+        """A tls:// listener's records say tls=1; rpcctl browse shows it as a tls:// address, and call -s
+        connects with TLS, checking the certificate against the host's published name (a.local)."""
+        self.a.start_avahi()
+        self.b.start_avahi()
+        ca, certificate, key = make_server_certificate(self.directory, "a.local")
+        self.start_rpcd(self.a, listen=f"tls://0.0.0.0:{PORT}", extra_listen=[f"0.0.0.0:{PORT + 2}"],
+                        tls_section=f"Certificate={certificate}\nPrivateKey={key}\n")
+        found = self.browse_until(self.b, "_calc._sub._rpcd._tcp", lambda found: len(found) == 2, "calc on both ports")
+        self.assertEqual({i["port"]: i["txt"].get("tls") for i in found}, {PORT: "1", PORT + 2: None})
+
+        table = self.rpcctl(self.b, "browse", "calc")
+        self.assertIn(f"tls://{self.a.address}:{PORT}", table.stdout)
+        self.assertIn(f"  {self.a.address}:{PORT + 2}", table.stdout)
+        listing = json.loads(self.rpcctl(self.b, "browse", "--json", "calc").stdout)
+        self.assertEqual({entry["port"]: entry["tls"] for entry in listing}, {PORT: True, PORT + 2: False})
+
+        # "calc on a" (the TLS port) sorts before "calc on a (7392)": call -s takes it.
+        call = self.rpcctl(self.b, "call", "-s", "calc", "--ca", ca, "calc.add", "1", "2")
+        self.assertEqual((call.returncode, call.stdout.strip()), (0, "3"), call.stderr)
+        untrusted = self.rpcctl(self.b, "call", "-s", "calc", "calc.add", "1", "2")
+        self.assertEqual(untrusted.returncode, 69, untrusted.stderr)
+        self.assertIn("not signed by a trusted CA", untrusted.stderr)
+
+
+def make_server_certificate(directory, host_name):
+    """A throw-away CA and a certificate it signs for `host_name` (the commands of docs/SECURITY.md)."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=rpcd test CA", "-keyout", "ca.key", "-out", "ca.pem")
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={host_name}",
+            "-keyout", "server.key", "-out", "server.csr")
+    with open(os.path.join(directory, "server.ext"), "w") as file:
+        file.write(f"subjectAltName=DNS:{host_name}\nextendedKeyUsage=serverAuth\n")
+    openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+            "-extfile", "server.ext", "-out", "server.pem")
+    return tuple(os.path.join(directory, name) for name in ("ca.pem", "server.pem", "server.key"))
 
 
 class NoSystemBusTests(AvahiTestCase):

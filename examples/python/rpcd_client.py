@@ -9,16 +9,24 @@ JSON-RPC 2.0 payload. Calls may be pipelined; replies are matched by id.
         print(rpcd.call("calc.add", [1, 2]))           # 3
         print(rpcd.batch([("calc.add", [1, 2]), ("rpcd.ping", None)]))
 
+A tls:// listener (docs/SECURITY.md) takes an ssl.SSLContext, which tls_context() makes from PEM files:
+
+    context = tls_context(ca_file="ca.pem", cert_file="ops.pem", key_file="ops.key")
+    with Client("tls://rpcd.example.org:7391", tls=context) as rpcd:
+        print(rpcd.call("kv.set", {"key": "k", "value": 1}))
+
 Run it as a script for a quick call:  python3 rpcd_client.py 127.0.0.1:7390 calc.add '[1, 2]'
+(with TLS: python3 rpcd_client.py --ca ca.pem tls://host:7391 rpcd.ping)
 """
 
 import itertools
 import json
 import socket
+import ssl
 import struct
 import sys
 
-__all__ = ["Client", "RemoteError", "ProtocolError", "connect"]
+__all__ = ["Client", "RemoteError", "ProtocolError", "connect", "tls_context"]
 
 _HEADER = struct.Struct(">I")
 
@@ -37,26 +45,47 @@ class ProtocolError(Exception):
     """The server sent something that is not a valid reply, or closed the connection early."""
 
 
-def connect(address, timeout=10.0):
-    """Opens a socket to ADDRESS: 'host:port', '[v6]:port', or an absolute Unix socket path."""
+def tls_context(ca_file=None, cert_file=None, key_file=None):
+    """A client context for rpcd's tls:// listeners: TLS 1.2 or later, the server's certificate checked
+    against CA_FILE (default: the system's CAs) and its host name; CERT_FILE and KEY_FILE are this client's
+    certificate for servers that ask for one."""
+    context = ssl.create_default_context(cafile=ca_file)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if cert_file:
+        context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def connect(address, timeout=10.0, tls=None, server_name=None):
+    """Opens a socket to ADDRESS: 'host:port', '[v6]:port', 'tls://host:port', or an absolute Unix socket
+    path. A tls:// address needs TLS, an ssl.SSLContext; SERVER_NAME is the name the server's certificate must
+    carry (default: the host)."""
     if address.startswith("/"):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
         sock.connect(address)
         return sock
-    host, _, port = address.rpartition(":")
+    is_tls = address.startswith("tls://")
+    host, _, port = address.removeprefix("tls://").rpartition(":")
     if not host or not port.isdigit():
-        raise ValueError(f"invalid address {address!r}: expected HOST:PORT, [IPV6]:PORT or /path")
-    sock = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+        raise ValueError(f"invalid address {address!r}: expected HOST:PORT, [IPV6]:PORT, tls://HOST:PORT or /path")
+    host = host.strip("[]")
+    sock = socket.create_connection((host, int(port)), timeout=timeout)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if is_tls:
+        try:
+            sock = (tls or tls_context()).wrap_socket(sock, server_hostname=server_name or host)
+        except BaseException:
+            sock.close()
+            raise
     return sock
 
 
 class Client:
     """One connection to rpcd. Not thread-safe: use one Client per thread."""
 
-    def __init__(self, address, timeout=10.0):
-        self._sock = connect(address, timeout)
+    def __init__(self, address, timeout=10.0, tls=None, server_name=None):
+        self._sock = connect(address, timeout, tls, server_name)
         self._ids = itertools.count(1)
         self._early = {}  # replies that arrived while waiting for another id
 
@@ -172,11 +201,18 @@ class Client:
 
 
 def main(argv):
+    files = {}
+    argv = list(argv)
+    while len(argv) > 2 and argv[1] in ("--ca", "--cert", "--key"):
+        files[argv[1][2:]] = argv[2]
+        del argv[1:3]
     if len(argv) < 3:
-        print("usage: rpcd_client.py ADDRESS METHOD [PARAMS_JSON]", file=sys.stderr)
+        print("usage: rpcd_client.py [--ca FILE] [--cert FILE --key FILE] ADDRESS METHOD [PARAMS_JSON]",
+              file=sys.stderr)
         return 64
     params = json.loads(argv[3]) if len(argv) > 3 else None
-    with Client(argv[1]) as client:
+    context = tls_context(files.get("ca"), files.get("cert"), files.get("key")) if files else None
+    with Client(argv[1], tls=context) as client:
         try:
             print(json.dumps(client.call(argv[2], params), indent=2))
         except RemoteError as error:

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -16,7 +17,7 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rpcd_client import Client, RemoteError  # noqa: E402
+from rpcd_client import Client, RemoteError, tls_context  # noqa: E402
 
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,15 +27,18 @@ EXAMPLE_HANDLERS = os.path.join(HERE, "../../config/handlers.d")
 
 class Daemon:
     """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory, serving the handler
-    files of `handlers_dir` (none by default) with modules from `module_dir`."""
+    files of `handlers_dir` (none by default) with modules from `module_dir`. `tcp` is the TCP listener
+    (tls://127.0.0.1:0 for TLS); `config` is appended to rpcd.conf. `directory` exists before the daemon starts,
+    so `prepare(directory)` can write files there (certificates) and return the text of `config`."""
 
-    def __init__(self, handlers_dir=None, module_dir=None):
+    def __init__(self, handlers_dir=None, module_dir=None, tcp="127.0.0.1:0", prepare=None):
         bin_dir = BIN_DIR
         self.directory = tempfile.mkdtemp(prefix="rpcd-py-")
         self.socket_path = os.path.join(self.directory, "rpcd.sock")
         config = os.path.join(self.directory, "rpcd.conf")
+        extra = prepare(self.directory) if prepare else ""
         with open(config, "w") as f:
-            f.write(f"[Server]\nListen=127.0.0.1:0\nListen={self.socket_path}\n")
+            f.write(f"[Server]\nListen={tcp}\nListen={self.socket_path}\n{extra}")
         command = [os.path.join(bin_dir, "rpcd"), "--config", config,
                    "--handlers-dir", handlers_dir or os.path.join(self.directory, "none")]
         if module_dir:
@@ -50,7 +54,7 @@ class Daemon:
 
         def read():
             for line in self.process.stderr:
-                match = re.search(r"rpcd_listener=(127\.0\.0\.1:\d+)", line)
+                match = re.search(r"rpcd_listener=((?:tls://)?127\.0\.0\.1:\d+)", line)
                 if match:
                     found["address"] = match.group(1)
                     done.set()
@@ -136,6 +140,72 @@ class PythonClientTest(unittest.TestCase):
             capture_output=True, text=True, timeout=60)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), 5)
+
+
+def make_pki(directory):
+    """A throw-away CA, a server certificate for localhost and a client certificate for alice, with the openssl
+    commands of docs/SECURITY.md; returns the [TLS] and [Access] sections that use them."""
+    def openssl(*args):
+        subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+    def issue(name, common_name, extensions):
+        with open(os.path.join(directory, f"{name}.ext"), "w") as file:
+            file.write(extensions)
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={common_name}",
+                "-keyout", f"{name}.key", "-out", f"{name}.csr")
+        openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")
+
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=rpcd test CA", "-keyout", "ca.key", "-out", "ca.pem")
+    issue("server", "localhost", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    issue("alice", "alice", "extendedKeyUsage=clientAuth\n")
+    path = lambda name: os.path.join(directory, name)  # noqa: E731
+    return (f"[TLS]\nCertificate={path('server.pem')}\nPrivateKey={path('server.key')}\n"
+            f"ClientCA={path('ca.pem')}\nRequireClientCertificate=yes\n[Access]\nAllow=client:alice\n")
+
+
+class PythonTLSClientTest(unittest.TestCase):
+    """The same client over a tls:// listener that requires client certificates, with the standard ssl module."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(tcp="tls://127.0.0.1:0", prepare=make_pki)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def file(self, name):
+        return os.path.join(self.daemon.directory, name)
+
+    def test_call_with_a_client_certificate(self):
+        context = tls_context(self.file("ca.pem"), self.file("alice.pem"), self.file("alice.key"))
+        with Client(self.daemon.tcp_address, tls=context, server_name="localhost") as client:
+            self.assertEqual(client.call("rpcd.ping"), "pong")
+            client.call("rpcd.setLogLevel", ["debug"])  # state-changing: Allow=client:alice
+            self.assertEqual(client.call("rpcd.logLevel"), "debug")
+
+    def test_the_server_certificate_and_name_are_checked(self):
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            Client(self.daemon.tcp_address, tls=tls_context(), server_name="localhost")
+        with self.assertRaises(ssl.SSLCertVerificationError):
+            Client(self.daemon.tcp_address, tls=tls_context(self.file("ca.pem")))  # 127.0.0.1 is not named
+
+    def test_without_a_client_certificate_nothing_is_served(self):
+        with self.assertRaises((ssl.SSLError, ConnectionError, RemoteError)):
+            with Client(self.daemon.tcp_address, tls=tls_context(self.file("ca.pem")), server_name="localhost") as client:
+                client.call("rpcd.ping")
+
+    def test_script_entry_point_with_tls(self):
+        script = os.path.join(HERE, "rpcd_client.py")
+        host_address = self.daemon.tcp_address.replace("127.0.0.1", "localhost")
+        result = subprocess.run(
+            [sys.executable, script, "--ca", self.file("ca.pem"), "--cert", self.file("alice.pem"),
+             "--key", self.file("alice.key"), host_address, "rpcd.ping"],
+            capture_output=True, text=True, timeout=60)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout), "pong")
 
 
 if __name__ == "__main__":
