@@ -10,6 +10,7 @@ import RPCLogging
 import RPCModules
 import RPCServer
 import RPCSystemd
+import RPCTLS
 import ServiceLifecycle
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
@@ -23,6 +24,8 @@ struct Daemon {
     let notifier: any ServiceNotifier
     /// Sockets systemd opened for rpcd; when there are any, `Listen=` is not bound.
     let activatedSockets: [ActivatedSocket]
+    /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
+    let tls: TLSServerContext?
 
     /// Built-in services, which no handler may replace.
     static func builtinServices(
@@ -56,7 +59,6 @@ struct Daemon {
             maxReplySize: settings.maxFrameSize)
         host.commit(generation)
 
-        let tls = try TLSSetup.serverContext(for: settings)
         let listen = activatedSockets.isEmpty ? settings.listen : []
         if !activatedSockets.isEmpty {
             logger.notice(

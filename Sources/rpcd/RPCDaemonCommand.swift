@@ -11,6 +11,7 @@ import RPCModules
 import RPCProtocol
 import RPCServer
 import RPCSystemd
+import RPCTLS
 import RPCWire
 import ServiceLifecycle
 
@@ -57,6 +58,14 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
             throw ExitCode(78)  // EX_CONFIG, which systemd shows as "status=78/CONFIG"
         }
+        let tls: TLSServerContext?
+        do {
+            tls = try TLSSetup.serverContext(for: settings)
+        } catch {
+            FileHandle.standardError.write(Data("rpcd: \(error)\n".utf8))
+            if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
+            throw ExitCode(78)
+        }
         if checkConfig {
             print(settings.rendered(), terminator: "")
             guard HandlerReport.print(directories: handlerDirectories, moduleDirectory: moduleDirectory) else {
@@ -89,7 +98,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             pool: pool, logger: logger)
         let daemon = Daemon(
             settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
-            activatedSockets: activatedSockets)
+            activatedSockets: activatedSockets, tls: tls)
         do {
             try await daemon.run(group: group, pool: pool, reloadConfiguration: { [self] in try self.loadConfiguration() })
         } catch {

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -338,6 +339,59 @@ class SystemdTests(unittest.TestCase):
         self.assertEqual((show["ActiveState"], show["Result"], show["ExecMainStatus"]), ("inactive", "success", "0"))
         self.assertTrue(self.journal(f"MESSAGE_ID={MESSAGE_STOPPING}"))
 
+    def test_tls_with_client_certificates_under_the_shipped_unit(self):
+        """A tls:// listener as docs/SECURITY.md sets it up: the key readable by group rpcd only, read by the
+        unit's user inside its sandbox; a client named by its certificate may change state; a renewed
+        certificate is read on reload without a restart; an unreadable key is a configuration error (78)."""
+        tls_dir, client_dir = "/etc/rpcd/tls", "/root/rpcd-client"
+        self.addCleanup(self.ns.run, "rm", "-rf", tls_dir, client_dir, check=False)
+        pki = make_pki(["ops"])
+        for name in ("server.pem", "ca.pem"):
+            self.write(f"{tls_dir}/{name}", pki[name])
+        self.write(f"{tls_dir}/server.key", pki["server.key"])
+        self.ns.run("chmod", "0640", f"{tls_dir}/server.key")
+        self.ns.run("chgrp", "rpcd", f"{tls_dir}/server.key")
+        for name in ("ca.pem", "ops.pem", "ops.key"):
+            self.write(f"{client_dir}/{name}", pki[name])
+        self.write(CONFIG_DROPIN, (
+            "[Server]\nListen=/run/rpcd/rpcd.sock\nListen=tls://127.0.0.1:7391\nLogCalls=yes\n"
+            f"[TLS]\nCertificate={tls_dir}/server.pem\nPrivateKey={tls_dir}/server.key\n"
+            f"ClientCA={tls_dir}/ca.pem\nRequireClientCertificate=yes\n"
+            "[Access]\nAllow=user:root group:rpcd client:ops\n"))
+        self.start()
+        pid = self.main_pid()
+
+        def tls_call(*args, ca=f"{client_dir}/ca.pem", check=True):
+            return self.ns.run(
+                "rpcctl", "call", *args, "--address", "tls://127.0.0.1:7391", "--server-name", "localhost",
+                "--ca", ca, "--cert", f"{client_dir}/ops.pem", "--key", f"{client_dir}/ops.key", check=check)
+
+        self.assertEqual(tls_call("kv.set", "key=k", "value=1").stdout.strip(), "true")
+        entries = self.ns.wait_for(
+            lambda: self.journal(f"_PID={pid}", "RPCD_METHOD=kv.set", "RPCD_TLS_CLIENT=ops"), timeout=10,
+            what="the call's entry naming the client")
+        self.assertTrue(entries)
+
+        # Renewal: a certificate from another CA under the same names, then a reload.
+        renewed = make_pki([])
+        self.write(f"{tls_dir}/server.pem", renewed["server.pem"])
+        self.write(f"{tls_dir}/server.key", renewed["server.key"])
+        self.write(f"{client_dir}/renewed-ca.pem", renewed["ca.pem"])
+        self.ns.run("systemctl", "reload", "rpcd.service", timeout=60)
+        self.ns.wait_for(lambda: self.journal(f"_PID={pid}", "MESSAGE=TLS files read again"), timeout=20,
+                         what="the TLS files to be read again")
+        self.assertEqual(tls_call("kv.get", "k", ca=f"{client_dir}/renewed-ca.pem").stdout.strip(), "1")
+        self.assertEqual(self.main_pid(), pid, "a renewal needs no restart")
+
+        # A key the rpcd user cannot read stops the start with the file named, and no restart loop.
+        self.ns.run("chgrp", "root", f"{tls_dir}/server.key")
+        self.ns.run("systemctl", "stop", "rpcd.service")
+        result = self.ns.run("systemctl", "start", "rpcd.service", check=False, timeout=90)
+        self.assertNotEqual(result.returncode, 0)
+        show = self.ns.show("rpcd.service", "ActiveState", "StatusText", "ExecMainStatus")
+        self.assertEqual((show["ActiveState"], show["ExecMainStatus"]), ("failed", "78"), show)
+        self.assertIn(f"{tls_dir}/server.key: Permission denied", show["StatusText"])
+
     def test_start_failure_reports_errno_and_status(self):
         self.write(CONFIG_DROPIN, "[Server]\nMaxFrameSize=16MB\n")
         result = self.ns.run("systemctl", "start", "rpcd.service", check=False, timeout=90)
@@ -347,6 +401,34 @@ class SystemdTests(unittest.TestCase):
         self.assertEqual(show["ExecMainStatus"], "78")
         self.assertEqual(show["StatusErrno"], "22")
         self.assertIn("50-systemtest.conf:2: invalid value '16MB' for MaxFrameSize=", show["StatusText"])
+
+
+def make_pki(clients):
+    """A throw-away CA with a server certificate for localhost and a client certificate per name in CLIENTS, made
+    with the openssl commands of docs/SECURITY.md; returns {file name: PEM text}."""
+    with tempfile.TemporaryDirectory(prefix="rpcd-pki-") as directory:
+        def openssl(*args):
+            subprocess.run(["openssl", *args], cwd=directory, check=True, capture_output=True)
+
+        def issue(name, extensions):
+            with open(os.path.join(directory, f"{name}.ext"), "w") as file:
+                file.write(extensions)
+            openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={name}",
+                    "-keyout", f"{name}.key", "-out", f"{name}.csr")
+            openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                    "-days", "2", "-extfile", f"{name}.ext", "-out", f"{name}.pem")
+
+        openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                "-subj", "/CN=rpcd system test CA", "-keyout", "ca.key", "-out", "ca.pem")
+        issue("server", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        for client in clients:
+            issue(client, "extendedKeyUsage=clientAuth\n")
+        names = ["ca.pem", "server.pem", "server.key"] + [f"{c}.{e}" for c in clients for e in ("pem", "key")]
+        pki = {}
+        for name in names:
+            with open(os.path.join(directory, name)) as file:
+                pki[name] = file.read()
+        return pki
 
 
 if __name__ == "__main__":
