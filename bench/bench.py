@@ -13,6 +13,8 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
     idle        RSS per idle connection with N (default 10000) open connections, rpcd and the reference,
                 each a fresh process
+    tls         rpcd.ping over a tls:// listener against the same rpcd's plain listener, 50 x 16, and a new
+                connection per call (4 workers: connect, handshake, call, close) against the same over plain TCP
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
 
 Prints a table of calls/s, p50/p99 and the ratios, and writes bench-results/<stamp>.json. A benchmark, not a
@@ -62,6 +64,12 @@ class Server:
             time.sleep(0.01)
         self.ready_after = time.monotonic() - self.started
 
+    def cpu_seconds(self):
+        """User and system CPU time the server has used so far."""
+        with open(f"/proc/{self.process.pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def rss_kib(self):
         with open(f"/proc/{self.process.pid}/status") as status:
             for line in status:
@@ -80,14 +88,31 @@ class Server:
         self.log.close()
 
 
-def start_rpcd(bin_dir, workdir):
+def start_rpcd(bin_dir, workdir, tls_port=None):
+    """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here."""
     port = free_port()
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
-        file.write(f"[Server]\nListen=127.0.0.1:{port}\nThreads=1\nMaxConnections=100000\nIdleTimeout=0\n")
-    return Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
-                           "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
-                  port, workdir, "Started")
+        file.write(f"[Server]\nListen=127.0.0.1:{port}\nThreads=1\nMaxConnections=100000\nMaxConnectionsPerPeer=100000\n"
+                   "IdleTimeout=0\n")
+        if tls_port:
+            certificate, key = make_certificate(workdir)
+            file.write(f"Listen=tls://127.0.0.1:{tls_port}\n[TLS]\nCertificate={certificate}\nPrivateKey={key}\n")
+    server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
+                             "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+                    port, workdir, "Started")
+    server.tls_port = tls_port
+    return server
+
+
+def make_certificate(workdir):
+    """A self-signed P-256 certificate for localhost (the load client does not check it), as docs/SECURITY.md
+    makes keys."""
+    certificate, key = os.path.join(workdir, "bench.pem"), os.path.join(workdir, "bench.key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+                    "-keyout", key, "-out", certificate], check=True, capture_output=True)
+    return certificate, key
 
 
 def start_reference(bin_dir, workdir):
@@ -96,10 +121,12 @@ def start_reference(bin_dir, workdir):
                                 "--threads", "1"], port, workdir, "listening on")
 
 
-def load(loadgen, port, method, params, connections, depth, seconds, warmup):
+def load(loadgen, port, method, params, connections, depth, seconds, warmup, tls=False, connection_per_call=False):
     command = pinned(CLIENT_CPU, [loadgen, "127.0.0.1", str(port), method, params, str(connections), str(depth),
                                   str(seconds), str(warmup)])
-    result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + warmup + 60)
+    environment = dict(os.environ, LOADGEN_TLS="1" if tls else "0",
+                       LOADGEN_CONNECTION_PER_CALL="1" if connection_per_call else "0")
+    result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + warmup + 60, env=environment)
     if result.returncode != 0:
         raise RuntimeError(f"loadgen {method} {connections}x{depth}: {result.stderr.strip()}")
     return json.loads(result.stdout)
@@ -134,20 +161,29 @@ def main():
 
     workdir = tempfile.mkdtemp(prefix="rpcd-bench-")
     loadgen = os.path.join(workdir, "loadgen")
-    subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(ROOT, "bench", "loadgen.c")], check=True)
+    subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(ROOT, "bench", "loadgen.c"), "-lssl", "-lcrypto"], check=True)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.idle * 2 + 1024)), hard))
 
     rows, record = [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
 
-    def run(label, server, method, params, connections, depth):
-        result = load(loadgen, server.port, method, params, connections, depth, args.seconds, args.warmup)
+    def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False):
+        port = server.tls_port if tls else server.port
+        cpu_before = server.cpu_seconds()
+        result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
+                      connection_per_call=connection_per_call)
+        # Over the whole run (warm-up and draining too), so per call it is an upper bound; it tells whether the
+        # server was the bottleneck (near 1 s per second) and what a call costs it when the client is.
+        cpu = server.cpu_seconds() - cpu_before
+        result["server_cpu_share"] = round(cpu / (args.seconds + args.warmup), 2)
+        result["server_cpu_us_per_call"] = round(cpu * 1e6 / max(1, result["calls"] * (args.seconds + args.warmup) / args.seconds), 1)
         record[label] = result
         return result
 
     servers = []
     try:
-        rpcd, reference = start_rpcd(args.bin_dir, workdir), start_reference(args.bin_dir, workdir)
+        rpcd = start_rpcd(args.bin_dir, workdir, tls_port=free_port())
+        reference = start_reference(args.bin_dir, workdir)
         servers += [rpcd, reference]
         record["ready_ms"] = round(rpcd.ready_after * 1000, 1)
         if want("ping"):
@@ -170,6 +206,13 @@ def main():
             echo = run("echo.echo 1MiB", rpcd, "echo.echo", "@" + params_path, 1, 1)
             ref = run("reference 1MiB", reference, "echo.echo", "@" + params_path, 1, 1)
             rows.append(("echo.echo 1 MiB, 1 connection (MB/s each way)", echo, "raw NIO echo", ref))
+        if want("tls"):
+            mine = run("tls ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, tls=True)
+            plain = run("plain ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16)
+            rows.append(("rpcd.ping over TLS 50x16", mine, "plain TCP", plain))
+            mine = run("tls connection per call", rpcd, "rpcd.ping", "[]", 4, 1, tls=True, connection_per_call=True)
+            plain = run("plain connection per call", rpcd, "rpcd.ping", "[]", 4, 1, connection_per_call=True)
+            rows.append(("new connection per call, TLS (4 workers)", mine, "plain TCP", plain))
     finally:
         for server in servers:
             server.stop()
@@ -201,6 +244,9 @@ def main():
               f"{(ref_label or ''):<22} {(rate(ref) if ref else ''):>10} {ratio:>6}")
         if mine.get("errors"):
             print(f"   ({mine['errors']} error replies)")
+        if "TLS" in label:
+            print(f"   server CPU per call {mine['server_cpu_us_per_call']:.1f} us vs {ref['server_cpu_us_per_call']:.1f} us "
+                  f"(server busy {mine['server_cpu_share']:.0%} vs {ref['server_cpu_share']:.0%} of its core)")
     if idle:
         print(f"{'idle RSS per connection, ' + str(args.idle) + ' connections':<46} "
               f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "

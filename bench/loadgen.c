@@ -11,6 +11,11 @@
  * scanning for the last "id": member, and an error by a top-level "error" member. Prints one JSON
  * object: calls, errors, calls_per_second, bytes_per_second (reply payload), p50_us, p99_us, max_us.
  *
+ * LOADGEN_TLS=1 in the environment speaks TLS (OpenSSL; the server's certificate is not checked: loopback
+ * benchmarks only). LOADGEN_CONNECTION_PER_CALL=1 measures connection set-up instead: CONNECTIONS forked
+ * workers (DEPTH must be 1) each connect (and shake hands), make one call, read its reply and close, over and
+ * over; a call's latency then includes its connection.
+ *
  * Bounded: it stops by itself after WARMUP + SECONDS (plus at most 5 s of draining), and only talks to
  * the address it is given (the benchmarks give it loopback).
  */
@@ -20,12 +25,16 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +42,7 @@
 
 typedef struct {
     int fd;
+    SSL *ssl;          /* NULL without TLS */
     char *in;          /* received, not yet consumed */
     size_t in_len, in_cap;
     char *out;         /* to send */
@@ -64,6 +74,43 @@ static void *grow(void *buffer, size_t *cap, size_t need)
     return p;
 }
 
+static SSL_CTX *tls; /* NULL without TLS */
+
+/* A connected, blocking socket to `address` (with its TLS handshake done when `tls` is set). */
+static int open_connection(const struct sockaddr_in *address, SSL **ssl)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) die("socket");
+    if (connect(fd, (const struct sockaddr *)address, sizeof *address) < 0) die("connect");
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    *ssl = NULL;
+    if (tls) {
+        *ssl = SSL_new(tls);
+        SSL_set_fd(*ssl, fd);
+        if (SSL_connect(*ssl) != 1) {
+            ERR_print_errors_fp(stderr);
+            die("TLS handshake");
+        }
+    }
+    return fd;
+}
+
+/* read/write, through TLS when the connection has it; "try again" is EAGAIN either way. */
+static ssize_t conn_io(conn *c, void *buffer, size_t count, int writing)
+{
+    if (!c->ssl) return writing ? write(c->fd, buffer, count) : read(c->fd, buffer, count);
+    int n = writing ? SSL_write(c->ssl, buffer, (int)(count > (1u << 30) ? (1u << 30) : count))
+                    : SSL_read(c->ssl, buffer, (int)(count > (1u << 30) ? (1u << 30) : count));
+    if (n > 0) return n;
+    switch (SSL_get_error(c->ssl, n)) {
+    case SSL_ERROR_WANT_READ:
+    case SSL_ERROR_WANT_WRITE: errno = EAGAIN; return -1;
+    case SSL_ERROR_ZERO_RETURN: return 0;
+    default: errno = EIO; return -1;
+    }
+}
+
 static char **requests;     /* per slot: the framed request */
 static size_t *request_len;
 
@@ -78,7 +125,7 @@ static void queue_request(conn *c, int slot)
 static int flush_out(conn *c)
 {
     while (c->out_off < c->out_len) {
-        ssize_t n = write(c->fd, c->out + c->out_off, c->out_len - c->out_off);
+        ssize_t n = conn_io(c, c->out + c->out_off, c->out_len - c->out_off, 1);
         if (n < 0) {
             if (errno == EAGAIN) return 0;
             return -1;
@@ -100,6 +147,96 @@ static long reply_id(const char *frame, size_t len)
         }
     }
     return -1;
+}
+
+static uint64_t latency_percentile(const uint32_t *histogram, uint64_t calls, uint64_t per_hundred)
+{
+    uint64_t seen = 0;
+    for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) {
+        seen += histogram[us];
+        if (histogram[us] && seen * 100 >= calls * per_hundred) return us;
+    }
+    return 0;
+}
+
+/*
+ * LOADGEN_CONNECTION_PER_CALL: `workers` processes, each connecting, calling slot 0's request once and closing
+ * (with an RST, so that no TIME_WAIT piles up on the client's ports), until the measurement window ends.
+ * Counters and the latency histogram are shared memory, updated atomically.
+ */
+static int connection_per_call(const struct sockaddr_in *address, int workers, double seconds, double warmup)
+{
+    struct shared {
+        uint64_t calls, errors, bytes;
+        uint32_t histogram[MAX_LATENCY_US + 1];
+    } *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) die("mmap");
+    uint64_t start = now_ns();
+    uint64_t measure_from = start + (uint64_t)(warmup * 1e9), measure_to = measure_from + (uint64_t)(seconds * 1e9);
+    for (int w = 0; w < workers; w++) {
+        pid_t pid = fork();
+        if (pid < 0) die("fork");
+        if (pid > 0) continue;
+        conn c = {0};
+        c.in_cap = 65536;
+        c.in = malloc(c.in_cap);
+        for (uint64_t began = now_ns(); began < measure_to; began = now_ns()) {
+            c.fd = open_connection(address, &c.ssl);
+            c.out = requests[0];
+            c.out_len = request_len[0];
+            c.out_off = 0;
+            while (c.out_off < c.out_len) {
+                ssize_t n = conn_io(&c, c.out + c.out_off, c.out_len - c.out_off, 1);
+                if (n <= 0) die("write");
+                c.out_off += (size_t)n;
+            }
+            c.in_len = 0;
+            size_t need = 4;
+            while (c.in_len < need) {
+                ssize_t got = conn_io(&c, c.in + c.in_len, c.in_cap - c.in_len, 0);
+                if (got <= 0) die("the server closed the connection before replying");
+                c.in_len += (size_t)got;
+                if (c.in_len >= 4) {
+                    uint32_t be;
+                    memcpy(&be, c.in, 4);
+                    need = 4 + ntohl(be);
+                    if (need > c.in_cap) c.in = grow(c.in, &c.in_cap, need);
+                }
+            }
+            uint64_t arrived = now_ns();
+            if (arrived >= measure_from && arrived < measure_to) {
+                __atomic_fetch_add(&shared->calls, 1, __ATOMIC_RELAXED);
+                __atomic_fetch_add(&shared->bytes, need - 4, __ATOMIC_RELAXED);
+                if (memmem(c.in + 4, need - 4 < 64 ? need - 4 : 64, "\"error\":", 8))
+                    __atomic_fetch_add(&shared->errors, 1, __ATOMIC_RELAXED);
+                uint64_t us = (arrived - began) / 1000;
+                __atomic_fetch_add(&shared->histogram[us > MAX_LATENCY_US ? MAX_LATENCY_US : us], 1, __ATOMIC_RELAXED);
+            }
+            if (c.ssl) {
+                SSL_shutdown(c.ssl); /* sends close_notify; the reset below does not wait for the server's */
+                SSL_free(c.ssl);
+            }
+            struct linger reset = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(c.fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+            close(c.fd);
+        }
+        _exit(0);
+    }
+    for (int w = 0; w < workers; w++) {
+        int status;
+        if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "loadgen: a worker failed\n");
+            return 1;
+        }
+    }
+    uint64_t max = 0;
+    for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) if (shared->histogram[us]) max = us;
+    printf("{\"calls\":%llu,\"errors\":%llu,\"calls_per_second\":%.0f,\"bytes_per_second\":%.0f,"
+           "\"p50_us\":%llu,\"p99_us\":%llu,\"max_us\":%llu,\"unanswered\":0}\n",
+           (unsigned long long)shared->calls, (unsigned long long)shared->errors, shared->calls / seconds,
+           shared->bytes / seconds, (unsigned long long)latency_percentile(shared->histogram, shared->calls, 50),
+           (unsigned long long)latency_percentile(shared->histogram, shared->calls, 99), (unsigned long long)max);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -148,14 +285,25 @@ int main(int argc, char **argv)
         fprintf(stderr, "loadgen: %s is not an IPv4 address\n", host);
         return 64;
     }
+    const char *tls_setting = getenv("LOADGEN_TLS"), *per_call = getenv("LOADGEN_CONNECTION_PER_CALL");
+    if (tls_setting && strcmp(tls_setting, "1") == 0) {
+        tls = SSL_CTX_new(TLS_client_method());
+        if (!tls) die("SSL_CTX_new");
+        SSL_CTX_set_min_proto_version(tls, TLS1_2_VERSION);
+        SSL_CTX_set_verify(tls, SSL_VERIFY_NONE, NULL);
+        SSL_CTX_set_mode(tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    }
+    if (per_call && strcmp(per_call, "1") == 0) {
+        if (depth != 1) {
+            fprintf(stderr, "loadgen: LOADGEN_CONNECTION_PER_CALL needs depth 1\n");
+            return 64;
+        }
+        return connection_per_call(&address, connections, seconds, warmup);
+    }
     int ep = epoll_create1(0);
     conn *conns = calloc((size_t)connections, sizeof *conns);
     for (int i = 0; i < connections; i++) {
-        int fd = socket(AF_INET, SOCK_STREAM, 0);
-        if (fd < 0) die("socket");
-        if (connect(fd, (struct sockaddr *)&address, sizeof address) < 0) die("connect");
-        int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        int fd = open_connection(&address, &conns[i].ssl);
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         conns[i].fd = fd;
         conns[i].sent_at = calloc((size_t)depth, sizeof(uint64_t));
@@ -184,7 +332,7 @@ int main(int argc, char **argv)
             conn *c = &conns[events[e].data.u32];
             for (;;) {
                 c->in = grow(c->in, &c->in_cap, c->in_len + 65536);
-                ssize_t got = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+                ssize_t got = conn_io(c, c->in + c->in_len, c->in_cap - c->in_len, 0);
                 if (got < 0 && errno == EAGAIN) break;
                 if (got <= 0) {
                     fprintf(stderr, "loadgen: the server closed a connection\n");
@@ -225,14 +373,8 @@ int main(int argc, char **argv)
         }
     }
 
-    uint64_t seen = 0, p50 = 0, p99 = 0, max = 0;
-    for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) {
-        if (!histogram[us]) continue;
-        seen += histogram[us];
-        if (!p50 && seen * 2 >= calls) p50 = us;
-        if (!p99 && seen * 100 >= calls * 99) p99 = us;
-        max = us;
-    }
+    uint64_t p50 = latency_percentile(histogram, calls, 50), p99 = latency_percentile(histogram, calls, 99), max = 0;
+    for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) if (histogram[us]) max = us;
     printf("{\"calls\":%llu,\"errors\":%llu,\"calls_per_second\":%.0f,\"bytes_per_second\":%.0f,"
            "\"p50_us\":%llu,\"p99_us\":%llu,\"max_us\":%llu,\"unanswered\":%llu}\n",
            (unsigned long long)calls, (unsigned long long)errors, calls / seconds, bytes / seconds,
