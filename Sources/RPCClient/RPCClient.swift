@@ -48,12 +48,17 @@ public final class RPCClient: Sendable {
             let serverName = tls.serverName
             tlsHandler = { try NIOSSLClientHandler.forHost(host, serverName: serverName, context: context) }
         }
-        let bootstrap = ClientBootstrap(group: eventLoopGroup)
+        // The handshake's outcome is a promise of the loop the connection will be on, made before connecting so
+        // that it cannot complete unobserved.
+        let loop = eventLoopGroup.next()
+        let handshake = tlsHandler.map { _ in loop.makePromise(of: Void.self) }
+        let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(timeout))
             .channelInitializer { [tlsHandler] channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tlsHandler {
-                        try channel.pipeline.syncOperations.addHandlers(tlsHandler(), TLSHandshakeWaiter(timeout: TimeAmount(timeout)))
+                        try channel.pipeline.syncOperations.addHandlers(
+                            tlsHandler(), TLSHandshakeWaiter(completing: handshake!, timeout: TimeAmount(timeout)))
                     }
                     try channel.pipeline.syncOperations.addHandlers(channelHandlers(maxFrameSize: maxFrameSize))
                 }
@@ -67,15 +72,11 @@ public final class RPCClient: Sendable {
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
             }
-            if tlsHandler != nil {
-                try await channel.eventLoop.flatSubmit {
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.handler(type: TLSHandshakeWaiter.self).handshake
-                    }.flatMap { $0 }
-                }.get()
-            }
+            try await handshake?.futureResult.get()
             return RPCClient(channel: channel, endpoint: endpoint)
         } catch {
+            // A connection that failed before its channel was made never runs the waiter.
+            handshake?.fail(error)
             throw .connectFailed(endpoint: endpoint.description, reason: ConnectFailure.reason(for: error))
         }
     }

@@ -275,20 +275,13 @@ final class RPCClientHandler: ChannelDuplexHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if let tooLarge = error as? FrameTooLargeError {
-            if Self.isTLSRecordHeader(tooLarge.announcedLength) {
+            if tooLarge.looksLikeTLS {
                 failAll(.protocolViolation("the server answered in TLS: connect with a tls:// address or --tls"))
             } else {
                 failAll(.protocolViolation("the server sent a \(tooLarge)"))
             }
         }
         context.close(promise: nil)
-    }
-
-    /// Whether four bytes read as a frame length are the start of a TLS record instead (an alert or a handshake,
-    /// versions 3.1 to 3.3): what a TLS listener sends a client that spoke to it in plain frames.
-    static func isTLSRecordHeader(_ length: Int) -> Bool {
-        let contentType = length >> 24, major = (length >> 16) & 0xFF, minor = (length >> 8) & 0xFF
-        return (contentType == 0x15 || contentType == 0x16) && major == 3 && (1...4).contains(minor)
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -8,20 +8,16 @@ final class TLSHandshakeWaiter: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
+    /// Succeeds when the handshake completes; fails with the TLS error, a timeout, or a close.
     private var promise: EventLoopPromise<Void>?
     private var deadline: Scheduled<Void>?
 
-    init(timeout: TimeAmount) {
+    init(completing promise: EventLoopPromise<Void>, timeout: TimeAmount) {
+        self.promise = promise
         self.timeout = timeout
     }
 
-    /// Succeeds when the handshake completes; fails with the TLS error, a timeout, or a close.
-    private(set) var handshake: EventLoopFuture<Void>!
-
     func handlerAdded(context: ChannelHandlerContext) {
-        let promise = context.eventLoop.makePromise(of: Void.self)
-        self.promise = promise
-        handshake = promise.futureResult
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
             self.finish(.failure(ChannelError.connectTimeout(self.timeout)))
             context.close(promise: nil)

@@ -55,7 +55,9 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
         switch error {
         case let tooLarge as FrameTooLargeError:
             return (.frameTooLarge(announced: tooLarge.announcedLength, limit: tooLarge.maxFrameSize),
-                    "Refused oversize frame; closing connection")
+                    tooLarge.looksLikeTLS
+                        ? "Refused a TLS handshake on a plain listener (clients of tls:// listeners need their port); closing connection"
+                        : "Refused oversize frame; closing connection")
         case let busy as BufferBudgetExceeded:
             return (.serverBusy(limit: busy.limit), "Refused frame: received frames fill MaxBufferedBytes=; closing connection")
         case let timedOut as FrameTimedOut:

@@ -86,6 +86,14 @@ public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvert
         self.maxFrameSize = maxFrameSize
     }
 
+    /// Whether the four bytes read as the length are the start of a TLS record instead (a handshake or an
+    /// alert, versions 3.1 to 3.3): a TLS client speaking to a plain listener, or a TLS server answering a
+    /// plain client. Such a length is always far above any frame limit.
+    public var looksLikeTLS: Bool {
+        let contentType = announcedLength >> 24, major = (announcedLength >> 16) & 0xFF, minor = (announcedLength >> 8) & 0xFF
+        return (contentType == 0x15 || contentType == 0x16) && major == 3 && (1...4).contains(minor)
+    }
+
     public var description: String {
         "frame of \(announcedLength) bytes exceeds the maximum frame size of \(maxFrameSize) bytes"
     }

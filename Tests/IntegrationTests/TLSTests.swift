@@ -115,6 +115,28 @@ final class TLSTests: XCTestCase {
         XCTAssertEqual(pong, "pong")
     }
 
+    /// A plain client at a TLS listener, and a TLS client at a plain one, are told what happened.
+    func testMixingUpPlainAndTLSSaysSo() async throws {
+        let (daemon, tlsEndpoint) = try startDaemon(server: "Listen=127.0.0.1:0\n", tls: "")
+        let port = try XCTUnwrap(Int(try daemon.waitForLog(matching: #"rpcd_listener=127\.0\.0\.1:(\d+)"#)))
+        do {
+            _ = try await call(.tls(host: "127.0.0.1", port: port), RPCClientTLS(caFile: pki.caFile), "rpcd.ping")
+            XCTFail("a plain listener completed a TLS handshake")
+        } catch RPCClientError.connectFailed(_, let reason) {
+            XCTAssertTrue(reason.contains("the server did not answer in TLS"), reason)
+        }
+        _ = try daemon.waitForLog(matching: "(Refused a TLS handshake on a plain listener)")
+        let address = try XCTUnwrap(tlsEndpoint.tcpAddress)
+        let plain = try await RPCClient.connect(to: .tcp(host: address.host, port: address.port))
+        do {
+            _ = try await plain.call("rpcd.ping", timeout: .seconds(10))
+            XCTFail("a TLS listener answered a plain frame")
+        } catch {
+            XCTAssertEqual(error, .protocolViolation("the server answered in TLS: connect with a tls:// address or --tls"))
+        }
+        await plain.close()
+    }
+
     func testReloadReadsNewFilesAndKeepsOpenConnections() async throws {
         let (daemon, endpoint) = try startDaemon(tls: "")
         let open = try await RPCClient.connect(to: endpoint, tls: RPCClientTLS(caFile: pki.caFile))

@@ -254,12 +254,4 @@ final class RPCClientHandlerTLSHintTests: XCTestCase {
         }
         XCTAssertEqual(message, "the server answered in TLS: connect with a tls:// address or --tls")
     }
-
-    func testOnlyTLSRecordHeadersAreTakenForTLS() {
-        XCTAssertTrue(RPCClientHandler.isTLSRecordHeader(0x1603_0100))
-        XCTAssertTrue(RPCClientHandler.isTLSRecordHeader(0x1503_03FF))
-        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x1703_0300), "application data never comes first")
-        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x0100_0000))
-        XCTAssertFalse(RPCClientHandler.isTLSRecordHeader(0x1505_0300))
-    }
 }

@@ -108,6 +108,15 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
         XCTAssertNoThrow(try channel.finish())
         XCTAssertNil(try channel.readInbound(as: ByteBuffer.self))
     }
+
+    func testOnlyTLSRecordHeadersLookLikeTLS() {
+        func header(_ value: Int) -> Bool { FrameTooLargeError(announcedLength: value, maxFrameSize: 1 << 22).looksLikeTLS }
+        XCTAssertTrue(header(0x1603_0100), "a ClientHello")
+        XCTAssertTrue(header(0x1503_03FF), "an alert")
+        XCTAssertFalse(header(0x1703_0300), "application data never comes first")
+        XCTAssertFalse(header(0x0100_0000))
+        XCTAssertFalse(header(0x1505_0300))
+    }
 }
 
 /// Records the `IncompleteFrameEvent`s that reach it and passes frames on.
