@@ -32,14 +32,8 @@ package enum ConnectFailure {
             case .unknown(let host, _): return "cannot resolve host name '\(host)'"
             default: return "\(error)"
             }
-        case let error as NIOSSLExtraError where error == .failedToValidateHostname:
-            return "TLS: the server's certificate does not carry the name asked for (the host, or --server-name)"
-        case NIOSSLError.handshakeFailed(let reason) where "\(reason)".contains("CERTIFICATE_VERIFY_FAILED"):
-            return "TLS: the server's certificate is not signed by a trusted CA (--ca), or has expired"
-        case NIOSSLError.handshakeFailed(let reason) where "\(reason)".contains("WRONG_VERSION_NUMBER"):
-            return "TLS: the server did not answer in TLS (a plain listener? then leave out tls:// and --tls)"
-        case NIOSSLError.handshakeFailed(let reason):
-            return "TLS handshake failed: \(reason)"
+        case let error where TLSFailure.reason(for: error) != nil:
+            return "TLS: " + TLSFailure.reason(for: error)!
         default:
             return "\(error)"
         }

@@ -14,6 +14,9 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
     case timedOut
     /// The server sent something that is not a valid JSON-RPC reply, or the call could not be encoded.
     case protocolViolation(String)
+    /// The TLS session failed once connected: typically the server refusing the client's certificate, or its
+    /// absence, which TLS 1.3 reports only after the client's side of the handshake is done.
+    case tlsFailed(String)
 
     public var description: String {
         switch self {
@@ -29,6 +32,8 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
             return "timed out waiting for a reply"
         case .protocolViolation(let detail):
             return "protocol violation: \(detail)"
+        case .tlsFailed(let reason):
+            return "TLS: \(reason)"
         }
     }
 }

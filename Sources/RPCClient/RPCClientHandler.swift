@@ -53,6 +53,8 @@ final class RPCClientHandler: ChannelDuplexHandler {
     private var batchKeys: [Int: Int] = [:]
     private var rawWaiter: (promise: EventLoopPromise<JSONValue?>, timer: Scheduled<Void>?)?
     private var isClosed = false
+    /// What calls made after the connection ended are told: a TLS refusal, when that is how it ended.
+    private var endedBecause = RPCClientError.connectionClosed
     private let maxNestingDepth: Int
 
     /// Number of calls and batches waiting for a reply (for tests).
@@ -68,9 +70,9 @@ final class RPCClientHandler: ChannelDuplexHandler {
         let command = unwrapOutboundIn(data)
         if isClosed {
             switch command {
-            case .call(_, _, let callPromise, _): callPromise.fail(RPCClientError.connectionClosed)
-            case .batch(_, _, let batchPromise, _): batchPromise.fail(RPCClientError.connectionClosed)
-            case .raw(_, _, _, let rawPromise, _): rawPromise.fail(RPCClientError.connectionClosed)
+            case .call(_, _, let callPromise, _): callPromise.fail(endedBecause)
+            case .batch(_, _, let batchPromise, _): batchPromise.fail(endedBecause)
+            case .raw(_, _, _, let rawPromise, _): rawPromise.fail(endedBecause)
             case .notify: break
             }
             promise?.fail(ChannelError.ioOnClosedChannel)
@@ -280,6 +282,9 @@ final class RPCClientHandler: ChannelDuplexHandler {
             } else {
                 failAll(.protocolViolation("the server sent a \(tooLarge)"))
             }
+        } else if let reason = TLSFailure.reason(for: error) {
+            endedBecause = .tlsFailed(reason)
+            failAll(endedBecause)
         }
         context.close(promise: nil)
     }

@@ -117,7 +117,7 @@ struct ClientOptions: ParsableArguments {
         case .connectionClosed:
             Terminal.error("\(subject)the server closed the connection before replying")
             return ExitStatus.protocolError
-        case .protocolViolation:
+        case .protocolViolation, .tlsFailed:
             Terminal.error("\(subject)\(error)")
             return ExitStatus.protocolError
         }
