@@ -1,5 +1,14 @@
 import CAvahi
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import RPCDNSSD
 
 /// Browses one DNS-SD service type (or subtype) through avahi-daemon and resolves every instance it finds.

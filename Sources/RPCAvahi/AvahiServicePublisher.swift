@@ -1,5 +1,15 @@
 import CAvahi
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import RPCDNSSD
 import RPCLogging
@@ -148,7 +158,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
         // avahi_threaded_poll_stop joins the poll thread, and withdrawing is a D-Bus round trip per group:
         // do both on a thread of their own rather than on the cooperative pool.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            Thread.detachNewThread {
+            DispatchQueue.global().async {
                 self.poll.withLock {
                     guard !self.stopped else { return }
                     self.stopped = true

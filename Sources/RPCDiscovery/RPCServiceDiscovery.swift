@@ -1,4 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import RPCAvahi
 import RPCDNSSD
 import Synchronization
@@ -74,7 +84,7 @@ public struct RPCServiceDiscovery: AsyncSequence, Sendable {
         continuation.onTermination = { _ in
             // onTermination can run on Avahi's own thread (when the handler finishes the stream), where
             // stopping would wait for itself: stop from a thread of its own.
-            Thread.detachNewThread { browser.stop() }
+            DispatchQueue.global().async { browser.stop() }
         }
         return stream
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import NIOCore
 import RPCBinding
@@ -64,7 +68,7 @@ public struct DaemonService: RPCTypedService {
             "protocol": .number(RPCDaemonVersion.protocolVersion),
             "pid": .number(Int(ProcessInfo.processInfo.processIdentifier)),
             "uptime_seconds": .number((uptimeSeconds * 1000).rounded() / 1000),
-            "started": .string(ISO8601DateFormatter().string(from: state.startDate)),
+            "started": .string(state.startDate.formatted(.iso8601)),
             "listeners": .array(state.listeners.map { .string($0.description) }),
             "services": .array(registry.services.map {
                 ["name": .string($0.descriptor.name), "version": .string($0.descriptor.version),

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import NIOCore
 import NIOExtras
@@ -321,7 +330,7 @@ public final class RPCServer: Service, Sendable {
     /// Creates a Unix socket's directory when missing, so a development run needs no setup; under systemd,
     /// `RuntimeDirectory=` has made it already.
     private static func prepareSocketDirectory(for path: String) throws {
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? ""
         guard !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) else { return }
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }

@@ -1,4 +1,13 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import Logging
 import RPCLogging
 
@@ -61,8 +70,8 @@ public struct ConsoleLogHandler: LogHandler {
 
     private static func quoted(_ value: String) -> String {
         guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0.isNewline }) else { return value }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
+        let escaped = value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
+            .replacing("\n", with: "\\n")
         return "\"\(escaped)\""
     }
 
@@ -71,8 +80,14 @@ public struct ConsoleLogHandler: LogHandler {
         var parts = tm()
         gmtime_r(&time, &parts)
         let millis = Int((date.timeIntervalSince1970 - Double(time)) * 1000)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), millis)
+        let date = "\(digits(Int(parts.tm_year) + 1900, 4))-\(digits(Int(parts.tm_mon) + 1, 2))-\(digits(Int(parts.tm_mday), 2))"
+        let clock = "\(digits(Int(parts.tm_hour), 2)):\(digits(Int(parts.tm_min), 2)):\(digits(Int(parts.tm_sec), 2))"
+        return "\(date)T\(clock).\(digits(millis, 3))Z"
+    }
+
+    /// `value` with leading zeros to `width` digits.
+    private static func digits(_ value: Int, _ width: Int) -> String {
+        let text = String(value)
+        return String(repeating: "0", count: max(0, width - text.count)) + text
     }
 }

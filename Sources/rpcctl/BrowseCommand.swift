@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import RPCDiscovery
 import RPCDNSSD
 import RPCJSON
@@ -67,7 +74,7 @@ struct BrowseCommand: AsyncParsableCommand {
         } else {
             Swift.print(mark + " " + InstanceCollector.row(instance).joined(separator: "  "))
         }
-        fflush(nil)  // a pipe would otherwise hold the line until the buffer fills
+        fflush(nil as UnsafeMutablePointer<FILE>?)  // a pipe would otherwise hold the line until the buffer fills
     }
 }
 
@@ -133,8 +140,8 @@ enum InstanceCollector {
         let rows = [["SERVICE", "INSTANCE", "HOST", "ADDRESS", "VERSION", "FINGERPRINT"]] + instances.map(row)
         let widths = (0..<6).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.map { row in
-            row.enumerated().map { $1.padding(toLength: widths[$0], withPad: " ", startingAt: 0) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+            row.enumerated().map { $1 + String(repeating: " ", count: widths[$0] - $1.count) }
+                .joined(separator: "  ").trimmingTrailingSpaces()
         }.joined(separator: "\n") + "\n"
     }
 }
@@ -148,5 +155,12 @@ extension RPCDiscoveredInstance {
         ]
         if let event { object["event"] = .string(event) }
         return .object(object)
+    }
+}
+
+extension String {
+    /// The text without the blanks that padding left at its end.
+    func trimmingTrailingSpaces() -> String {
+        String(self[..<(lastIndex { $0 != " " }.map(index(after:)) ?? startIndex)])
     }
 }

@@ -1,5 +1,12 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct RPCCtl: AsyncParsableCommand {
@@ -36,7 +43,7 @@ struct RPCCtl: AsyncParsableCommand {
             } else if !message.isEmpty {
                 Terminal.error(message.hasPrefix("Error: ") ? String(message.dropFirst("Error: ".count)) : message)
             }
-            Foundation.exit(code.rawValue)
+            Glibc.exit(code.rawValue)
         }
     }
 }

@@ -1,5 +1,14 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import RPCJSON
 
 /// Output helpers: results on stdout, diagnostics on stderr prefixed `rpcctl: `.
@@ -7,12 +16,12 @@ enum Terminal {
     /// Writes `message` to stderr; its first line gets the `rpcctl: ` prefix.
     static func error(_ message: String) {
         let text = message.hasPrefix("rpcctl: ") ? message : "rpcctl: " + message
-        FileHandle.standardError.write(Data((text.hasSuffix("\n") ? text : text + "\n").utf8))
+        writeToStandardError(text.hasSuffix("\n") ? text : text + "\n")
     }
 
     /// A line on stderr without prefix (continuation of an error, progress).
     static func note(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        writeToStandardError(line + "\n")
     }
 
     /// One JSON document on stdout (compact, one line).
@@ -22,7 +31,7 @@ enum Terminal {
 
     /// A decimal with exactly `digits` fraction digits: `format(0.2134, digits: 3)` is "0.213".
     static func format(_ value: Double, digits: Int) -> String {
-        String(format: "%.\(digits)f", value)
+        FixedPointText.text(value, digits: digits)
     }
 
     /// Seconds for humans: "10", "0.5", "2.25".
@@ -53,4 +62,18 @@ enum ExitStatus {
     static let timedOut = ExitCode(75)
     /// EX_PROTOCOL: the connection broke or the reply was not valid JSON-RPC.
     static let protocolError = ExitCode(76)
+}
+
+/// Writes all of `text` to standard error, unbuffered (a diagnostic must not wait behind anything).
+func writeToStandardError(_ text: String) {
+    let bytes = Array(text.utf8)
+    bytes.withUnsafeBytes { buffer in
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0, errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 }

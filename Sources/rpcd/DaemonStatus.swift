@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import RPCJSON
 import RPCCore
 import RPCProtocol
 import Synchronization
@@ -41,7 +46,7 @@ final class DaemonStatus: Sendable {
         if !registry.unavailableServices.isEmpty { text += " (\(registry.unavailableServices.count) unavailable)" }
         text += " on \(listeners.count) listener\(listeners.count == 1 ? "" : "s")"
         text += "; \(registry.access.exposure(listeners: listeners))"
-        text += "; \(statistics.openConnections.value) connections; \(String(format: "%.1f", rate)) calls/s"
+        text += "; \(statistics.openConnections.value) connections; \(FixedPointText.text(rate, digits: 1)) calls/s"
         text += "; last error: \(statistics.lastError.map { String($0.prefix(200)) } ?? "none")"
         return text
     }
