@@ -170,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "rpcctl",
             dependencies: [
-                "RPCClient", "RPCClientTools", "RPCJSON", "RPCProtocol", "RPCWire", "RPCDiscovery", "RPCDNSSD",
+                "RPCClient", "RPCClientTools", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCWire", "RPCDiscovery", "RPCDNSSD",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ]

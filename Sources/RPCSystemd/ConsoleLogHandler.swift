@@ -46,17 +46,7 @@ public struct ConsoleLogHandler: LogHandler {
     public func log(event: LogEvent) {
         let all = Logger.Metadata.entry(logger: metadata, provider: metadataProvider, event: event.metadata)
         let line = Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: all)
-        var bytes = Array(line.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0, errno == EINTR { continue }
-                if written <= 0 { break }  // nowhere left to report it
-                offset += written
-            }
-        }
+        DescriptorOutput.write(line + "\n", to: descriptor)
     }
 
     /// The line without its newline. `message_id` is left out: it is for the journal, not for people.

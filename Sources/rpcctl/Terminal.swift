@@ -10,18 +10,19 @@ import Glibc
 import Musl
 #endif
 import RPCJSON
+import RPCLogging
 
 /// Output helpers: results on stdout, diagnostics on stderr prefixed `rpcctl: `.
 enum Terminal {
     /// Writes `message` to stderr; its first line gets the `rpcctl: ` prefix.
     static func error(_ message: String) {
         let text = message.hasPrefix("rpcctl: ") ? message : "rpcctl: " + message
-        writeToStandardError(text.hasSuffix("\n") ? text : text + "\n")
+        DescriptorOutput.standardError(text.hasSuffix("\n") ? text : text + "\n")
     }
 
     /// A line on stderr without prefix (continuation of an error, progress).
     static func note(_ line: String) {
-        writeToStandardError(line + "\n")
+        DescriptorOutput.standardError(line + "\n")
     }
 
     /// One JSON document on stdout (compact, one line).
@@ -62,18 +63,4 @@ enum ExitStatus {
     static let timedOut = ExitCode(75)
     /// EX_PROTOCOL: the connection broke or the reply was not valid JSON-RPC.
     static let protocolError = ExitCode(76)
-}
-
-/// Writes all of `text` to standard error, unbuffered (a diagnostic must not wait behind anything).
-func writeToStandardError(_ text: String) {
-    let bytes = Array(text.utf8)
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0, errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
-    }
 }

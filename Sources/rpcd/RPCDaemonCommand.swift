@@ -63,7 +63,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         do {
             settings = try loadConfiguration()
         } catch {
-            writeToStandardError("rpcd: \(error)\n")
+            DescriptorOutput.standardError("rpcd: \(error)\n")
             if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
             throw ExitCode(78)  // EX_CONFIG, which systemd shows as "status=78/CONFIG"
         }
@@ -71,7 +71,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         do {
             tls = try TLSSetup.serverContext(for: settings)
         } catch {
-            writeToStandardError("rpcd: \(error)\n")
+            DescriptorOutput.standardError("rpcd: \(error)\n")
             if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
             throw ExitCode(78)
         }
@@ -156,19 +156,5 @@ struct RPCDaemonCommand: AsyncParsableCommand {
 extension Logger.Level {
     init(_ setting: LogLevelSetting) {
         self = Logger.Level(rawValue: setting.rawValue) ?? .info
-    }
-}
-
-/// Writes all of `text` to standard error, unbuffered (a diagnostic must not wait behind anything).
-func writeToStandardError(_ text: String) {
-    let bytes = Array(text.utf8)
-    bytes.withUnsafeBytes { buffer in
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(STDERR_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-            if written < 0, errno == EINTR { continue }
-            if written <= 0 { return }
-            offset += written
-        }
     }
 }
