@@ -126,6 +126,11 @@ private struct Parser {
         guard let section else {
             throw error(line, "assignment '\(key)=' before the first section header; put it below a [Section] line")
         }
+        // Only trailing blanks kept such a backslash from continuing the line; invisible, and impossible to write
+        // back (`rpcd --check-config`) with the same meaning.
+        guard !value.endsWithUnescapedBackslash else {
+            throw error(line, "the value of \(key)= ends in a backslash followed by blanks; remove the backslash (or write it as \\\\)")
+        }
         entries.append(INIEntry(section: section, key: key, value: value, file: file, line: line))
     }
 

@@ -88,6 +88,15 @@ final class INISyntaxTests: XCTestCase {
         XCTAssertEqual(try pairs("[ Spaced Name ]\nk=v\n"), [" Spaced Name .k=v@2"])
     }
 
+    /// Found by the config fuzzer: `k=a\ ` (a blank after the backslash) does not continue, but written back by
+    /// --check-config as `k=a\` it would. Such a value is refused instead of changing meaning.
+    func testBackslashHiddenByTrailingBlanksIsAnError() {
+        XCTAssertEqual(
+            configError { try parse("[Avahi]\nInstanceName=%s on \"h/rn\\ \n") }?.description,
+            "/t.conf:2: the value of InstanceName= ends in a backslash followed by blanks; remove the backslash (or write it as \\\\)")
+        XCTAssertEqual(try pairs("[A]\nk=a\\\\ \n"), ["A.k=a\\\\@2"], "an escaped backslash may end a value")
+    }
+
     func testAssignmentBeforeFirstSectionIsAnError() {
         XCTAssertEqual(
             configError { try parse("# header\n\nListen=/x.sock\n[Server]\n") }?.description,
