@@ -11,6 +11,14 @@ import Musl
 import Darwin
 #endif
 
+/// The Swift version this module was built with, as a C string, exported for rpcd to compare with the Swift
+/// runtime it runs before calling anything else in the module (`RPCSwiftVersion`). Defined by the SDK: module
+/// authors do nothing.
+@_cdecl("rpcd_module_swift_version")
+public func rpcdModuleSwiftVersion() -> UnsafePointer<CChar> {
+    UnsafeRawPointer(RPCSwiftVersion.compiled.utf8Start).assumingMemoryBound(to: CChar.self)
+}
+
 /// Turns an `RPCModule` type into the C descriptor rpcd loads.
 ///
 /// The module's shared library exports the entry point with one line:

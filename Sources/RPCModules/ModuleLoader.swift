@@ -1,5 +1,6 @@
 import CRPCDHostSupport
 import CRPCDModule
+import RPCProtocol
 import Synchronization
 
 #if canImport(Glibc)
@@ -38,7 +39,11 @@ public final class ModuleLoader: Sendable {
         let fresh = previous != nil
         let loadPath = fresh ? try Self.copyToMemoryFile(file, path: path) : "/proc/self/fd/\(file)"
         guard let handle = dlopen(loadPath, RTLD_NOW | RTLD_LOCAL) else {
-            throw ModuleLoadError(path, "dlopen failed: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            // A Swift symbol the runtime lacks: the module was built by another Swift than rpcd's.
+            let hint = reason.contains("undefined symbol: $s")
+                ? " (a Swift symbol: was the module built with another Swift than rpcd's \(RPCSwiftVersion.compiled)?)" : ""
+            throw ModuleLoadError(path, "dlopen failed: \(reason)\(hint)")
         }
         // The dynamic loader now knows an image by the name /proc/self/fd/N, for the life of the process (images
         // are never unloaded), even if it is refused below: the descriptor stays open so that no other file is
@@ -50,6 +55,7 @@ public final class ModuleLoader: Sendable {
     }
 
     private static func image(_ handle: UnsafeMutableRawPointer, path: String, identity: FileIdentity) throws(ModuleLoadError) -> ModuleImage {
+        try checkSwiftVersion(handle, path: path)
         guard let symbol = dlsym(handle, RPCD_MODULE_ENTRY_SYMBOL) else {
             throw ModuleLoadError(path, "does not export \(RPCD_MODULE_ENTRY_SYMBOL) (not an rpcd module, or built for another ABI)")
         }
@@ -58,6 +64,19 @@ public final class ModuleLoader: Sendable {
             throw ModuleLoadError(path, "\(RPCD_MODULE_ENTRY_SYMBOL) returned NULL")
         }
         return try ModuleImage(path: path, identity: identity, module: module)
+    }
+
+    /// A Swift module (one built with the SDK, which exports `rpcd_module_swift_version`) must come from the
+    /// Swift that built rpcd: there is one runtime in the process, and Swift has no stable ABI on Linux. Checked
+    /// before the entry point runs, so a mismatch is a refusal, not a crash. C modules export no such symbol.
+    static func checkSwiftVersion(_ handle: UnsafeMutableRawPointer, path: String) throws(ModuleLoadError) {
+        guard let symbol = dlsym(handle, "rpcd_module_swift_version") else { return }
+        let version = unsafeBitCast(symbol, to: (@convention(c) () -> UnsafePointer<CChar>?).self)().map { String(cString: $0) }
+        let host = "\(RPCSwiftVersion.compiled)"
+        guard version == host else {
+            throw ModuleLoadError(
+                path, "built with Swift \(version ?? "(unknown)"), but rpcd runs the Swift \(host) runtime: rebuild the module with Swift \(host)")
+        }
     }
 
     /// Copies the open file `source` into an anonymous memory file and returns a path `dlopen` can open as a

@@ -66,6 +66,7 @@ public struct DaemonService: RPCTypedService {
         return [
             "version": .string(RPCDaemonVersion.version),
             "protocol": .number(RPCDaemonVersion.protocolVersion),
+            "swift_runtime": .string("\(RPCSwiftVersion.compiled)"),
             "pid": .number(Int(ProcessInfo.processInfo.processIdentifier)),
             "uptime_seconds": .number((uptimeSeconds * 1000).rounded() / 1000),
             "started": .string(state.startDate.formatted(.iso8601)),

@@ -30,6 +30,7 @@ struct InfoCommand: AsyncParsableCommand {
         var lines: [String] = []
         var title = "rpcd \(text(info["version"]))"
         if let proto = info["protocol"] { title += ", protocol \(text(proto))" }
+        if let swift = info["swift_runtime"] { title += ", Swift \(text(swift))" }
         if let pid = info["pid"] { title += ", pid \(text(pid))" }
         lines.append(title)
         if let uptime = info["uptime_seconds"]?.doubleValue {

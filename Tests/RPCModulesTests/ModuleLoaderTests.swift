@@ -1,5 +1,6 @@
 import Foundation
 import RPCModules
+import RPCProtocol
 import XCTest
 
 final class ModuleLoaderTests: XCTestCase {
@@ -24,6 +25,8 @@ final class ModuleLoaderTests: XCTestCase {
             ("abi99", ["ABI_VERSION=99"], "built for module ABI 99; this rpcd speaks ABI 1"),
             ("noentry", ["ENTRY=some_other_symbol"], "does not export rpcd_module_entry_v1"),
             ("badname", [#"MODULE_NAME="Bad_Name""#], "module name is missing or not a service name"),
+            ("oldswift", [#"SWIFT_VERSION="5.9""#],
+             "built with Swift 5.9, but rpcd runs the Swift \(RPCSwiftVersion.compiled) runtime: rebuild the module with Swift \(RPCSwiftVersion.compiled)"),
         ]
         for (name, defines, reason) in cases {
             let path = try TestModule.build(into: directory, name: name, defines: defines)
@@ -40,6 +43,11 @@ final class ModuleLoaderTests: XCTestCase {
         XCTAssertThrowsError(try ModuleLoader().load(path: notELF.path)) { error in
             XCTAssertTrue("\(error)".contains("dlopen failed"), "\(error)")
         }
+    }
+
+    func testAModuleOfTheSameSwiftLoads() throws {
+        let path = try TestModule.build(into: directory, name: "sameswift", defines: [#"SWIFT_VERSION="\#(RPCSwiftVersion.compiled)""#])
+        XCTAssertNoThrow(try ModuleLoader().load(path: path))
     }
 
     func testUnchangedFileIsTheSameImageAndAChangedFileANewOne() throws {

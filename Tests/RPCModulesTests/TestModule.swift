@@ -123,6 +123,11 @@ enum TestModule {
     };
 
     const rpcd_module *ENTRY(void) { return &module; }
+
+    #ifdef SWIFT_VERSION
+    /* What a Swift module's SDK exports: the Swift version it was built with. */
+    const char *rpcd_module_swift_version(void) { return SWIFT_VERSION; }
+    #endif
     """#
 
     /// Builds the module into `directory` as `name.so` and returns its path.
