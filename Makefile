@@ -8,17 +8,30 @@ BIN := .build/debug
 
 # Installation (make install): DESTDIR stages, PREFIX is where the files will live. BUILD=debug installs the
 # debug products that `make test` already built, instead of building release ones (the system tests do).
+# The Debian package (make deb) installs with this same target: one list of files for both.
 PREFIX ?= /usr/local
 DESTDIR ?=
 SYSCONFDIR ?= /etc
 BUILD ?= release
+# Where `swift build` puts its products (the package build keeps its own).
+SCRATCH ?= .build
 BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 UNITDIR ?= $(LIBDIR)/systemd/system
 MANDIR = $(PREFIX)/share/man
+INCLUDEDIR = $(PREFIX)/include
+PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
+DATADIR = $(PREFIX)/share
+# SWIFT_RUNTIME=private copies the Swift runtime libraries that rpcd, rpcctl and the modules need (and only
+# those) into $(LIBDIR)/rpcd/swift and points their RUNPATH there, so that a machine without Swift runs them
+# (scripts/bundle-swift-runtime.sh; the package does this). The default uses the toolchain's copy.
+SWIFT_RUNTIME ?= toolchain
+# NO_DEPS=1: do not run scripts/install-deps.sh (a package build has its Build-Depends already).
+NO_DEPS ?=
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCCore/RPCDaemonVersion.swift)
 MODULES := echo calc kv sysinfo
 
-.PHONY: all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
+.PHONY: deb test-package all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
 
 all: build
 
@@ -38,7 +51,7 @@ run: build
 
 test: deps
 	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz test-soak
+	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz test-soak test-package
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -74,16 +87,32 @@ soak: deps
 	$(SWIFT) build -c release --scratch-path .build-release
 	python3 Tests/SoakTests/soak.py $(CURDIR)/.build-release/release --seconds $(SOAK_SECONDS)
 
-install: deps
+install: $(if $(NO_DEPS),,deps)
 ifeq ($(BUILD),release)
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --scratch-path $(SCRATCH)
 endif
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/rpcd/modules $(DESTDIR)$(LIBDIR)/rpcd/handlers.d \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBDIR)/sysusers.d $(DESTDIR)$(LIBDIR)/tmpfiles.d \
 		$(DESTDIR)$(LIBDIR)/systemd/catalog $(DESTDIR)$(SYSCONFDIR)/rpcd $(DESTDIR)$(MANDIR)/man1 \
-		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
-	install -m 0755 .build/$(BUILD)/rpcd .build/$(BUILD)/rpcctl $(DESTDIR)$(BINDIR)/
-	for module in $(MODULES); do install -m 0755 .build/$(BUILD)/lib$$module.so $(DESTDIR)$(LIBDIR)/rpcd/modules/; done
+		$(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(INCLUDEDIR)/rpcd $(DESTDIR)$(PKGCONFIGDIR) \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions $(DESTDIR)$(DATADIR)/zsh/vendor-completions \
+		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
+	install -m 0755 $(SCRATCH)/$(BUILD)/rpcd $(SCRATCH)/$(BUILD)/rpcctl $(DESTDIR)$(BINDIR)/
+	for module in $(MODULES); do install -m 0755 $(SCRATCH)/$(BUILD)/lib$$module.so $(DESTDIR)$(LIBDIR)/rpcd/modules/; done
+	# For module authors: the C ABI header and its pkg-config file (`pkg-config --cflags rpcd-module`).
+	install -m 0644 Sources/CRPCDModule/include/rpcd_module.h $(DESTDIR)$(INCLUDEDIR)/rpcd/
+	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		packaging/rpcd-module.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
+	# Shell completions, as swift-argument-parser writes them for rpcctl.
+	# (bash sources its completions: the generated #! line is dropped.)
+	$(SCRATCH)/$(BUILD)/rpcctl --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(DATADIR)/bash-completion/completions/rpcctl
+	$(SCRATCH)/$(BUILD)/rpcctl --generate-completion-script zsh > $(DESTDIR)$(DATADIR)/zsh/vendor-completions/_rpcctl
+	$(SCRATCH)/$(BUILD)/rpcctl --generate-completion-script fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rpcctl.fish
+	if [ "$(SWIFT_RUNTIME)" = private ]; then \
+		scripts/bundle-swift-runtime.sh "$(DESTDIR)" "$(LIBDIR)/rpcd/swift" $(BINDIR)/rpcd $(BINDIR)/rpcctl \
+			$(foreach module,$(MODULES),$(LIBDIR)/rpcd/modules/lib$(module).so); \
+	fi
 	install -m 0644 config/handlers.d/*.conf $(DESTDIR)$(LIBDIR)/rpcd/handlers.d/
 	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' systemd/rpcd.service.in > $(DESTDIR)$(UNITDIR)/rpcd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/rpcd.service
@@ -101,6 +130,35 @@ endif
 		journalctl --update-catalog && systemctl daemon-reload 2>/dev/null || true; \
 		echo "installed; start with: systemctl enable --now rpcd.socket rpcd.service"; \
 	fi
+
+# Debian packages (packaging/README.md): rpcd and rpcd-dev, built with dpkg-buildpackage from a copy of this
+# tree with packaging/debian as its debian/, into DEB_DIR, then checked with lintian. DEB_VERSION gives the
+# copy a newer changelog entry (the package test builds an upgrade that way).
+DEB_DIR ?= $(CURDIR)/dist
+DEB_VERSION ?=
+DEB_WORK := $(CURDIR)/.build-deb
+deb: deps
+	rm -rf $(DEB_WORK)/src && mkdir -p $(DEB_WORK)/src/rpcd $(DEB_DIR)
+	tar -c --exclude='./.build*' --exclude=./.git --exclude=./dist --exclude=./bench-results --exclude=./.swiftpm . \
+		| tar -x -C $(DEB_WORK)/src/rpcd
+	cp -r packaging/debian $(DEB_WORK)/src/rpcd/debian
+	if [ -n "$(DEB_VERSION)" ]; then \
+		{ printf 'rpcd (%s) bookworm; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' "$(DEB_VERSION)" \
+			"$(DEB_VERSION)" "$$(sed -n 's/^Maintainer: //p' packaging/debian/control)" "$$(date -R)"; \
+		  cat packaging/debian/changelog; } > $(DEB_WORK)/src/rpcd/debian/changelog; \
+	fi
+	cd $(DEB_WORK)/src/rpcd && SCRATCH=$(DEB_WORK)/swift dpkg-buildpackage -b -us -uc
+	mv $(DEB_WORK)/src/*.deb $(DEB_WORK)/src/*.changes $(DEB_WORK)/src/*.buildinfo $(DEB_DIR)/
+	-mv $(DEB_WORK)/src/*.ddeb $(DEB_DIR)/ 2>/dev/null
+	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version)_amd64.changes
+	@ls -l $(DEB_DIR)/*.deb
+
+# The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
+# install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
+test-package:
+	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v1
+	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v2 DEB_VERSION=$(VERSION)+test1
+	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_package.py'
 
 # DNS-SD advertising and discovery against real avahi-daemons, each in a network namespace of its own
 # (Tests/SystemTests/netns.py); needs root. Nothing is sent on the machine's own interfaces.

@@ -15,6 +15,12 @@ packages=(
     iproute2       # ip: the system tests bring up loopback in their network namespace
     valgrind       # make bench-micro counts instructions and allocations with it
     libssl-dev     # make bench: the C load client speaks TLS through OpenSSL
+    # make deb (packaging/debian) and its test on a Debian 12 root made with debootstrap (packaging/README.md).
+    debhelper
+    dpkg-dev
+    patchelf       # points the packaged binaries at their private Swift runtime
+    lintian
+    debootstrap
     openssl        # the TLS tests make their own CA and certificates with it (docs/SECURITY.md has the commands)
     # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
     # daemon, its bus, the browse tools and the network-namespace tools they run in.

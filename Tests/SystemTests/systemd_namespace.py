@@ -10,6 +10,10 @@ The machine's files are shared, so everything that could write to them is kept i
   masked in /run/systemd/system, and systemd starts only basic.target;
 - systemd's cgroup is a fresh sub-cgroup, seen as the root inside the cgroup namespace.
 
+With `root=DIR` it boots the systemd of another root file system instead (a Debian root made with
+debootstrap, for the package test): DIR is used as it is (give it a throw-away copy), with private /proc,
+/run, /tmp, a minimal /dev of bound device nodes, and the host's /sys read-only, pivoted to as "/".
+
 systemd ignores SIGTERM as PID 1; `close()` ends it with SIGKILL, which ends the whole PID namespace, and
 removes the cgroups it made. Every wait is bounded and polls for an event.
 """
@@ -56,15 +60,27 @@ class NamespaceError(Exception):
 class SystemdNamespace:
     """A running systemd in namespaces. `run(...)` executes a command inside; `close()` ends it all."""
 
-    def __init__(self, workdir, stage):
+    def __init__(self, workdir, stage=None, root=None):
         self.workdir = os.path.abspath(workdir)
-        self.stage = os.path.abspath(stage)
+        self.stage = os.path.abspath(stage) if stage else None
+        self.root = os.path.abspath(root) if root else None
         self.unshare = None
         self.pid = None
         self.cgroup = None
         self.log_path = os.path.join(self.workdir, "systemd.log")
 
     # Lifecycle ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def booted(cls, workdir, timeout=90, **options):
+        """A namespace with systemd booted, or nothing left behind when the boot fails."""
+        namespace = cls(workdir, **options)
+        try:
+            namespace.boot(timeout=timeout)
+        except Exception:
+            namespace.close()
+            raise
+        return namespace
 
     def boot(self, timeout=90):
         os.makedirs(self.workdir, exist_ok=True)
@@ -131,7 +147,8 @@ class SystemdNamespace:
         """The argv that runs ARGS inside the namespaces, as root."""
         if self.pid is None:
             raise NamespaceError("systemd is not running")
-        return ["nsenter", "-t", str(self.pid), "-m", "-p", "-u", "-i", "-n", "-C", "--",
+        chroot = ["-r", "-w"] if self.root else []  # the root systemd pivoted to
+        return ["nsenter", "-t", str(self.pid), "-m", "-p", "-u", "-i", "-n", "-C", *chroot, "--",
                 "/usr/bin/env", "-i", "PATH=/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8",
                 "SYSTEMD_PAGER=", "SYSTEMD_COLORS=0", *args]
 
@@ -221,7 +238,7 @@ class SystemdNamespace:
 
     def _masks(self):
         masks = set(ALWAYS_MASKED)
-        for root in ("/etc/systemd/system",):
+        for root in (os.path.join(self.root or "/", "etc/systemd/system"),):
             if not os.path.isdir(root):
                 continue
             for entry in os.listdir(root):
@@ -229,14 +246,15 @@ class SystemdNamespace:
                     masks.update(os.listdir(os.path.join(root, entry)))
         return sorted(masks)
 
+    # Every boot script starts here: nothing mounted inside propagates out, a host name and loopback of its own.
+    PRELUDE = "set -eu\nmount --make-rprivate /\nhostname rpcd-test\nip link set lo up\n"
+
     def _boot_script(self):
+        if self.root:
+            return self._root_boot_script()
         stage = shlex.quote(self.stage)
         masks = " ".join(shlex.quote(unit) for unit in self._masks())
-        return textwrap.dedent(f"""\
-            set -eu
-            mount --make-rprivate /
-            hostname rpcd-test
-            ip link set lo up
+        return self.PRELUDE + textwrap.dedent(f"""\
             mount -t tmpfs -o mode=0755 tmpfs /run
             # The stage may live under /tmp (a checkout there): reach it through /run before /tmp is covered.
             mkdir -p /run/rpcd-systemtest-stage
@@ -258,4 +276,35 @@ class SystemdNamespace:
             systemd-tmpfiles --create /usr/local/lib/tmpfiles.d/rpcd.conf
             journalctl --update-catalog
             exec {SYSTEMD} --system --unit=basic.target --log-target=journal --log-level=notice
+            """)
+
+    def _root_boot_script(self):
+        root = shlex.quote(self.root)
+        masks = " ".join(shlex.quote(unit) for unit in self._masks())
+        return self.PRELUDE + textwrap.dedent(f"""\
+            R={root}
+            # The root must be a mount point of its own, and systemd must run with it as "/" (pivot_root, not
+            # chroot): the units' sandboxing (ProtectSystem=, PrivateTmp=...) remounts "/" in namespaces of its own.
+            mount --bind "$R" "$R"
+            mount -t proc proc "$R/proc"
+            mount --rbind /sys "$R/sys"
+            mount -o remount,bind,ro "$R/sys"
+            # Inside the cgroup namespace a fresh mount shows only our own sub-cgroup.
+            mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup"
+            mount -t tmpfs -o mode=0755 tmpfs "$R/dev"
+            for node in null zero full random urandom tty ptmx; do
+                touch "$R/dev/$node"; mount --bind "/dev/$node" "$R/dev/$node"
+            done
+            mkdir "$R/dev/pts" "$R/dev/shm"
+            mount -t tmpfs -o mode=1777 tmpfs "$R/dev/shm"
+            ln -s /proc/self/fd "$R/dev/fd"
+            mount -t tmpfs -o mode=0755 tmpfs "$R/run"
+            mount -t tmpfs -o mode=1777 tmpfs "$R/tmp"
+            mkdir -p "$R/run/systemd/system" "$R/run/rpcd-old-root"
+            for unit in {masks}; do ln -sf /dev/null "$R/run/systemd/system/$unit"; done
+            cd "$R"
+            pivot_root . run/rpcd-old-root
+            umount -l /run/rpcd-old-root
+            rmdir /run/rpcd-old-root
+            exec /lib/systemd/systemd --system --unit=basic.target --log-target=journal --log-level=notice
             """)

@@ -69,12 +69,7 @@ def setUpModule():
     os.makedirs(os.path.dirname(staged_client), exist_ok=True)
     shutil.copy(CLIENT_SOURCE, staged_client)
     shutil.copy(os.path.join(ROOT, "examples", "python", "rpcd_client.py"), os.path.dirname(staged_client))
-    namespace = SystemdNamespace(os.path.join(WORK, "run"), STAGE)
-    try:
-        namespace.boot(timeout=90)
-    except Exception:
-        namespace.close()
-        raise
+    namespace = SystemdNamespace.booted(os.path.join(WORK, "run"), stage=STAGE)
 
 
 def tearDownModule():

@@ -1,0 +1,227 @@
+"""The Debian packages on a Debian 12 root that never saw Swift, under its own systemd (issue: packaging).
+
+`make test-package` builds the packages twice (`make deb`, then `make deb DEB_VERSION=...` for an upgrade)
+into .build-deb/test/, then this test:
+
+- makes a minimal Debian 12 root with debootstrap from the mirror this machine's apt uses (read from its
+  sources, never written down here), cached in .build-deb/debootstrap/ between runs, and copies it afresh;
+- downloads what the packages depend on with apt inside that root (the only step with the network), then
+  boots the root's systemd in private namespaces without a network (systemd_namespace.py, as the systemd
+  tests do) and, as an administrator would: installs rpcd with apt, checks it runs (ping, a module call,
+  journal, reload), builds and loads a C module with rpcd-dev, gcc and pkg-config only, upgrades to the
+  rebuilt package keeping an edited rpcd.conf, and purges everything.
+
+Needs root. Under CI=true a missing prerequisite fails instead of skipping. Figures go to stderr.
+"""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from systemd_namespace import SystemdNamespace  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+WORK = os.path.join(ROOT, ".build-deb")
+PACKAGES = os.path.join(WORK, "test")
+CACHE = os.path.join(WORK, "debootstrap")
+SUITE = "bookworm"
+# What the root holds besides debootstrap's minimal base: the init system a server runs, and its bus.
+INCLUDE = "systemd,dbus"
+DEBS_INSIDE = "/var/cache/rpcd-test"
+APT = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "-y", "-q", "-o", "Dpkg::Use-Pty=0"]
+
+
+def apt_mirror():
+    """The Debian archive this machine's apt is configured with (deb822 .sources or one-line lists)."""
+    candidates = []
+    for path in sorted(glob.glob("/etc/apt/sources.list.d/*.sources")):
+        with open(path) as file:
+            for stanza in file.read().split("\n\n"):
+                fields = dict(re.findall(r"^(\w[\w-]*):\s*(.*)$", stanza, re.M))
+                if "deb" in fields.get("Types", "").split() and SUITE in fields.get("Suites", "").split():
+                    candidates += fields.get("URIs", "").split()
+    for path in ["/etc/apt/sources.list"] + sorted(glob.glob("/etc/apt/sources.list.d/*.list")):
+        if os.path.exists(path):
+            with open(path) as file:
+                for line in file:
+                    match = re.match(r"^deb\s+(?:\[[^]]*\]\s+)?(\S+)\s+(\S+)", line)
+                    if match and match.group(2) == SUITE:
+                        candidates.append(match.group(1))
+    for uri in candidates:
+        if "security" not in uri:
+            return uri
+    return None
+
+
+def package_files(version_suffix=""):
+    """(rpcd.deb, rpcd-dev.deb) of the test build, the plain one or the upgrade."""
+    directory = os.path.join(PACKAGES, "v2" if version_suffix else "v1")
+    rpcd = [p for p in glob.glob(os.path.join(directory, "rpcd_*_amd64.deb"))]
+    dev = glob.glob(os.path.join(directory, "rpcd-dev_*_all.deb"))
+    return (rpcd[0] if rpcd else None, dev[0] if dev else None)
+
+
+def prerequisites():
+    if os.geteuid() != 0:
+        return "the package test needs root (debootstrap, chroot, namespaces)"
+    for tool in ("debootstrap", "unshare", "nsenter", "chroot", "ip"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing: run scripts/install-deps.sh"
+    if apt_mirror() is None:
+        return f"no Debian {SUITE} mirror in this machine's apt sources"
+    if None in package_files() or None in package_files("upgrade"):
+        return "no packages in .build-deb/test: run `make test-package`, which builds them"
+    return None
+
+
+def run(command, **kwargs):
+    result = subprocess.run(command, capture_output=True, text=True, **kwargs)
+    if result.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited {result.returncode}:\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def cached_base_root():
+    """A minimal Debian root, made once per mirror and kept in CACHE."""
+    mirror = apt_mirror()
+    stamp_text = f"{SUITE} {mirror} minbase {INCLUDE}\n"
+    base, stamp = os.path.join(CACHE, "root"), os.path.join(CACHE, "root.stamp")
+    if os.path.exists(stamp):
+        with open(stamp) as file:
+            if file.read() == stamp_text:
+                return base
+    shutil.rmtree(base, ignore_errors=True)
+    os.makedirs(CACHE, exist_ok=True)
+    started = time.monotonic()
+    run(["debootstrap", "--variant=minbase", f"--include={INCLUDE}", SUITE, base, mirror], timeout=1800)
+    with open(stamp, "w") as file:
+        file.write(stamp_text)
+    print(f"\ndebootstrap {SUITE} from {mirror}: {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return base
+
+
+def in_root(root, script, timeout=900):
+    """Runs a shell script chrooted in ROOT with the host's network (apt's downloads), in a mount namespace of
+    its own so that /proc and /dev mounted for it vanish with it."""
+    wrapper = (f'set -eu; R="{root}"; mount --make-rprivate /; mount -t proc proc "$R/proc"; '
+               f'mount --rbind /dev "$R/dev"; exec chroot "$R" /bin/sh -eu -c "$1"')
+    return run(["unshare", "--mount", "--fork", "/bin/sh", "-c", wrapper, "in_root", script], timeout=timeout)
+
+
+namespace = None
+root = None
+
+
+def setUpModule():
+    global namespace, root
+    problem = prerequisites()
+    if problem:
+        if os.geteuid() != 0 and os.environ.get("CI") != "true":
+            raise unittest.SkipTest(problem)
+        raise RuntimeError(problem)
+    base = cached_base_root()
+    root = os.path.join(WORK, "root")
+    shutil.rmtree(root, ignore_errors=True)
+    run(["cp", "-a", base, root])
+    assert not glob.glob(os.path.join(root, "opt/swift*")) and not glob.glob(os.path.join(root, "usr/bin/swift*"))
+    shutil.copy("/etc/resolv.conf", os.path.join(root, "etc/resolv.conf"))
+    inside = root + DEBS_INSIDE
+    os.makedirs(inside)
+    for path in package_files() + package_files("upgrade"):
+        shutil.copy(path, inside)
+    for name in ("hello.c", "hello.conf"):
+        shutil.copy(os.path.join(ROOT, "examples", "modules", "hello-c", name), inside)
+    # Everything the tests install later, fetched now: the namespace has no network.
+    rpcd, dev = (os.path.basename(p) for p in package_files())
+    in_root(root, f"apt-get update -q && apt-get install -y -q --download-only {DEBS_INSIDE}/{rpcd} "
+                  f"{DEBS_INSIDE}/{dev} gcc pkg-config")
+    namespace = SystemdNamespace.booted(os.path.join(WORK, "ns"), timeout=120, root=root)
+
+
+def tearDownModule():
+    if namespace is not None:
+        namespace.close()
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class PackageTests(unittest.TestCase):
+    """One story, in order: install, use, develop, upgrade, purge."""
+
+    def sh(self, script, check=True, timeout=300):
+        result = namespace.run("/bin/sh", "-c", script, check=False, timeout=timeout)
+        if check:
+            self.assertEqual(result.returncode, 0, f"{script}\nstdout: {result.stdout}\nstderr: {result.stderr}")
+        return result
+
+    def wait_active(self):
+        try:
+            namespace.wait_for(
+                lambda: self.sh("systemctl is-active rpcd.service", check=False).stdout.strip() == "active",
+                timeout=60, what="rpcd.service to be active")
+        except Exception:
+            status = self.sh("systemctl status --no-pager rpcd.service rpcd.socket; journalctl --no-pager -n 40",
+                             check=False)
+            self.fail(f"rpcd.service is not active:\n{status.stdout}{status.stderr}")
+
+    def test_install_use_develop_upgrade_purge(self):
+        rpcd, dev = (os.path.basename(p) for p in package_files())
+        rpcd2, _ = (os.path.basename(p) for p in package_files("upgrade"))
+        self.assertEqual(self.sh("command -v swift swiftc || ls -d /opt/swift* /usr/lib/swift 2>/dev/null", check=False).stdout, "",
+                         "the root must not have Swift")
+
+        # Install: apt resolves the dependencies; the maintainer scripts enable and start the units.
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd}"]))
+        self.wait_active()
+        self.assertEqual(self.sh("systemctl is-enabled rpcd.service").stdout.strip(), "enabled")
+        self.assertEqual(self.sh("ldd /usr/bin/rpcd | grep -c 'not found' || true").stdout.strip(), "0")
+        self.assertIn("/usr/lib/rpcd/swift/libswiftCore.so", self.sh("ldd /usr/bin/rpcd").stdout)
+        self.assertRegex(self.sh("rpcctl ping").stdout, r"^pong from /run/rpcd/rpcd.sock")
+        self.assertEqual(self.sh("rpcctl call calc.add 1 2").stdout.strip(), "3")
+        self.assertIn("calc.add", self.sh("rpcctl list").stdout)
+        journal = self.sh("journalctl -u rpcd.service --no-pager -o cat").stdout
+        self.assertIn("Started", journal)
+        pid = self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip()
+        self.sh("systemctl reload rpcd.service")
+        namespace.wait_for(lambda: "Reloaded" in self.sh("journalctl -u rpcd.service --no-pager -o cat").stdout,
+                           timeout=30, what="the reload's journal entry")
+        self.assertEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid)
+        sizes = self.sh(f"dpkg-deb -I {DEBS_INSIDE}/{rpcd} | sed -n 's/ *Installed-Size: //p'; du -k {DEBS_INSIDE}/{rpcd}").stdout.split()
+        print(f"\nrpcd .deb {sizes[1]} KiB, installed {sizes[0]} KiB", file=sys.stderr)
+
+        # A C module, with only gcc, pkg-config and rpcd-dev.
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{dev}", "gcc", "pkg-config"]))
+        self.sh(f"cc $(pkg-config --cflags rpcd-module) -std=c99 -Wall -Werror -shared -fPIC -fvisibility=hidden "
+                f"-o /usr/lib/rpcd/modules/hello.so {DEBS_INSIDE}/hello.c")
+        self.sh(f"cp {DEBS_INSIDE}/hello.conf /etc/rpcd/handlers.d/hello.conf && systemctl reload rpcd.service")
+        namespace.wait_for(lambda: "hello.greet" in self.sh("rpcctl list", check=False).stdout, timeout=30,
+                           what="the hello module after reload")
+        self.assertEqual(self.sh("rpcctl call hello.greet world").stdout.strip(), '"Hello, world!"')
+
+        # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.
+        self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}"]))
+        self.wait_active()
+        self.assertIn("# edited by the administrator", self.sh("cat /etc/rpcd/rpcd.conf").stdout)
+        self.assertNotEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid, "restarted")
+        self.assertIn("+test", self.sh("dpkg-query -W -f '${Version}' rpcd").stdout)
+        self.assertEqual(self.sh("rpcctl call calc.add 2 2").stdout.strip(), "4")
+
+        # Purge: no files, no process, no enabled unit. (The module built here is the administrator's to remove.)
+        self.sh("rm /usr/lib/rpcd/modules/hello.so")
+        self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev"]))
+        left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
+                       "/etc/systemd/system/*/rpcd.* 2>/dev/null", check=False).stdout
+        self.assertEqual(left, "")
+        self.assertEqual(self.sh("pgrep -x rpcd", check=False).stdout, "")
+        self.assertEqual(self.sh("dpkg -l | grep -c '^.. *rpcd' || true").stdout.strip(), "0")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
