@@ -13,8 +13,9 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SYSCONFDIR ?= /etc
 BUILD ?= release
-# Where `swift build` puts its products (the package build keeps its own).
+# Where `swift build` puts its products (the package build keeps its own), and extra flags for it.
 SCRATCH ?= .build
+SWIFT_BUILD_FLAGS ?=
 BINDIR = $(PREFIX)/bin
 LIBDIR = $(PREFIX)/lib
 UNITDIR ?= $(LIBDIR)/systemd/system
@@ -89,7 +90,7 @@ soak: deps
 
 install: $(if $(NO_DEPS),,deps)
 ifeq ($(BUILD),release)
-	$(SWIFT) build -c release --scratch-path $(SCRATCH)
+	$(SWIFT) build -c release --scratch-path $(SCRATCH) $(SWIFT_BUILD_FLAGS)
 endif
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/rpcd/modules $(DESTDIR)$(LIBDIR)/rpcd/handlers.d \
 		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(LIBDIR)/sysusers.d $(DESTDIR)$(LIBDIR)/tmpfiles.d \

@@ -36,7 +36,7 @@ while ((${#queue[@]})); do
         esac
         install -m 0644 "$library" "$destdir$runtime_dir/$name"
         # The toolchain's copies keep their symbol tables (no debug information): a package ships them without.
-        strip --strip-unneeded "$destdir$runtime_dir/$name"
+        strip --strip-unneeded --remove-section=.comment --remove-section=.note "$destdir$runtime_dir/$name"
         copied[$name]=1
         queue+=("$destdir$runtime_dir/$name")
     done

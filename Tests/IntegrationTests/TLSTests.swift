@@ -95,7 +95,9 @@ final class TLSTests: XCTestCase {
                 XCTFail("\(who) was let in")
             } catch let error as RPCClientError {
                 // TLS 1.3 refuses a client certificate after the client's side of the handshake: at the first call.
-                XCTAssertEqual(error, .tlsFailed(reason), who)
+                // The server's close can overtake its alert (the request it did not read turns the close into a
+                // reset, which discards what the client had not read yet): then the connection just closed.
+                XCTAssertTrue([.tlsFailed(reason), .connectionClosed].contains(error), "\(who): \(error)")
             }
         }
         _ = try daemon.waitForLog(matching: "rpcd_tls_client=(alice,alice@example.org)")
