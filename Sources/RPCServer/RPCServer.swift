@@ -130,6 +130,7 @@ public final class RPCServer: Service, Sendable {
         listeners.withLock { $0 = bound }
         state.setListeners(bound.map(\.endpoint))
         for listener in bound {
+            try await listener.channel.setOption(.autoRead, value: true)
             logger.notice("Listening", metadata: [LogField.listener: "\(listener.endpoint)"])
         }
         return bound.map(\.endpoint)
@@ -239,6 +240,9 @@ public final class RPCServer: Service, Sendable {
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .serverChannelOption(.maxMessagesPerRead, value: 16)
+            // Nothing is accepted until every listener is bound and recorded (`start`): a connection that was
+            // already waiting on a socket systemd passed must see the whole server, in rpcd.info too.
+            .serverChannelOption(.autoRead, value: false)
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(limiter())
