@@ -7,8 +7,8 @@ import RPCWire
 ///
 ///     IdleTimeoutHandler          an idle event after IdleTimeout= without traffic (when configured)
 ///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
-///     FrameDeadlineHandler        a frame still arriving FrameTimeout= after its length is refused
-///     FrameBudgetHandler          charges each frame to MaxBufferedBytes=, shared by all connections
+///     FrameAdmissionHandler       charges each frame to MaxBufferedBytes= (shared by all connections) and
+///                                 refuses one still arriving FrameTimeout= after its length
 ///     LengthPrefixedFrameEncoder  reply payloads -> frames
 ///     RPCConnectionHandler        payload -> router -> reply; backpressure, idle and quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
@@ -24,8 +24,7 @@ enum ConnectionPipeline {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
-        handlers.append(FrameDeadlineHandler(timeout: configuration.frameTimeout))
-        handlers.append(FrameBudgetHandler(budget: budget))
+        handlers.append(FrameAdmissionHandler(budget: budget, timeout: configuration.frameTimeout))
         handlers.append(LengthPrefixedFrameEncoder())
         handlers.append(
             RPCConnectionHandler(

@@ -109,7 +109,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
     private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
-        // The frame holds its length of the budget (`FrameBudgetHandler`); its calls keep what they retain.
+        // The frame holds its length of the budget (`FrameAdmissionHandler`); its calls keep what they retain.
         let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: frame.readableBytes)
         let charge = min(frame.readableBytes, retained)
         if charge < frame.readableBytes { budget.release(frame.readableBytes - charge) }
