@@ -26,6 +26,9 @@ final class HandlerLink: @unchecked Sendable {
         self.handler = handler
     }
 
+    /// The size of ABI 1's first `rpcd_host` (up to `config_get`), what rpcd 0.1 and 0.2 hand a module.
+    static let firstHostSize = MemoryLayout<rpcd_host>.offset(of: \rpcd_host.call_cancelled)!
+
     /// Why this host table cannot be used, or nil.
     static func problem(with host: UnsafePointer<rpcd_host>?) -> String? {
         guard let host else { return "the host passed no rpcd_host table" }
@@ -33,8 +36,9 @@ final class HandlerLink: @unchecked Sendable {
         if table.abi_version != UInt32(RPCD_MODULE_ABI_VERSION) {
             return "host ABI version \(table.abi_version), this module needs \(RPCD_MODULE_ABI_VERSION)"
         }
-        if Int(table.struct_size) < MemoryLayout<rpcd_host>.stride {
-            return "host table has \(table.struct_size) bytes, this module needs \(MemoryLayout<rpcd_host>.stride)"
+        // An older rpcd's table ends after config_get; the functions added since are used only when present.
+        if Int(table.struct_size) < firstHostSize {
+            return "host table has \(table.struct_size) bytes, this module needs at least \(firstHostSize)"
         }
         if table.reply_result == nil || table.reply_error == nil || table.log == nil || table.config_get == nil {
             return "the host table lacks a function"

@@ -45,7 +45,9 @@ enum HostFunctions {
             config_get: { handler, key in
                 guard let key, let context = HandlerContext.of(handler) else { return nil }
                 return context.configValue(String(cString: key))
-            }))
+            },
+            call_cancelled: nil,
+            emit: nil))
         return table
     }()
 }

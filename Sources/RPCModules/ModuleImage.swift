@@ -17,7 +17,8 @@ public final class ModuleImage: @unchecked Sendable {
     /// The configured path (for messages), not the memfd a changed file may have been loaded from.
     public let path: String
     let identity: FileIdentity
-    let module: UnsafePointer<rpcd_module>
+    /// The module's descriptor, copied so that fields its header did not have yet read as NULL or 0.
+    let module: rpcd_module
     /// The module's name, version, description and methods, copied out of the C structures.
     public let name: String
     public let version: String
@@ -27,14 +28,17 @@ public final class ModuleImage: @unchecked Sendable {
     init(path: String, identity: FileIdentity, module: UnsafePointer<rpcd_module>) throws(ModuleLoadError) {
         self.path = path
         self.identity = identity
-        self.module = module
-        let m = module.pointee
-        guard m.abi_version == RPCD_MODULE_ABI_VERSION else {
-            throw ModuleLoadError(path, "built for module ABI \(m.abi_version); this rpcd speaks ABI \(RPCD_MODULE_ABI_VERSION)")
+        let header = UnsafeRawPointer(module)
+        let abiVersion = header.load(as: UInt32.self)
+        guard abiVersion == RPCD_MODULE_ABI_VERSION else {
+            throw ModuleLoadError(path, "built for module ABI \(abiVersion); this rpcd speaks ABI \(RPCD_MODULE_ABI_VERSION)")
         }
-        guard Int(m.struct_size) >= MemoryLayout<rpcd_module>.size else {
-            throw ModuleLoadError(path, "rpcd_module.struct_size is \(m.struct_size), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(MemoryLayout<rpcd_module>.size)")
+        let size = Int(header.load(fromByteOffset: MemoryLayout<UInt32>.size, as: UInt32.self))
+        guard size >= Self.firstModuleSize else {
+            throw ModuleLoadError(path, "rpcd_module.struct_size is \(size), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(Self.firstModuleSize)")
         }
+        let m = Self.descriptor(module, size: size)
+        self.module = m
         guard m.`init` != nil, m.call != nil else {
             throw ModuleLoadError(path, "rpcd_module has no init or call function")
         }
@@ -47,6 +51,21 @@ public final class ModuleImage: @unchecked Sendable {
         guard !version.isEmpty else { throw ModuleLoadError(path, "the module has no version") }
         guard m.n_methods == 0 || m.methods != nil else { throw ModuleLoadError(path, "n_methods is \(m.n_methods) but methods is NULL") }
         self.methods = try Self.readMethods(m, path: path)
+    }
+
+    /// The size of ABI 1's first `rpcd_module`, up to `deinit`: what a module built against rpcd 0.1's header
+    /// has. Fields after it (rpcd 0.3's `events`, `n_events`, `cancel`) are read only when the module's
+    /// `struct_size` covers them.
+    static let firstModuleSize = MemoryLayout<rpcd_module>.offset(of: \rpcd_module.events)!
+
+    /// The module's descriptor as this rpcd's `rpcd_module`: the `size` bytes the module has, the rest zero
+    /// (NULL, 0), so that a module built against an older header is never read past its end.
+    private static func descriptor(_ module: UnsafePointer<rpcd_module>, size: Int) -> rpcd_module {
+        var copy = rpcd_module()
+        withUnsafeMutableBytes(of: &copy) { target in
+            target.copyMemory(from: UnsafeRawBufferPointer(start: module, count: min(size, target.count)))
+        }
+        return copy
     }
 
     private static func readMethods(_ m: rpcd_module, path: String) throws(ModuleLoadError) -> [RPCMethodDescriptor] {

@@ -54,7 +54,7 @@ public final class ModuleService: RPCService, Sendable {
 
         var instance: UnsafeMutableRawPointer?
         var error = [CChar](repeating: 0, count: 512)
-        let status = image.module.pointee.`init`!(HostFunctions.table, OpaquePointer(bitPattern: handlerToken), &instance, &error, error.count)
+        let status = image.module.`init`!(HostFunctions.table, OpaquePointer(bitPattern: handlerToken), &instance, &error, error.count)
         guard status == 0 else {
             _ = HandlerContext.handles.remove(handlerToken)
             let reason = String(decoding: error.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -83,10 +83,10 @@ public final class ModuleService: RPCService, Sendable {
             let index = call.methodIndex
             if let params = call.params {
                 params.withUnsafeReadableBytes { bytes in
-                    image.module.pointee.call(instance.pointer, index, bytes.baseAddress, bytes.count, handle)
+                    image.module.call(instance.pointer, index, bytes.baseAddress, bytes.count, handle)
                 }
             } else {
-                image.module.pointee.call(instance.pointer, index, nil, 0, handle)
+                image.module.call(instance.pointer, index, nil, 0, handle)
             }
         }
         if call.method.flags.contains(.mayBlock) {
@@ -124,7 +124,7 @@ public final class ModuleService: RPCService, Sendable {
     }
 
     private func deinitialize() {
-        image.module.pointee.deinit?(instance.pointer)
+        image.module.deinit?(instance.pointer)
         _ = HandlerContext.handles.remove(handlerToken)
         logger.notice("Handler stopped", metadata: [LogField.handler: "\(configuration.name)"])
     }

@@ -1,5 +1,5 @@
 import Foundation
-import RPCModules
+@testable import RPCModules
 import RPCProtocol
 import XCTest
 
@@ -42,6 +42,23 @@ final class ModuleLoaderTests: XCTestCase {
         try "not a library".write(to: notELF, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try ModuleLoader().load(path: notELF.path)) { error in
             XCTAssertTrue("\(error)".contains("dlopen failed"), "\(error)")
+        }
+    }
+
+    func testAModuleBuiltAgainstTheFirstABI1HeaderLoads() throws {
+        // rpcd 0.1's rpcd_module ended after deinit; such a module loads and its later fields read as absent.
+        let path = try TestModule.build(
+            into: directory, name: "firstlayout", defines: ["MODULE_SIZE=offsetof(rpcd_module,events)"])
+        let image = try ModuleLoader().load(path: path)
+        XCTAssertEqual(image.methods.count, 8)
+        XCTAssertNil(image.module.cancel)
+        XCTAssertNil(image.module.events)
+        XCTAssertEqual(image.module.n_events, 0)
+
+        let tooSmall = try TestModule.build(
+            into: directory, name: "toosmall", defines: ["MODULE_SIZE=offsetof(rpcd_module,deinit)"])
+        XCTAssertThrowsError(try ModuleLoader().load(path: tooSmall)) { error in
+            XCTAssertTrue("\(error)".contains("rpcd_module.struct_size is 64, smaller than ABI 1's 72"), "\(error)")
         }
     }
 

@@ -27,6 +27,9 @@ enum TestModule {
     #ifndef ENTRY
     #define ENTRY rpcd_module_entry_v1
     #endif
+    #ifndef MODULE_SIZE
+    #define MODULE_SIZE sizeof(rpcd_module)
+    #endif
 
     int test_deinit_count = 0;
 
@@ -118,7 +121,7 @@ enum TestModule {
         {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
     };
     static const rpcd_module module = {
-        ABI_VERSION, sizeof(rpcd_module), MODULE_NAME, "1.0.0", "A module for the host's tests",
+        ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
         methods, sizeof methods / sizeof methods[0], init, call, deinit,
     };
 

@@ -59,6 +59,23 @@
  *     NUL-terminated. params_json is valid only during the call() invocation: copy it to keep
  *     it. Text handed to the host is copied before the host function returns.
  *
+ * CANCELLATION
+ *     A caller may give up on a call: it cancelled it (rpc.cancel, docs/PROTOCOL.md), its
+ *     deadline passed, or its connection closed. rpcd then answers the caller at once, stops
+ *     counting the call against the in-flight limits, and tells the module twice over: the
+ *     module's cancel() (if it has one) is called once, from any thread, and
+ *     host->call_cancelled(call) returns 1 from then on. The call handle stays valid until the
+ *     module answers it as usual; that answer is dropped. Long-running methods poll
+ *     call_cancelled() or act on cancel() to stop early; others need do nothing.
+ *
+ * EVENTS
+ *     A module declares the events it emits in events[] (name, summary, payload schema), and
+ *     sends one with host->emit(handler, "changed", payload_json, len) from any thread, at any
+ *     time between init() and the return of deinit(). rpcd delivers it to every client
+ *     subscribed to SERVICE.EVENT (rpc.subscribe, docs/PROTOCOL.md) and never blocks the
+ *     module: each subscription has a bounded queue, and a subscriber that falls behind loses
+ *     events, not the module's time. emit() copies the payload before it returns.
+ *
  * COMPATIBILITY
  *     Structures only ever grow at the end. Every structure starts with struct_size so both
  *     sides can tell which fields the other knows. A module built against an older header
@@ -72,6 +89,11 @@
  *                       lack it, so their methods count as state-changing for access rules).
  *                       Handles became unguessable tokens with the lifetimes under HANDLES
  *                       (no change for modules that never dereferenced them).
+ *     ABI 1 (rpcd 0.3): rpcd_host gains call_cancelled and emit; rpcd_module gains events,
+ *                       n_events and cancel; rpcd_event. rpcd loads modules built against
+ *                       older headers (it reads a field only when the module's struct_size
+ *                       covers it); a module that uses the new host functions checks
+ *                       host->struct_size first (RPCD_HOST_HAS).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -131,7 +153,29 @@ typedef struct rpcd_host {
     /* The value of KEY in the handler's [Config] section, or NULL when not set. The string
      * stays valid until deinit. */
     const char *(*config_get)(rpcd_handler *handler, const char *key);
+
+    /* rpcd 0.3: 1 when the caller no longer waits for CALL (see CANCELLATION), else 0. Cheap
+     * enough to poll in a loop; any thread. */
+    int (*call_cancelled)(rpcd_call *call);
+
+    /* rpcd 0.3: sends event EVENT (a name from the module's events[], without the service)
+     * with PAYLOAD_JSON (one complete JSON value, not NUL-terminated) to the handler's
+     * subscribers (see EVENTS). Returns 0 when accepted (also with no subscriber), -1 when
+     * EVENT is not declared, the payload is not one JSON value, or HANDLER has ended. Never
+     * blocks; any thread. */
+    int (*emit)(rpcd_handler *handler, const char *event, const char *payload_json,
+                size_t payload_len);
 } rpcd_host;
+
+/* The size every ABI 1 host table has at least (rpcd 0.1's, up to config_get): check
+ * host->struct_size against this, not sizeof(rpcd_host), so that an older rpcd loads the module. */
+#define RPCD_HOST_MIN_SIZE offsetof(rpcd_host, call_cancelled)
+
+/* Whether HOST (a const rpcd_host *) offers FIELD: a module built against a newer header than
+ * the rpcd it runs in checks this before using a function added after ABI 1's first table,
+ * e.g. RPCD_HOST_HAS(host, emit). */
+#define RPCD_HOST_HAS(host, field) \
+    ((host)->struct_size >= offsetof(rpcd_host, field) + sizeof((host)->field) && (host)->field != NULL)
 
 /* Parameter flags. */
 #define RPCD_PARAM_OPTIONAL (1u << 0)
@@ -161,6 +205,14 @@ typedef struct rpcd_method {
     uint32_t flags;            /* RPCD_METHOD_* */
 } rpcd_method;
 
+/* One event a module emits (rpcd 0.3). Subscribers name it SERVICE.NAME. */
+typedef struct rpcd_event {
+    uint32_t struct_size;      /* sizeof(rpcd_event) */
+    const char *name;          /* within the service, as method names: "changed" is "kv.changed" */
+    const char *summary;       /* may be NULL */
+    const char *schema_json;   /* JSON Schema of the payload; NULL for any value */
+} rpcd_event;
+
 typedef struct rpcd_module {
     uint32_t abi_version;      /* RPCD_MODULE_ABI_VERSION */
     uint32_t struct_size;      /* sizeof(rpcd_module) */
@@ -182,6 +234,15 @@ typedef struct rpcd_module {
 
     /* Destroys INSTANCE; no call() of it is running or will run. May be NULL. */
     void (*deinit)(void *instance);
+
+    /* rpcd 0.3: the events the module emits (see EVENTS); NULL and 0 for none. Like methods,
+     * the array steps by events[0].struct_size. */
+    const rpcd_event *events;
+    size_t n_events;
+
+    /* rpcd 0.3: told that the caller of CALL gave up (see CANCELLATION); may be NULL. Called at
+     * most once per call, from any thread, possibly while call() still runs; must not block. */
+    void (*cancel)(void *instance, rpcd_call *call);
 } rpcd_module;
 
 /* The entry point every module exports. (Not declared for Swift, where the SDK defines it.) */

@@ -177,7 +177,7 @@ static int sysinfo_init(const rpcd_host *host, rpcd_handler *handler, void **ins
 {
     sysinfo_instance *self;
     rpcd_log_field field;
-    if (host == NULL || host->abi_version != RPCD_MODULE_ABI_VERSION || host->struct_size < sizeof(rpcd_host)) {
+    if (host == NULL || host->abi_version != RPCD_MODULE_ABI_VERSION || host->struct_size < RPCD_HOST_MIN_SIZE) {
         snprintf(error, error_size, "unsupported host table");
         return 1;
     }

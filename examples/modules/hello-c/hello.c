@@ -31,7 +31,7 @@ static int hello_init(const rpcd_host *host, rpcd_handler *handler, void **insta
 {
     hello *self;
     const char *greeting;
-    if (host->abi_version != RPCD_MODULE_ABI_VERSION || host->struct_size < sizeof(rpcd_host)) {
+    if (host->abi_version != RPCD_MODULE_ABI_VERSION || host->struct_size < RPCD_HOST_MIN_SIZE) {
         snprintf(error, error_size, "unsupported host table");
         return 1;
     }
