@@ -63,7 +63,13 @@ enum ValueSyntax {
             position += sizeSuffixes[index].suffix.unicodeScalars.count
             firstSuffix = index + 1
 
-            guard wholeValue + (fraction > 0 ? 1 : 0) <= UInt64.max / factor else { return .failure(.overflow) }
+            // whole × factor plus a fraction of a factor fits while whole is below max / factor; at exactly that
+            // quotient only without a fraction. (Adding 1 to whole for the fraction overflowed at UInt64.max,
+            // found by the config fuzzer.)
+            let largestWhole = UInt64.max / factor
+            guard wholeValue < largestWhole || (wholeValue == largestWhole && fraction == 0) else {
+                return .failure(.overflow)
+            }
             let (sum, overflow) = total.addingReportingOverflow(wholeValue * factor + UInt64(fraction * Double(factor)))
             guard !overflow else { return .failure(.overflow) }
             total = sum

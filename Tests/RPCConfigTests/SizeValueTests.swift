@@ -50,7 +50,9 @@ final class SizeValueTests: XCTestCase {
     }
 
     func testOverflowIsRejected() {
-        for text in ["16E", "8E", "18446744073709551616", "99999999999999999999K", "7E 1023P 1024T"] {
+        // The largest whole number with a fraction trapped instead (the config fuzzer's find).
+        let fuzzed = ["18446744073709551615.5", "018446744073709551615.000001G", "17179869183.5G", "17179869184G"]
+        for text in ["16E", "8E", "18446744073709551616", "99999999999999999999K", "7E 1023P 1024T"] + fuzzed {
             XCTAssertEqual(
                 configError { try size(text) }?.message,
                 "value \(text) for MaxFrameSize= is out of range: expected a size from 0 to \(Int.max)", text)
