@@ -14,6 +14,10 @@ extension ServerConfiguration {
             .integer("MaxConnections", \.maxConnections, in: RPCLimits.maxConnections.range),
             .integer("MaxConnectionsPerPeer", \.maxConnectionsPerPeer, in: RPCLimits.maxConnectionsPerPeer.range),
             .integer("MaxCallsPerConnection", \.maxCallsPerConnection, in: RPCLimits.maxCallsPerConnection.range),
+            .integer(
+                "MaxSubscriptionsPerConnection", \.maxSubscriptionsPerConnection,
+                in: RPCLimits.maxSubscriptionsPerConnection.range),
+            .integer("MaxQueuedEvents", \.maxQueuedEvents, in: RPCLimits.maxQueuedEvents.range),
             .size("MaxBufferedBytes", \.maxBufferedBytes, in: RPCLimits.maxBufferedBytes.range),
             .value(
                 "FrameTimeout", \.frameTimeout, parse: parseFrameTimeout, format: { ValueSyntax.formatTimeSpan($0) }),

@@ -30,6 +30,10 @@ public struct ServerConfiguration: Hashable, Sendable {
     /// `[Server] MaxCallsPerConnection=`: calls in flight on one connection; past it the server
     /// stops reading from that connection until calls complete.
     public var maxCallsPerConnection: Int
+    /// `[Server] MaxSubscriptionsPerConnection=`: event subscriptions one connection may hold.
+    public var maxSubscriptionsPerConnection: Int
+    /// `[Server] MaxQueuedEvents=`: events one subscription queues for a slow client before dropping the oldest.
+    public var maxQueuedEvents: Int
     /// `[Server] MaxBufferedBytes=`: bytes of received frames held at once across connections (at least
     /// `MaxFrameSize=` is always allowed).
     public var maxBufferedBytes: Int
@@ -63,6 +67,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         maxConnections: Int = RPCLimits.maxConnections.defaultValue,
         maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
         maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+        maxSubscriptionsPerConnection: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
+        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue,
         maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
         frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
         idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
@@ -82,6 +88,8 @@ public struct ServerConfiguration: Hashable, Sendable {
         self.maxConnections = maxConnections
         self.maxConnectionsPerPeer = maxConnectionsPerPeer
         self.maxCallsPerConnection = maxCallsPerConnection
+        self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
+        self.maxQueuedEvents = maxQueuedEvents
         self.maxBufferedBytes = maxBufferedBytes
         self.frameTimeout = frameTimeout
         self.idleTimeout = idleTimeout

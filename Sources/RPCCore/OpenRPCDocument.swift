@@ -4,21 +4,31 @@ import RPCJSON
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
 /// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
-/// (name, version, summary, fingerprint of each service).
+/// (name, version, summary, fingerprint of each service) and `x-events` (OpenRPC has no events: each
+/// subscribable event's full name, summary and payload schema).
 public enum OpenRPCDocument {
     public static let openRPCVersion = "1.3.2"
 
-    /// `shows` picks the methods to list (those the caller may call); a service none of whose methods it
-    /// shows is left out. Fingerprints are always those of the whole service.
+    /// `shows` picks the methods to list (those the caller may call), `showsEvents` the services whose events
+    /// to list (those the caller may subscribe to); a service none of whose methods or events it shows is left
+    /// out. Fingerprints are always those of the whole service.
     public static func make(
         for allServices: [RPCServiceDescriptor],
-        shows: (RPCServiceDescriptor, RPCMethodDescriptor) -> Bool = { _, _ in true }
+        shows: (RPCServiceDescriptor, RPCMethodDescriptor) -> Bool = { _, _ in true },
+        showsEvents: (RPCServiceDescriptor) -> Bool = { _ in true }
     ) -> JSONValue {
         var methods: [JSONValue] = []
+        var events: [JSONValue] = []
         var services: [RPCServiceDescriptor] = []
         for service in allServices {
             let shown = service.methods.filter { shows(service, $0) }
-            if !shown.isEmpty { services.append(service) }
+            let shownEvents = service.events.isEmpty || !showsEvents(service) ? [] : service.events
+            if !shown.isEmpty || !shownEvents.isEmpty { services.append(service) }
+            for event in shownEvents {
+                var entry: [String: JSONValue] = ["name": .string(service.name + "." + event.name), "schema": event.schema]
+                if !event.summary.isEmpty { entry["summary"] = .string(event.summary) }
+                events.append(.object(entry))
+            }
             for method in shown {
                 var entry: [String: JSONValue] = [
                     "name": .string(service.name + "." + method.name),
@@ -48,6 +58,7 @@ public enum OpenRPCDocument {
                 "x-rpcd-protocol": .number(RPCDaemonVersion.protocolVersion),
             ],
             "methods": .array(methods),
+            "x-events": .array(events),
             "x-rpcd-services": .array(serviceList),
         ]
     }
@@ -62,24 +73,27 @@ public enum OpenRPCDocument {
 }
 
 /// The built-in `rpc` service: `rpc.discover` describes every method of the registry the call was routed
-/// through, so it is always current after a reload.
+/// through, so it is always current after a reload; `rpc.subscribe` and `rpc.unsubscribe` manage the calling
+/// connection's event subscriptions (`RPCConnectionSubscriptions`).
 public struct RPCDiscoverService: RPCTypedService {
     public init() {}
 
     public static let name = "rpc"
     public static let version = RPCDaemonVersion.version
-    public static let summary = "Service discovery (OpenRPC)"
+    public static let summary = "Service discovery (OpenRPC) and event subscriptions"
     public let descriptor = Self.makeDescriptor()
 
-    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [
+    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [discover] + subscriptionMethods
+
+    private static let discover: RPCServiceMethod<RPCDiscoverService> =
         .method(
             "discover", summary: "Returns an OpenRPC document describing every method the caller may call",
             result: RPCParam("document", schema: ["type": "object"]), readOnly: true
         ) { _, call in
             let access = call.registry.access
-            return OpenRPCDocument.make(for: call.registry.services.map(\.descriptor)) { service, method in
-                access.allows(call.connection.peer, service: service.name, method: method)
-            }
+            return OpenRPCDocument.make(
+                for: call.registry.services.map(\.descriptor),
+                shows: { service, method in access.allows(call.connection.peer, service: service.name, method: method) },
+                showsEvents: { service in access.allowsSubscribing(call.connection.peer, service: service.name) })
         }
-    ]
 }

@@ -29,6 +29,13 @@ public struct RPCAccessPolicy: Sendable {
         return method.flags.contains(.readOnly) && rule.allowRead.contains(where: { $0.matches(peer) })
     }
 
+    /// Whether `peer` may subscribe to `service`'s events: as for a read-only method of it (`AllowRead=` is
+    /// enough), since receiving events changes nothing.
+    public func allowsSubscribing(_ peer: RPCPeer, service: String) -> Bool {
+        let rule = rules[service] ?? fallback
+        return rule.allow.contains(where: { $0.matches(peer) }) || rule.allowRead.contains(where: { $0.matches(peer) })
+    }
+
     /// The services with rules of their own (from their handler files), sorted.
     public var servicesWithOwnRules: [String] { rules.keys.sorted() }
 

@@ -17,15 +17,20 @@ public final class RPCRouter: Sendable {
     public let callLog: RPCCallLogPolicy
     /// The largest batch reply assembled (its entries' replies together); past it the batch gets -32008.
     public let maxReplySize: Int
+    /// Where services publish events and connections subscribe; kept across registry swaps.
+    public let events: RPCEventHub
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     public init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
-        callLog: RPCCallLogPolicy = RPCCallLogPolicy(), maxReplySize: Int = RPCLimits.maxFrameSize.defaultValue
+        callLog: RPCCallLogPolicy = RPCCallLogPolicy(), maxReplySize: Int = RPCLimits.maxFrameSize.defaultValue,
+        events: RPCEventHub = RPCEventHub()
     ) {
         self.current = Mutex(registry)
+        self.events = events
+        events.serve(registry)
         self.maxReplySize = maxReplySize
         self.parser = parser
         self.statistics = statistics
@@ -37,14 +42,17 @@ public final class RPCRouter: Sendable {
         current.withLock { $0 }
     }
 
-    /// Atomically replaces the registry and returns the previous one.
+    /// Atomically replaces the registry and returns the previous one. Subscriptions the new registry does not
+    /// allow (its event is gone, its access rules refuse the peer) are ended.
     @discardableResult
     public func replaceRegistry(_ registry: RPCServiceRegistry) -> RPCServiceRegistry {
-        current.withLock { active in
+        let previous = current.withLock { active in
             let previous = active
             active = registry
             return previous
         }
+        events.serve(registry)
+        return previous
     }
 
     /// Runs every call of `message` and calls `completion` once, on `eventLoop`, with the reply payload, or with
@@ -52,15 +60,16 @@ public final class RPCRouter: Sendable {
     /// before this returns.
     ///
     /// A batch runs at most `maxConcurrentCalls` of its entries at once, starting the next as one completes,
-    /// so that a connection's in-flight limit holds for batches too.
+    /// so that a connection's in-flight limit holds for batches too. `output` is the connection's write side
+    /// for events (`rpc.subscribe`); without it, subscribing fails.
     public func dispatch(
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
-        maxConcurrentCalls: Int = .max, completion: @escaping (ByteBuffer?) -> Void
+        maxConcurrentCalls: Int = .max, output: (any RPCConnectionOutput)? = nil, completion: @escaping (ByteBuffer?) -> Void
     ) {
         let maxReplySize = self.maxReplySize
         let context = DispatchContext(
-            registry: registry, connection: connection, eventLoop: eventLoop, statistics: statistics, callLog: callLog,
-            deniedLog: deniedLog)
+            registry: registry, connection: connection, eventLoop: eventLoop, output: output, statistics: statistics,
+            callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
             statistics.errors.increment()
@@ -83,6 +92,7 @@ private struct DispatchContext {
     let registry: RPCServiceRegistry
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
+    let output: (any RPCConnectionOutput)?
     let statistics: RPCStatistics
     let callLog: RPCCallLogPolicy
     let deniedLog: LogRateLimiter
@@ -112,7 +122,7 @@ private struct DispatchContext {
         }
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
-            eventLoop: eventLoop, registry: registry)
+            eventLoop: eventLoop, registry: registry, output: output)
         let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
                                   statistics: statistics, callLog: callLog, completion: completion)
         route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })

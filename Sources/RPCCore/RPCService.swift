@@ -29,6 +29,22 @@ public struct RPCCall: Sendable {
     public let eventLoop: any EventLoop
     /// The registry this call was routed through (what `rpc.discover` describes).
     public let registry: RPCServiceRegistry
+    /// The connection's write side for events (what `rpc.subscribe` subscribes); nil where there is no
+    /// connection to send them on (a test dispatching without one). Use only on `eventLoop`.
+    public let output: (any RPCConnectionOutput)?
+
+    public init(
+        request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
+        eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)? = nil
+    ) {
+        self.request = request
+        self.methodIndex = methodIndex
+        self.method = method
+        self.connection = connection
+        self.eventLoop = eventLoop
+        self.registry = registry
+        self.output = output
+    }
 
     public var params: ByteBuffer? { request.params }
     public var isNotification: Bool { request.isNotification }

@@ -11,22 +11,33 @@ public struct RPCServiceDescriptor: Hashable, Sendable {
     public var version: String
     public var summary: String
     public var methods: [RPCMethodDescriptor]
+    /// The events the service emits, which clients subscribe to as `service.event` (`rpc.subscribe`).
+    public var events: [RPCEventDescriptor]
 
-    public init(name: String, version: String, summary: String, methods: [RPCMethodDescriptor]) {
+    public init(
+        name: String, version: String, summary: String, methods: [RPCMethodDescriptor], events: [RPCEventDescriptor] = []
+    ) {
         self.name = name
         self.version = version
         self.summary = summary
         self.methods = methods
+        self.events = events
     }
 
     /// A stable hash of the method signatures (names, parameter names, schemas and requiredness, result
-    /// schemas), as 16 lowercase hex digits. Summaries and versions are not part of it, so a fingerprint
-    /// changes exactly when a client could notice the interface change. FNV-1a 64 over canonical JSON:
-    /// it detects mismatches, it is not meant to resist forgery.
+    /// schemas) and event signatures (names, payload schemas), as 16 lowercase hex digits. Summaries and
+    /// versions are not part of it, so a fingerprint changes exactly when a client could notice the interface
+    /// change. A service without events hashes exactly what it did before events existed, so its fingerprint
+    /// stayed the same. FNV-1a 64 over canonical JSON: it detects mismatches, it is not meant to resist forgery.
     public var fingerprint: String {
         let signature: JSONValue = .array(methods.sorted { $0.name < $1.name }.map(\.signature))
+        var bytes = Array(name.utf8) + [0] + signature.serialized()
+        if !events.isEmpty {
+            let eventSignature: JSONValue = .array(events.sorted { $0.name < $1.name }.map(\.signature))
+            bytes += [0] + eventSignature.serialized()
+        }
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in Array(name.utf8) + [0] + signature.serialized() {
+        for byte in bytes {
             hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
         }
         let hex = String(hash, radix: 16)
@@ -75,4 +86,22 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
             "result": result?.schema ?? .null,
         ]
     }
+}
+
+/// One event of a service, described for discovery: clients subscribe to it as `service.name` and receive
+/// payloads that match `schema`.
+public struct RPCEventDescriptor: Hashable, Sendable {
+    /// The event name within its service (`changed` in `kv.changed`); the same rule as method names.
+    public var name: String
+    public var summary: String
+    /// The JSON Schema of the payload (`{}`: any value).
+    public var schema: JSONValue
+
+    public init(name: String, summary: String = "", schema: JSONValue = [:]) {
+        self.name = name
+        self.summary = summary
+        self.schema = schema
+    }
+
+    var signature: JSONValue { ["name": .string(name), "schema": schema] }
 }

@@ -15,6 +15,12 @@ public final class RPCServiceRegistry: Sendable {
         public let method: RPCMethodDescriptor
     }
 
+    /// Where a full event name (`kv.changed`) leads.
+    public struct EventRoute: Sendable {
+        public let serviceName: String
+        public let event: RPCEventDescriptor
+    }
+
     /// Services sorted by name.
     public let services: [any RPCService]
     /// Services that are configured but not running (a plugin module failed to load): calls to them get
@@ -23,13 +29,16 @@ public final class RPCServiceRegistry: Sendable {
     /// Who may call what; swapped together with the services.
     public let access: RPCAccessPolicy
     private let routes: [String: Route]
+    /// Every event of every service, by full name.
+    public let events: [String: EventRoute]
 
     /// Fails when two services share a name, a service name is empty or contains a dot, or a service
-    /// declares a method twice.
+    /// declares a method or an event twice.
     public init(
         services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted
     ) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
+        var events: [String: EventRoute] = [:]
         var names = Set<String>()
         for service in services {
             let descriptor = service.descriptor
@@ -46,11 +55,19 @@ public final class RPCServiceRegistry: Sendable {
                 }
                 routes[fullName] = Route(serviceName: descriptor.name, service: service, methodIndex: index, method: method)
             }
+            for event in descriptor.events {
+                let fullName = descriptor.name + "." + event.name
+                guard events[fullName] == nil else {
+                    throw RPCRegistryError("event '\(fullName)' is declared twice")
+                }
+                events[fullName] = EventRoute(serviceName: descriptor.name, event: event)
+            }
         }
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
         self.unavailableServices = unavailable.subtracting(names)
         self.access = access
         self.routes = routes
+        self.events = events
     }
 
     public func route(for method: String) -> Route? {

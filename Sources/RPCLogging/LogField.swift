@@ -27,6 +27,10 @@ public enum LogField {
     public static let exposure = "rpcd_exposure"
     /// Full method name (`calc.add`).
     public static let method = "rpcd_method"
+    /// Full event name (`kv.changed`), on subscription entries.
+    public static let event = "rpcd_event"
+    /// Why the server ended a subscription (`service removed`, `access rules changed`).
+    public static let reason = "rpcd_reason"
     /// The request id as JSON text; absent for notifications.
     public static let callID = "rpcd_call_id"
     /// Wall time from routing a call to its reply, in microseconds.
@@ -90,7 +94,7 @@ public enum LogField {
 
     /// Every field above, for documentation checks.
     public static let all: [String] = [
-        connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, callID,
+        connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
         previousInstance, collision, port, host, afterMilliseconds, interface, messageID,

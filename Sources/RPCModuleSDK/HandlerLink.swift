@@ -58,6 +58,32 @@ final class HandlerLink: @unchecked Sendable {
         }
     }
 
+    /// The host's `emit`, when its table has one: read at its offset, never through `host.pointee`, which would
+    /// read a whole newer `rpcd_host` out of an older rpcd's shorter table.
+    private var emitFunction: EmitFunction? {
+        let table = UnsafeRawPointer(host)
+        let offset = MemoryLayout<rpcd_host>.offset(of: \rpcd_host.emit)!
+        let hostSize = Int(table.load(fromByteOffset: MemoryLayout<rpcd_host>.offset(of: \rpcd_host.struct_size)!, as: UInt32.self))
+        guard hostSize >= offset + MemoryLayout<EmitFunction?>.size else { return nil }
+        return table.load(fromByteOffset: offset, as: EmitFunction?.self)
+    }
+
+    private typealias EmitFunction = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int) -> Int32
+
+    /// `host->emit`, under the same lock as logging, so an emit racing with deinit either finishes first or
+    /// does nothing. False when the host has no `emit` or refused the event.
+    func emit(_ event: String, _ json: [UInt8]) -> Bool {
+        guard let emit = emitFunction else { return false }
+        return closed.withLock { closed -> Bool in
+            guard !closed else { return false }
+            return event.withCString { name in
+                json.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) { text in emit(handler, name, text.baseAddress, text.count) == 0 }
+                }
+            }
+        }
+    }
+
     func log(_ level: RPCModuleLogLevel, _ message: String, _ fields: [String: String]) {
         let names = fields.keys.sorted()
         var cFields: [rpcd_log_field] = names.map { name in

@@ -23,6 +23,9 @@ public protocol RPCModule: Sendable {
     /// The methods, in a fixed order. Read once, when the module is first exported. Method and parameter
     /// names are a letter, then letters, digits and '_' (at most 64 characters).
     static var methods: [RPCModuleMethod<Self>] { get }
+    /// The events the module emits (`RPCModuleContext.emit`), in a fixed order. Read once, like `methods`.
+    /// Default: none.
+    static var events: [any RPCModuleEventDeclaration] { get }
 
     /// Creates the instance for one handler. Throwing refuses the handler: the host logs the error's
     /// description (an `RPCError`'s message) as the reason. Runs synchronously; keep it short.
@@ -35,4 +38,5 @@ public protocol RPCModule: Sendable {
 
 extension RPCModule {
     public func shutdown() {}
+    public static var events: [any RPCModuleEventDeclaration] { [] }
 }

@@ -1,7 +1,7 @@
-/// What a module instance gets from its handler: its configuration and a logger.
+/// What a module instance gets from its handler: its configuration, a logger, and `emit` for its events.
 ///
-/// Inside rpcd both go through the host table (`config_get`, `log`). The public initializer builds a context
-/// without a host, for unit-testing a module in-process.
+/// Inside rpcd all go through the host table (`config_get`, `log`, `emit`). The public initializer builds a
+/// context without a host, for unit-testing a module in-process.
 public struct RPCModuleContext: Sendable {
     private let backend: Backend
     /// Logs through the host (journal-style fields), also during `init(context:)`.
@@ -9,7 +9,7 @@ public struct RPCModuleContext: Sendable {
 
     enum Backend: Sendable {
         case host(HandlerLink)
-        case local([String: String])
+        case local([String: String], emitted: (@Sendable (String, [UInt8]) -> Void)?)
     }
 
     init(link: HandlerLink) {
@@ -18,12 +18,13 @@ public struct RPCModuleContext: Sendable {
     }
 
     /// A context with fixed configuration values, for tests. Log entries go to `log` (if given) with their
-    /// field names already normalized.
+    /// field names already normalized; emitted events to `emitted` (event name, payload JSON).
     public init(
         config: [String: String] = [:],
-        log: (@Sendable (RPCModuleLogLevel, String, [String: String]) -> Void)? = nil
+        log: (@Sendable (RPCModuleLogLevel, String, [String: String]) -> Void)? = nil,
+        emitted: (@Sendable (String, [UInt8]) -> Void)? = nil
     ) {
-        backend = .local(config)
+        backend = .local(config, emitted: emitted)
         logger = RPCModuleLogger(sink: .local(log))
     }
 
@@ -32,7 +33,17 @@ public struct RPCModuleContext: Sendable {
     public func config(_ key: String) -> String? {
         switch backend {
         case .host(let link): link.config(key)
-        case .local(let values): values[key]
+        case .local(let values, _): values[key]
+        }
+    }
+
+    /// Sends an event's JSON payload: through the host's `emit`, or to the test's `emitted`.
+    func emit(name: String, json: [UInt8]) -> Bool {
+        switch backend {
+        case .host(let link): return link.emit(name, json)
+        case .local(_, let emitted):
+            emitted?(name, json)
+            return true
         }
     }
 }

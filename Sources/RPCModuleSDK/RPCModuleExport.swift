@@ -48,6 +48,7 @@ public enum RPCModuleExport {
         }
         if M.version.isEmpty { problems.append("module version is empty") }
         var methodNames: Set<String> = []
+        var eventNames: Set<String> = []
         for method in M.methods {
             if !MemberName.isValid(method.name) {
                 problems.append("method name '\(method.name)' is not \(MemberName.rule)")
@@ -64,6 +65,14 @@ public enum RPCModuleExport {
                 if !paramNames.insert(param.name).inserted {
                     problems.append("parameter '\(param.name)' of '\(method.name)' is declared twice")
                 }
+            }
+        }
+        for event in M.events {
+            if !MemberName.isValid(event.name) {
+                problems.append("event name '\(event.name)' is not \(MemberName.rule)")
+            }
+            if !eventNames.insert(event.name).inserted {
+                problems.append("event '\(event.name)' is declared twice")
             }
         }
         return problems
@@ -194,6 +203,18 @@ enum DescriptorBuilder {
             ModuleRuntime.call(instance, index, params, length, call)
         }
         module.pointee.`deinit` = { instance in ModuleRuntime.deinitialize(instance) }
+        let events = M.events
+        if !events.isEmpty {
+            let cEvents = UnsafeMutablePointer<rpcd_event>.allocate(capacity: events.count)
+            for (index, event) in events.enumerated() {
+                (cEvents + index).initialize(
+                    to: rpcd_event(
+                        struct_size: UInt32(MemoryLayout<rpcd_event>.stride), name: permanent(event.name),
+                        summary: permanentOrNull(event.summary), schema_json: schemaText(event.schema)))
+            }
+            module.pointee.events = UnsafePointer(cEvents)
+            module.pointee.n_events = events.count
+        }
         return UnsafePointer(module)
     }
 

@@ -47,7 +47,11 @@ enum HostFunctions {
                 return context.configValue(String(cString: key))
             },
             call_cancelled: nil,
-            emit: nil))
+            emit: { handler, event, payload, length in
+                guard let event, let context = HandlerContext.of(handler) else { return -1 }
+                let bytes = UnsafeRawBufferPointer(start: length == 0 ? nil : payload, count: payload == nil ? 0 : length)
+                return context.emit(String(cString: event), payload: bytes) ? 0 : -1
+            }))
         return table
     }()
 }

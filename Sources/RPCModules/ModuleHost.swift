@@ -26,6 +26,8 @@ public final class ModuleHost: Sendable {
     private let pool: WorkerPool
     private let logger: Logger
     private let active = Mutex<[String: ModuleService]>([:])
+    /// Where every handler's events go: give it to the router (`RPCRouter(events:)`), so they reach subscribers.
+    public let events: RPCEventHub
 
     /// The handlers of one configuration.
     public struct Generation: Sendable {
@@ -41,8 +43,9 @@ public final class ModuleHost: Sendable {
     /// `reservedServices` are names no handler may take (the built-in services).
     public init(
         directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
-        pool: WorkerPool, logger: Logger
+        pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub()
     ) {
+        self.events = events
         self.directories = directories
         self.moduleDirectory = moduleDirectory
         self.reservedServices = reservedServices
@@ -123,7 +126,7 @@ public final class ModuleHost: Sendable {
     private func start(_ configuration: HandlerConfiguration, reusing old: ModuleService?) throws(ModuleLoadError) -> ModuleService {
         let image = try loader.load(path: Self.modulePath(for: configuration.module, in: moduleDirectory))
         if let old, old.configuration == configuration, old.image === image { return old }
-        let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger)
+        let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger, events: events)
         service.logger.notice(
             "Handler started",
             metadata: [LogField.handler: "\(configuration.name)", LogField.moduleVersion: "\(image.version)",

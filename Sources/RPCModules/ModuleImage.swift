@@ -24,6 +24,8 @@ public final class ModuleImage: @unchecked Sendable {
     public let version: String
     public let summary: String
     public let methods: [RPCMethodDescriptor]
+    /// The events the module declares (`rpcd_module.events`; none for modules built before rpcd 0.3).
+    public let events: [RPCEventDescriptor]
 
     init(path: String, identity: FileIdentity, module: UnsafePointer<rpcd_module>) throws(ModuleLoadError) {
         self.path = path
@@ -51,6 +53,8 @@ public final class ModuleImage: @unchecked Sendable {
         guard !version.isEmpty else { throw ModuleLoadError(path, "the module has no version") }
         guard m.n_methods == 0 || m.methods != nil else { throw ModuleLoadError(path, "n_methods is \(m.n_methods) but methods is NULL") }
         self.methods = try Self.readMethods(m, path: path)
+        guard m.n_events == 0 || m.events != nil else { throw ModuleLoadError(path, "n_events is \(m.n_events) but events is NULL") }
+        self.events = try Self.readEvents(m, path: path)
     }
 
     /// The size of ABI 1's first `rpcd_module`, up to `deinit`: what a module built against rpcd 0.1's header
@@ -105,6 +109,28 @@ public final class ModuleImage: @unchecked Sendable {
                 flags: Self.flags(method.flags)))
         }
         return methods
+    }
+
+    private static func readEvents(_ m: rpcd_module, path: String) throws(ModuleLoadError) -> [RPCEventDescriptor] {
+        guard let first = m.events else { return [] }
+        // As for methods: step by the module's sizeof(rpcd_event), which later headers may grow.
+        let stride = Int(first.pointee.struct_size)
+        guard stride >= MemoryLayout<rpcd_event>.size else {
+            throw ModuleLoadError(path, "rpcd_event.struct_size is \(stride), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(MemoryLayout<rpcd_event>.size)")
+        }
+        var events: [RPCEventDescriptor] = []
+        var names = Set<String>()
+        for index in 0..<m.n_events {
+            let event = (UnsafeRawPointer(first) + Int(index) * stride).assumingMemoryBound(to: rpcd_event.self).pointee
+            guard let name = event.name.map({ String(cString: $0) }), MemberName.isValid(name) else {
+                throw ModuleLoadError(path, "event \(index) has a missing or invalid name (\(MemberName.rule))")
+            }
+            guard names.insert(name).inserted else { throw ModuleLoadError(path, "event '\(name)' is declared twice") }
+            events.append(RPCEventDescriptor(
+                name: name, summary: event.summary.map { String(cString: $0) } ?? "",
+                schema: try schema(event.schema_json, path: path, what: "event '\(name)'")))
+        }
+        return events
     }
 
     /// The ABI's method flags as the descriptor's; bits this rpcd does not know are ignored.

@@ -39,7 +39,11 @@ public final class ModuleService: RPCService, Sendable {
     }
 
     /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
-    public init(image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger) throws(ModuleLoadError) {
+    /// The instance's events go to `events`, from its `init` on.
+    public init(
+        image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
+        events: RPCEventHub = RPCEventHub()
+    ) throws(ModuleLoadError) {
         let service = configuration.service ?? image.name
         var logger = logger
         logger[metadataKey: LogField.service] = "\(service)"
@@ -48,8 +52,10 @@ public final class ModuleService: RPCService, Sendable {
         self.image = image
         self.configuration = configuration
         self.pool = pool
-        self.descriptor = RPCServiceDescriptor(name: service, version: image.version, summary: image.summary, methods: image.methods)
-        self.context = HandlerContext(logger: logger, config: configuration.config)
+        self.descriptor = RPCServiceDescriptor(
+            name: service, version: image.version, summary: image.summary, methods: image.methods, events: image.events)
+        self.context = HandlerContext(
+            logger: logger, config: configuration.config, service: service, events: image.events, hub: events)
         self.handlerToken = HandlerContext.handles.insert(context)
 
         var instance: UnsafeMutableRawPointer?

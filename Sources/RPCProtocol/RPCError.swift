@@ -47,6 +47,7 @@ extension RPCError {
         public static let replyTooLarge = -32008
         public static let serverBusy = -32009
         public static let frameTimeout = -32010
+        public static let tooManySubscriptions = -32012
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -55,7 +56,7 @@ extension RPCError {
             batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
             accessDenied: "Access denied", replyTooLarge: "Reply too large", serverBusy: "Server busy",
-            frameTimeout: "Frame timeout",
+            frameTimeout: "Frame timeout", tooManySubscriptions: "Too many subscriptions",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -132,6 +133,11 @@ extension RPCError {
     /// The access rules do not let this peer call `method` (docs/SECURITY.md).
     public static func accessDenied(_ method: String) -> RPCError {
         RPCError(Code.accessDenied, data: ["method": .string(method)])
+    }
+
+    /// The connection already holds `limit` subscriptions (`MaxSubscriptionsPerConnection=`).
+    public static func tooManySubscriptions(limit: Int) -> RPCError {
+        RPCError(Code.tooManySubscriptions, data: ["limit": .number(limit)])
     }
 
     /// The error a client sees for any `Error`: itself if it is an `RPCError`, its own mapping if it is

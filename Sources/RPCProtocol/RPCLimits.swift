@@ -31,6 +31,11 @@ public enum RPCLimits {
 
     /// `MaxCallsPerConnection=`: calls in flight on one connection before the server stops reading it.
     public static let maxCallsPerConnection = RPCLimit(default: 128, range: 1...65536)
+    /// `MaxSubscriptionsPerConnection=`: event subscriptions (`rpc.subscribe`) one connection may hold at once.
+    public static let maxSubscriptionsPerConnection = RPCLimit(default: 64, range: 0...65536)
+    /// `MaxQueuedEvents=`: events one subscription holds for a client that does not read them fast enough;
+    /// past it the oldest is dropped and the client told how many it lost (`rpc.eventsLost`).
+    public static let maxQueuedEvents = RPCLimit(default: 1024, range: 1...1_000_000)
     /// `IdleTimeout=`: how long a connection may stay without traffic and without calls (nil: never closed).
     public static let idleTimeout = RPCLimit<Duration>(default: .seconds(300), range: .zero...timeSpanCeiling)
     /// `SlowCallThreshold=`: calls taking longer are logged as slow.

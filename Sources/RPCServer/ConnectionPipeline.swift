@@ -10,7 +10,8 @@ import RPCWire
 ///     FrameAdmissionHandler       charges each frame to MaxBufferedBytes= (shared by all connections) and
 ///                                 refuses one still arriving FrameTimeout= after its length
 ///     LengthPrefixedFrameEncoder  reply payloads -> frames
-///     RPCConnectionHandler        payload -> router -> reply; backpressure, idle and quiesce handling
+///     RPCConnectionHandler        payload -> router -> reply; event notifications; backpressure, idle and
+///                                 quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
 ///
 /// One function builds them so that the server and the `EmbeddedChannel` tests use the same pipeline.
@@ -29,7 +30,8 @@ enum ConnectionPipeline {
         handlers.append(
             RPCConnectionHandler(
                 router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,
-                budget: budget))
+                budget: budget, maxSubscriptions: configuration.maxSubscriptionsPerConnection,
+                maxQueuedEvents: configuration.maxQueuedEvents))
         handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers
     }

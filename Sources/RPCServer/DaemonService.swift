@@ -19,10 +19,15 @@ public struct DaemonService: RPCTypedService {
     private let state: RPCServerState
     private let statistics: RPCStatistics
     private let logLevel: LogLevelControl
+    private let events: RPCEventHub
 
-    public init(state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()) {
+    public init(
+        state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
+        logLevel: LogLevelControl = LogLevelControl()
+    ) {
         self.state = state
         self.statistics = statistics
+        self.events = events
         self.logLevel = logLevel
     }
 
@@ -73,7 +78,8 @@ public struct DaemonService: RPCTypedService {
             "listeners": .array(state.listeners.map { .string($0.description) }),
             "services": .array(registry.services.map {
                 ["name": .string($0.descriptor.name), "version": .string($0.descriptor.version),
-                 "fingerprint": .string($0.descriptor.fingerprint), "methods": .number($0.descriptor.methods.count)]
+                 "fingerprint": .string($0.descriptor.fingerprint), "methods": .number($0.descriptor.methods.count),
+                 "events": .number($0.descriptor.events.count)]
             }),
             "connections": [
                 "open": .number(statistics.openConnections.value),
@@ -87,6 +93,10 @@ public struct DaemonService: RPCTypedService {
             "calls": [
                 "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
                 "denied": .number(statistics.deniedCalls.value),
+            ],
+            "events": [
+                "subscriptions": .number(events.subscriptions.value), "published": .number(events.published.value),
+                "delivered": .number(events.delivered.value), "lost": .number(events.lost.value),
             ],
         ]
     }

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCCore
+import RPCProtocol
 
 /// Dispatches each frame of one connection through the router and writes the replies, with backpressure.
 ///
@@ -16,7 +17,12 @@ import RPCCore
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
 /// pipelining client costs one `writev` per burst rather than one per call.
 ///
-/// Event-loop confined, like every `ChannelHandler`.
+/// It is also the connection's `RPCConnectionOutput`: the event notifications of its subscriptions (made on
+/// the first `rpc.subscribe`) are written here, between replies, and a connection with subscriptions is not
+/// idle. The subscriptions end when the handler is removed (the connection closed).
+///
+/// Event-loop confined, like every `ChannelHandler` (`@unchecked Sendable` only to be named as the output in
+/// an `RPCCall`, which is used on this loop alone).
 final class RPCConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
@@ -26,6 +32,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private let connection: RPCConnectionInfo
     private let maxCallsInFlight: Int
     private let budget: InboundByteBudget
+    private let maxSubscriptions: Int
+    private let maxQueuedEvents: Int
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
@@ -39,12 +47,20 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var flushPending = false
     private var draining = false
     private var quiescing = false
+    /// Made by the first `rpc.subscribe`; most connections never subscribe.
+    private var eventSubscriptions: RPCConnectionSubscriptions?
 
-    init(router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int, budget: InboundByteBudget) {
+    init(
+        router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int, budget: InboundByteBudget,
+        maxSubscriptions: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
+        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue
+    ) {
         self.router = router
         self.connection = connection
         self.maxCallsInFlight = maxCallsInFlight
         self.budget = budget
+        self.maxSubscriptions = maxSubscriptions
+        self.maxQueuedEvents = maxQueuedEvents
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -53,6 +69,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         self.context = nil
+        eventSubscriptions?.close()
+        eventSubscriptions = nil
         for frame in waitingFrames { budget.release(frame.readableBytes) }
         waitingFrames.removeAll()
     }
@@ -83,7 +101,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is ConnectionIdleEvent where isQuiet:
+        case is ConnectionIdleEvent where isQuiet && (eventSubscriptions?.count ?? 0) == 0:
             connection.logger.debug("Closing idle connection")
             context.close(promise: nil)
         case is ChannelShouldQuiesceEvent:
@@ -96,7 +114,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         // The peer read what we had queued for it: serve the frames held back, and read again.
-        if context.channel.isWritable { drainWaitingFrames(context: context) }
+        if context.channel.isWritable {
+            drainWaitingFrames(context: context)
+            eventSubscriptions?.resume()
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -116,7 +137,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         // `process` runs only with room for one call at least; a batch gets the room there is.
         let weight = min(message.callCount, maxCallsInFlight - callsInFlight)
         callsInFlight += weight
-        router.dispatch(message, connection: connection, eventLoop: eventLoop, maxConcurrentCalls: weight) { [self] reply in
+        router.dispatch(message, connection: connection, eventLoop: eventLoop, maxConcurrentCalls: weight, output: self) {
+            [self] reply in
             self.complete(weight: weight, charge: charge, reply: reply)
         }
     }
@@ -162,6 +184,30 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         guard quiescing, isQuiet, let context else { return }
         connection.logger.debug("Closing connection for shutdown")
         context.close(promise: nil)
+    }
+}
+
+extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
+    var isWritable: Bool { context?.channel.isWritable ?? false }
+
+    func writeUnsolicited(_ payload: ByteBuffer) {
+        guard let context else { return }
+        context.write(wrapOutboundOut(payload), promise: nil)
+        flushPending = true
+    }
+
+    /// Inside a read burst or a drain the flush waits for its end, as replies' do.
+    func flushUnsolicited() {
+        if !batchingFlushes { flushIfPending() }
+    }
+
+    var subscriptions: RPCConnectionSubscriptions {
+        if let eventSubscriptions { return eventSubscriptions }
+        let made = RPCConnectionSubscriptions(
+            connection: connection, eventLoop: context!.eventLoop, output: self, hub: router.events,
+            maxSubscriptions: maxSubscriptions, maxQueuedEvents: maxQueuedEvents)
+        eventSubscriptions = made
+        return made
     }
 }
 

@@ -35,6 +35,10 @@ public final class RPCServer: Service, Sendable {
         /// Connections open at once from one IP address (TCP) or one user (Unix socket).
         public var maxConnectionsPerPeer: Int
         public var maxCallsPerConnection: Int
+        /// Event subscriptions one connection may hold (`MaxSubscriptionsPerConnection=`).
+        public var maxSubscriptionsPerConnection: Int
+        /// Events one subscription queues for a slow client before dropping the oldest (`MaxQueuedEvents=`).
+        public var maxQueuedEvents: Int
         /// Bytes of received frames held at once across connections (`MaxBufferedBytes=`).
         public var maxBufferedBytes: Int
         /// How long a frame may take to arrive once its length has been read.
@@ -55,6 +59,8 @@ public final class RPCServer: Service, Sendable {
             maxConnections: Int = RPCLimits.maxConnections.defaultValue,
             maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
             maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
+            maxSubscriptionsPerConnection: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
+            maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue,
             maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
             frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
             idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
@@ -67,6 +73,8 @@ public final class RPCServer: Service, Sendable {
             self.maxConnections = maxConnections
             self.maxConnectionsPerPeer = maxConnectionsPerPeer
             self.maxCallsPerConnection = maxCallsPerConnection
+            self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
+            self.maxQueuedEvents = maxQueuedEvents
             self.maxBufferedBytes = maxBufferedBytes
             self.frameTimeout = frameTimeout
             self.idleTimeout = idleTimeout

@@ -33,9 +33,10 @@ struct Daemon {
 
     /// Built-in services, which no handler may replace.
     static func builtinServices(
-        state: RPCServerState, statistics: RPCStatistics, logLevel: LogLevelControl = LogLevelControl()
+        state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
+        logLevel: LogLevelControl = LogLevelControl()
     ) -> [any RPCService] {
-        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, logLevel: logLevel)]
+        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, events: events, logLevel: logLevel)]
     }
 
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
@@ -46,7 +47,7 @@ struct Daemon {
     ) async throws {
         let statistics = RPCStatistics()
         let state = RPCServerState()
-        let builtins = Self.builtinServices(state: state, statistics: statistics, logLevel: logLevel)
+        let builtins = Self.builtinServices(state: state, statistics: statistics, events: host.events, logLevel: logLevel)
 
         notifier.send(.status("Loading handlers"))
         let generation = try await StartupTimeout(notifier: notifier).extending {
@@ -60,7 +61,7 @@ struct Daemon {
             parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
-            maxReplySize: settings.maxFrameSize)
+            maxReplySize: settings.maxFrameSize, events: host.events)
         host.commit(generation)
 
         let listen = activatedSockets.isEmpty ? settings.listen : []
@@ -79,6 +80,8 @@ struct Daemon {
                 listen: listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
                 maxCallsPerConnection: settings.maxCallsPerConnection,
+                maxSubscriptionsPerConnection: settings.maxSubscriptionsPerConnection,
+                maxQueuedEvents: settings.maxQueuedEvents,
                 maxBufferedBytes: settings.maxBufferedBytes, frameTimeout: settings.frameTimeout,
                 idleTimeout: settings.idleTimeout,
                 shutdownGracePeriod: settings.shutdownGracePeriod),

@@ -12,10 +12,15 @@ import XCTest
 final class RawConnection {
     private let fd: Int32
 
-    init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10) throws {
+    /// `receiveBufferSize` sets `SO_RCVBUF` before connecting (a small one makes a peer that does not read
+    /// fill up quickly).
+    init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10, receiveBufferSize: Int32? = nil) throws {
         switch endpoint {
         case .tcp(let host, let port), .tls(let host, let port):  // for a TLS endpoint, the bare TCP connection
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            if var size = receiveBufferSize {
+                setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            }
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)

@@ -17,6 +17,8 @@ final class RenderTests: XCTestCase {
             MaxConnections=4096
             MaxConnectionsPerPeer=256
             MaxCallsPerConnection=128
+            MaxSubscriptionsPerConnection=64
+            MaxQueuedEvents=1024
             MaxBufferedBytes=256M
             FrameTimeout=1min
             IdleTimeout=5min

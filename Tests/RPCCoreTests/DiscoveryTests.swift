@@ -8,7 +8,7 @@ final class DiscoveryTests: XCTestCase {
         let document = try XCTUnwrap(harness.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"])
         XCTAssertEqual(document["openrpc"], "1.3.2")
         let names = document["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(names, ["rpc.discover", "spec.subtract", "spec.sum", "spec.update", "spec.notify_hello", "spec.get_data", "spec.explode", "spec.product"])
+        XCTAssertEqual(names, ["rpc.discover", "rpc.subscribe", "rpc.unsubscribe", "spec.subtract", "spec.sum", "spec.update", "spec.notify_hello", "spec.get_data", "spec.explode", "spec.product"])
         let subtract = document["methods"]?.arrayValue?.first { $0["name"] == "spec.subtract" }
         XCTAssertEqual(subtract?["params"]?[0]?["name"], "minuend")
         XCTAssertEqual(subtract?["params"]?[0]?["schema"], ["type": "number"])
@@ -34,5 +34,36 @@ final class DiscoveryTests: XCTestCase {
         var reordered = base
         reordered.methods.reverse()
         XCTAssertEqual(base.fingerprint, reordered.fingerprint, "method order is not part of the interface")
+    }
+
+    /// Events are part of the interface, but a service without any keeps the fingerprint it had before rpcd
+    /// had events (this literal is the one rpcd 0.2 computed for `spec`).
+    func testEventsArePartOfTheFingerprintOnlyWhenThereAreAny() {
+        let base = SpecService().descriptor
+        XCTAssertEqual(base.fingerprint, Self.fingerprintBeforeEvents)
+        var withEvent = base
+        withEvent.events = [RPCEventDescriptor(name: "changed", schema: ["type": "object"])]
+        XCTAssertNotEqual(withEvent.fingerprint, base.fingerprint)
+        var reschema = withEvent
+        reschema.events[0].schema = ["type": "string"]
+        XCTAssertNotEqual(reschema.fingerprint, withEvent.fingerprint)
+        var resummarized = withEvent
+        resummarized.events[0].summary = "other words"
+        XCTAssertEqual(resummarized.fingerprint, withEvent.fingerprint)
+    }
+
+    private static let fingerprintBeforeEvents = "9df147923a8ee366"
+
+    func testDiscoverListsEventsUnderXEvents() throws {
+        struct Ticks: RPCService {
+            let descriptor = RPCServiceDescriptor(
+                name: "ticks", version: "1", summary: "", methods: [],
+                events: [RPCEventDescriptor(name: "tick", summary: "Every second", schema: ["type": "integer"])])
+            func handle(_ call: RPCCall, responder: RPCResponder) {}
+        }
+        let harness = try RouterHarness(services: [Ticks(), RPCDiscoverService()])
+        let document = try XCTUnwrap(harness.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"])
+        XCTAssertEqual(document["x-events"], [["name": "ticks.tick", "summary": "Every second", "schema": ["type": "integer"]]])
+        XCTAssertEqual(document["x-rpcd-services"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["rpc", "ticks"])
     }
 }

@@ -11,14 +11,33 @@ import RPCModuleSDK
 ///
 /// Errors of its own: 1 "No such key", data `{"key": KEY}`; 2 "Store full", data `{"limit": "MaxKeys" or
 /// "MaxBytes", "value": N}`, when a `set` would pass a bound (nothing is changed).
+///
+/// Event `kv.changed` after every change: `{"key": K, "value": V}` for a set, `{"key": K, "deleted": true}`
+/// for a delete of a key that existed.
 struct KV: RPCModule {
     static let name = "kv"
     static let version = "1.0.0"
     static let summary = "Stores JSON values under string keys, optionally persisted to a file."
 
     let store: KVStore
+    let context: RPCModuleContext
+
+    struct Change: Encodable, Sendable {
+        let key: String
+        var value: JSONValue?
+        var deleted: Bool?
+    }
+
+    static let changed = RPCModuleEvent<Change>(
+        "changed", summary: "A key was set (with its new value) or deleted.",
+        schema: [
+            "type": "object", "required": ["key"],
+            "properties": ["key": ["type": "string"], "value": [:], "deleted": ["type": "boolean", "const": true]],
+        ])
+    static var events: [any RPCModuleEventDeclaration] { [changed] }
 
     init(context: RPCModuleContext) throws {
+        self.context = context
         let file = context.config("File").flatMap { $0.isEmpty ? nil : $0 }
         var limits = KVLimits()
         limits.maxKeys = try Self.positiveInteger(context, "MaxKeys") ?? limits.maxKeys
@@ -63,13 +82,16 @@ struct KV: RPCModule {
                 params: [.string("key"), .any("value")], result: .boolean("stored"), mayBlock: true
             ) { (kv, p: SetParams) in
                 try kv.store.set(p.key, p.value)
+                kv.context.emit(changed, Change(key: p.key, value: p.value))
                 return true
             },
             .method(
                 "delete", summary: "Removes key; returns whether it existed.", params: [.string("key")],
                 result: .boolean("existed"), mayBlock: true
             ) { (kv, p: KeyParams) in
-                try kv.store.delete(p.key)
+                let existed = try kv.store.delete(p.key)
+                if existed { kv.context.emit(changed, Change(key: p.key, deleted: true)) }
+                return existed
             },
             .method(
                 "list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"]),

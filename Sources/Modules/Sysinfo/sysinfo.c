@@ -3,7 +3,9 @@
  *
  * It shows everything a C module needs: a static descriptor, per-handler state allocated in init() and
  * freed in deinit(), answering each call exactly once through the host table, rejecting parameters with
- * -32602, and logging through the host.
+ * -32602, and logging through the host. It also emits an event from a thread of its own: sysinfo.load,
+ * the load averages every LoadInterval= seconds ([Config] of its handler file; 0 turns it off), sent only
+ * when the host offers emit (RPCD_HOST_HAS), so the module still loads in an rpcd older than events.
  */
 #define _DEFAULT_SOURCE 1 /* gethostname, getloadavg */
 #define _DARWIN_C_SOURCE 1
@@ -11,6 +13,7 @@
 #include "sysinfo_module.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +27,17 @@
 #include <sys/time.h>
 #endif
 
-/* One handler's state: what it needs to answer and log. */
+/* One handler's state: what it needs to answer, log and emit. */
 typedef struct sysinfo_instance {
     const rpcd_host *host;
     rpcd_handler *handler;
+    /* The sysinfo.load thread, when running: it waits on WAKE for PERIOD or until STOPPING is set. */
+    int emitting;
+    pthread_t emitter;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    int stopping;
+    double period;
 } sysinfo_instance;
 
 enum { METHOD_HOSTNAME, METHOD_UPTIME, METHOD_LOADAVG };
@@ -172,6 +182,56 @@ static void call_loadavg(const sysinfo_instance *self, rpcd_call *call)
     self->host->reply_result(call, json, (size_t)len);
 }
 
+/* The sysinfo.load thread: emits the load averages every PERIOD seconds until deinit() stops it. The wait is
+ * on a condition variable, not sleep(), so deinit() never waits a whole period. */
+static void *emit_load(void *argument)
+{
+    sysinfo_instance *self = argument;
+    struct timespec next;
+    clock_gettime(CLOCK_REALTIME, &next);
+    pthread_mutex_lock(&self->lock);
+    while (!self->stopping) {
+        double load[3];
+        long nanoseconds = (long)((self->period - (double)(long)self->period) * 1e9);
+        next.tv_sec += (time_t)self->period;
+        next.tv_nsec += nanoseconds;
+        if (next.tv_nsec >= 1000000000L) {
+            next.tv_sec += 1;
+            next.tv_nsec -= 1000000000L;
+        }
+        while (!self->stopping && pthread_cond_timedwait(&self->wake, &self->lock, &next) != ETIMEDOUT) {
+        }
+        if (self->stopping) {
+            break;
+        }
+        pthread_mutex_unlock(&self->lock);
+        if (getloadavg(load, 3) == 3) {
+            char json[128];
+            int len = snprintf(json, sizeof json, "{\"loadavg\":[%.2f,%.2f,%.2f]}", load[0], load[1], load[2]);
+            self->host->emit(self->handler, "load", json, (size_t)len);
+        }
+        pthread_mutex_lock(&self->lock);
+    }
+    pthread_mutex_unlock(&self->lock);
+    return NULL;
+}
+
+/* LoadInterval= in seconds (fractions allowed): 5 when unset; 0 turns the event off. Returns -1 when invalid. */
+static double load_interval(const sysinfo_instance *self)
+{
+    const char *text = self->host->config_get(self->handler, "LoadInterval");
+    char *end;
+    double seconds;
+    if (text == NULL) {
+        return 5;
+    }
+    seconds = strtod(text, &end);
+    if (end == text || *end != '\0' || !(seconds >= 0) || seconds > 86400) {
+        return -1;
+    }
+    return seconds;
+}
+
 static int sysinfo_init(const rpcd_host *host, rpcd_handler *handler, void **instance, char *error,
                         size_t error_size)
 {
@@ -188,6 +248,24 @@ static int sysinfo_init(const rpcd_host *host, rpcd_handler *handler, void **ins
     }
     self->host = host;
     self->handler = handler;
+    self->emitting = 0;
+    self->stopping = 0;
+    self->period = load_interval(self);
+    if (self->period < 0) {
+        snprintf(error, error_size, "LoadInterval= must be a number of seconds from 0 to 86400");
+        free(self);
+        return 1;
+    }
+    if (self->period > 0 && RPCD_HOST_HAS(host, emit)) {
+        pthread_mutex_init(&self->lock, NULL);
+        pthread_cond_init(&self->wake, NULL);
+        if (pthread_create(&self->emitter, NULL, emit_load, self) != 0) {
+            snprintf(error, error_size, "cannot start the sysinfo.load thread");
+            free(self);
+            return 1;
+        }
+        self->emitting = 1;
+    }
     *instance = self;
 
     field.name = "SYSINFO_VERSION";
@@ -221,7 +299,17 @@ static void sysinfo_call(void *instance, size_t method_index, const char *params
 
 static void sysinfo_deinit(void *instance)
 {
-    free(instance);
+    sysinfo_instance *self = instance;
+    if (self->emitting) {
+        pthread_mutex_lock(&self->lock);
+        self->stopping = 1;
+        pthread_cond_signal(&self->wake);
+        pthread_mutex_unlock(&self->lock);
+        pthread_join(self->emitter, NULL);
+        pthread_cond_destroy(&self->wake);
+        pthread_mutex_destroy(&self->lock);
+    }
+    free(self);
 }
 
 static const rpcd_method sysinfo_methods[] = {
@@ -238,6 +326,14 @@ static const rpcd_method sysinfo_methods[] = {
     },
 };
 
+static const rpcd_event sysinfo_events[] = {
+    {
+        sizeof(rpcd_event), "load", "The 1, 5 and 15 minute load averages, every LoadInterval= seconds.",
+        "{\"type\":\"object\",\"properties\":{\"loadavg\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},"
+        "\"minItems\":3,\"maxItems\":3}},\"required\":[\"loadavg\"]}",
+    },
+};
+
 static const rpcd_module sysinfo_module = {
     RPCD_MODULE_ABI_VERSION,
     sizeof(rpcd_module),
@@ -249,6 +345,9 @@ static const rpcd_module sysinfo_module = {
     sysinfo_init,
     sysinfo_call,
     sysinfo_deinit,
+    sysinfo_events,
+    sizeof sysinfo_events / sizeof sysinfo_events[0],
+    NULL, /* cancel: every call is answered before call() returns */
 };
 
 const rpcd_module *rpcd_module_entry_v1(void)

@@ -1,0 +1,103 @@
+import NIOCore
+import RPCLogging
+import RPCProtocol
+
+/// The write side of one connection for frames the server sends unasked (events), implemented by the
+/// connection handler. Used only on the connection's event loop.
+public protocol RPCConnectionOutput: AnyObject, Sendable {
+    /// Whether the peer is reading: false once NIO's outbound buffer passed its high-water mark. The
+    /// handler calls `RPCConnectionSubscriptions.resume()` when it becomes writable again.
+    var isWritable: Bool { get }
+    /// Writes one frame payload (the handler frames it); `flushUnsolicited` sends what was written.
+    func writeUnsolicited(_ payload: ByteBuffer)
+    func flushUnsolicited()
+    /// The connection's subscriptions, made on the first `rpc.subscribe` (most connections never subscribe,
+    /// and pay nothing for it).
+    var subscriptions: RPCConnectionSubscriptions { get }
+}
+
+/// The subscriptions of one connection (`rpc.subscribe`, `rpc.unsubscribe`), at most `maxSubscriptions`,
+/// each with a queue of `maxQueuedEvents`. Ended all at once when the connection closes (`close`).
+///
+/// Confined to the connection's event loop; `@unchecked Sendable` only so that its loop-bound owner can be
+/// named in `Sendable` types (`RPCCall`).
+public final class RPCConnectionSubscriptions: @unchecked Sendable {
+    let connection: RPCConnectionInfo
+    let eventLoop: any EventLoop
+    private let hub: RPCEventHub
+    private let maxSubscriptions: Int
+    private let maxQueuedEvents: Int
+    weak var output: (any RPCConnectionOutput)?
+    private var active: [Int: RPCEventSubscription] = [:]
+    private var nextID = 1
+
+    public init(
+        connection: RPCConnectionInfo, eventLoop: any EventLoop, output: any RPCConnectionOutput, hub: RPCEventHub,
+        maxSubscriptions: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
+        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue
+    ) {
+        self.connection = connection
+        self.eventLoop = eventLoop
+        self.output = output
+        self.hub = hub
+        self.maxSubscriptions = maxSubscriptions
+        self.maxQueuedEvents = maxQueuedEvents
+    }
+
+    /// Subscriptions open on this connection.
+    public var count: Int { active.count }
+
+    /// Subscribes to `event` (`service.event`) as declared in `registry` (the one the call was routed
+    /// through), if its access rules let this peer read that service. Returns the subscription's id.
+    public func subscribe(_ event: String, registry: RPCServiceRegistry) throws(RPCError) -> Int {
+        eventLoop.preconditionInEventLoop()
+        guard let route = registry.events[event] else {
+            throw .invalidParams("no event '\(event)' (rpc.discover lists them under x-events)")
+        }
+        guard registry.access.allowsSubscribing(connection.peer, service: route.serviceName) else {
+            throw .accessDenied(event)
+        }
+        guard active.count < maxSubscriptions else { throw .tooManySubscriptions(limit: maxSubscriptions) }
+        let id = nextID
+        let subscription = RPCEventSubscription(id: id, event: event, owner: self, capacity: maxQueuedEvents, hub: hub)
+        // The registry was swapped since the call was routed, and the new one has no such event.
+        guard hub.add(subscription) else { throw .invalidParams("no event '\(event)' (rpc.discover lists them under x-events)") }
+        nextID += 1
+        active[id] = subscription
+        return id
+    }
+
+    /// Ends subscription `id` of this connection; false when there is none (ended already, or never made).
+    public func unsubscribe(_ id: Int) -> Bool {
+        eventLoop.preconditionInEventLoop()
+        guard let subscription = active.removeValue(forKey: id) else { return false }
+        subscription.end()
+        hub.remove(subscription)
+        return true
+    }
+
+    /// The connection can be written again: send what queued up meanwhile.
+    public func resume() {
+        for subscription in active.values { subscription.drain() }
+    }
+
+    /// The connection is gone: every subscription ends, silently.
+    public func close() {
+        for subscription in active.values {
+            subscription.end()
+            hub.remove(subscription)
+        }
+        active = [:]
+    }
+
+    /// The hub ended `subscription` (reload, access rules): tell the client, unless it unsubscribed meanwhile.
+    func endedByServer(_ subscription: RPCEventSubscription, reason: String) {
+        guard active[subscription.id] === subscription else { return }
+        active[subscription.id] = nil
+        connection.logger.info(
+            "Subscription ended by the server", metadata: [LogField.event: "\(subscription.event)", LogField.reason: "\(reason)"])
+        guard let output else { return }
+        output.writeUnsolicited(RPCEventFrame.subscriptionEnded(subscription: subscription.id, reason: reason))
+        output.flushUnsolicited()
+    }
+}

@@ -1,0 +1,105 @@
+import NIOCore
+import RPCJSON
+import Synchronization
+
+/// Where events meet their subscribers: services publish `service.event` payloads here, connections
+/// subscribe here, keyed by the full event name.
+///
+/// One hub serves the daemon for its whole life; reloads do not replace it, so a subscription outlives the
+/// module instance that emits (a reloaded module whose service stays keeps its subscribers). `publish` never
+/// blocks and never waits for a subscriber: it appends the payload to each subscription's bounded queue
+/// (`RPCEventSubscription`), which the subscriber's event loop drains. When the router serves a new
+/// registry, subscriptions to events it no longer declares, or that its access rules no longer allow, are
+/// ended (`rpc.subscriptionEnded`). Thread-safe: publish from any thread.
+public final class RPCEventHub: Sendable {
+    private struct State {
+        /// Subscriptions by full event name. Arrays are copied out under the lock (a reference count, not a
+        /// copy), so publishing holds the lock only for a dictionary lookup.
+        var subscribers: [String: [RPCEventSubscription]] = [:]
+        /// The registry served now: what may be subscribed to, and by whom.
+        var registry: RPCServiceRegistry?
+    }
+
+    private let state = Mutex(State())
+    /// Events published (by any service, whether anyone subscribed).
+    public let published = Atomic<Int>(0)
+    /// Event frames written to subscribers.
+    public let delivered = Atomic<Int>(0)
+    /// Events dropped from full subscription queues (`MaxQueuedEvents=`).
+    public let lost = Atomic<Int>(0)
+    /// Subscriptions open now, across connections.
+    public let subscriptions = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Sends `payload` (one JSON value) to every subscriber of `event` (`service.event`). Never blocks.
+    public func publish(_ event: String, payload: ByteBuffer) {
+        published.increment()
+        guard let subscribers = state.withLock({ $0.subscribers[event] }) else { return }
+        for subscription in subscribers { subscription.enqueue(payload) }
+    }
+
+    /// Whether anyone subscribes to `event` now (a service can skip building a payload nobody reads).
+    public func hasSubscribers(_ event: String) -> Bool {
+        state.withLock { $0.subscribers[event] != nil }
+    }
+
+    /// Registers `subscription` unless the registry served now no longer declares its event (it changed
+    /// since the `rpc.subscribe` call was routed); returns whether it was registered.
+    func add(_ subscription: RPCEventSubscription) -> Bool {
+        let added = state.withLock { state -> Bool in
+            if let registry = state.registry, registry.events[subscription.event] == nil { return false }
+            state.subscribers[subscription.event, default: []].append(subscription)
+            return true
+        }
+        if added { subscriptions.increment() }
+        return added
+    }
+
+    func remove(_ subscription: RPCEventSubscription) {
+        let removed = state.withLock { state -> Bool in
+            guard var list = state.subscribers[subscription.event],
+                  let index = list.firstIndex(where: { $0 === subscription }) else { return false }
+            list.remove(at: index)
+            state.subscribers[subscription.event] = list.isEmpty ? nil : list
+            return true
+        }
+        if removed { subscriptions.increment(by: -1) }
+    }
+
+    /// The router serves `registry` from now on: subscriptions it no longer allows end, with the reason.
+    func serve(_ registry: RPCServiceRegistry) {
+        let ended = state.withLock { state -> [(RPCEventSubscription, String)] in
+            state.registry = registry
+            var ended: [(RPCEventSubscription, String)] = []
+            for (event, list) in state.subscribers {
+                var kept: [RPCEventSubscription] = []
+                for subscription in list {
+                    if let reason = Self.endReason(subscription, event: event, registry: registry) {
+                        ended.append((subscription, reason))
+                    } else {
+                        kept.append(subscription)
+                    }
+                }
+                state.subscribers[event] = kept.isEmpty ? nil : kept
+            }
+            return ended
+        }
+        subscriptions.increment(by: -ended.count)
+        for (subscription, reason) in ended { subscription.endedByServer(reason: reason) }
+    }
+
+    private static func endReason(_ subscription: RPCEventSubscription, event: String, registry: RPCServiceRegistry) -> String? {
+        guard let route = registry.events[event] else {
+            return registry.service(named: route(event)) == nil ? "service removed" : "event no longer declared"
+        }
+        guard registry.access.allowsSubscribing(subscription.peer, service: route.serviceName) else {
+            return "access rules changed"
+        }
+        return nil
+    }
+
+    private static func route(_ event: String) -> String {
+        String(event.prefix { $0 != "." })
+    }
+}

@@ -1,0 +1,113 @@
+import NIOCore
+import RPCProtocol
+import Synchronization
+
+/// One client's subscription to one event: a bounded queue between the publishers (any thread) and the
+/// connection's event loop, which writes the queued events as `rpc.event` notifications.
+///
+///     publish ──▶ enqueue (lock; drop the oldest when full) ──▶ loop.execute(drain) once per burst
+///                                                               │
+///     socket ◀── rpc.eventsLost (if any) + rpc.event … ◀────────┘ while the channel is writable
+///
+/// A publisher never waits: it takes the queue's lock for an append and schedules a drain only when none is
+/// pending. The drain writes while the channel is writable; when the client stops reading (NIO's outbound
+/// buffer past its high-water mark) the queue fills to `capacity`, then each new event drops the oldest,
+/// and the next frame the client gets is `rpc.eventsLost` with the count. `seq` counts the events published
+/// to the subscription from 1, lost ones included, so a gap is visible too.
+final class RPCEventSubscription: Sendable {
+    let id: Int
+    /// The full event name, `service.event`.
+    let event: String
+    let peer: RPCPeer
+    let eventLoop: any EventLoop
+    private let capacity: Int
+    private let hub: RPCEventHub
+    /// The connection's subscriptions; only touched on `eventLoop`.
+    private let owner: NIOLoopBound<RPCConnectionSubscriptions>
+    private let queue: Mutex<Queue>
+
+    private struct Queue {
+        var events: CircularBuffer<(seq: Int, payload: ByteBuffer)>
+        var lastSeq = 0
+        var lost = 0
+        /// A drain is scheduled, or waits for the channel to become writable: publishers need not schedule one.
+        var draining = false
+        var ended = false
+    }
+
+    init(id: Int, event: String, owner: RPCConnectionSubscriptions, capacity: Int, hub: RPCEventHub) {
+        self.id = id
+        self.event = event
+        self.peer = owner.connection.peer
+        self.eventLoop = owner.eventLoop
+        self.capacity = capacity
+        self.hub = hub
+        self.owner = NIOLoopBound(owner, eventLoop: owner.eventLoop)
+        // Room for a few: an idle subscription should cost little; the buffer grows up to `capacity` if needed.
+        self.queue = Mutex(Queue(events: CircularBuffer(initialCapacity: min(capacity, 4))))
+    }
+
+    /// Called by publishers, from any thread.
+    func enqueue(_ payload: ByteBuffer) {
+        let schedule = queue.withLock { queue -> Bool in
+            guard !queue.ended else { return false }
+            queue.lastSeq += 1
+            if queue.events.count >= capacity {
+                queue.events.removeFirst()
+                queue.lost += 1
+                hub.lost.increment()
+            }
+            queue.events.append((queue.lastSeq, payload))
+            guard !queue.draining else { return false }
+            queue.draining = true
+            return true
+        }
+        if schedule { eventLoop.execute { self.drain() } }
+    }
+
+    /// Writes what is queued while the connection can take it. On `eventLoop`.
+    func drain() {
+        let owner = self.owner.value
+        guard let output = owner.output else { return }
+        // At most one queue's worth per turn, so a publisher as fast as the loop cannot keep it here forever.
+        var budget = capacity
+        var wrote = false
+        defer { if wrote { output.flushUnsolicited() } }
+        while budget > 0 {
+            guard output.isWritable else { return }  // the writability change drains again (`resume`)
+            let next = queue.withLock { queue -> (lost: Int, event: (seq: Int, payload: ByteBuffer)?) in
+                let lost = queue.lost
+                queue.lost = 0
+                guard !queue.ended, let event = queue.events.popFirst() else {
+                    queue.draining = false
+                    return (lost, nil)
+                }
+                return (lost, event)
+            }
+            if next.lost > 0 {
+                output.writeUnsolicited(RPCEventFrame.eventsLost(subscription: id, count: next.lost))
+                wrote = true
+            }
+            guard let event = next.event else { return }
+            output.writeUnsolicited(RPCEventFrame.event(subscription: id, name: self.event, seq: event.seq, data: event.payload))
+            hub.delivered.increment()
+            wrote = true
+            budget -= 1
+        }
+        eventLoop.execute { self.drain() }
+    }
+
+    /// No more events: the client unsubscribed or the connection closed. Any thread.
+    func end() {
+        queue.withLock { queue in
+            queue.ended = true
+            queue.events.removeAll()
+        }
+    }
+
+    /// The server ends the subscription (see `RPCEventHub.serve`): the client is told why. Any thread.
+    func endedByServer(reason: String) {
+        end()
+        eventLoop.execute { self.owner.value.endedByServer(self, reason: reason) }
+    }
+}

@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import RPCJSON
+import XCTest
+
+/// Events end to end: the example modules emit (`kv.changed` from Swift, `sysinfo.load` from C), clients
+/// subscribe over plain sockets (`RawConnection`, no client library) and the real daemon delivers.
+final class EventIntegrationTests: XCTestCase {
+    private var handlers: URL!
+
+    override func setUpWithError() throws {
+        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-events-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: handlers)
+    }
+
+    private func handler(_ name: String, _ text: String) throws {
+        try text.write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+    }
+
+    private func startDaemon(config: String = "", _ handlerTexts: [String: String]) throws -> DaemonProcess {
+        for (name, text) in handlerTexts { try handler(name, text) }
+        return try DaemonProcess(
+            config: config,
+            extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+    }
+
+    private static let kv = "[Handler]\nModule=kv\n"
+
+    private func request(_ method: String, _ params: String, id: Int = 1) -> String {
+        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
+    }
+
+    /// Subscribes `connection` to `event`; returns the subscription id.
+    private func subscribe(_ connection: RawConnection, _ event: String, file: StaticString = #filePath, line: UInt = #line) throws -> Int {
+        let reply = try connection.call(request("rpc.subscribe", #"{"event":"\#(event)"}"#))
+        XCTAssertEqual(reply["result"]?["event"]?.stringValue, event, file: file, line: line)
+        return try XCTUnwrap(reply["result"]?["subscription"]?.intValue, "\(reply)", file: file, line: line)
+    }
+
+    private func eventCounters(_ daemon: DaemonProcess) throws -> JSONValue {
+        let info = try RawConnection(daemon.tcpEndpoint).call(request("rpcd.info", "[]"))
+        return try XCTUnwrap(info["result"]?["events"])
+    }
+
+    func testKVChangesReachASubscriberUntilItUnsubscribes() throws {
+        let daemon = try startDaemon(["kv": Self.kv])
+        let watcher = try RawConnection(daemon.tcpEndpoint)
+        let id = try subscribe(watcher, "kv.changed")
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try admin.call(request("kv.set", #"{"key":"a","value":{"n":[1]}}"#))["result"], true)
+        XCTAssertEqual(try admin.call(request("kv.delete", #"["a"]"#))["result"], true)
+        XCTAssertEqual(try admin.call(request("kv.delete", #"["a"]"#))["result"], false, "no change, no event")
+
+        let set = try watcher.receiveJSON()
+        XCTAssertEqual(set["method"], "rpc.event")
+        XCTAssertNil(set["id"], "events are notifications")
+        XCTAssertEqual(set["params"], ["subscription": .number(id), "event": "kv.changed", "seq": 1, "data": ["key": "a", "value": ["n": [1]]]])
+        let deleted = try watcher.receiveJSON()
+        XCTAssertEqual(deleted["params"]?["seq"], 2)
+        XCTAssertEqual(deleted["params"]?["data"], ["key": "a", "deleted": true])
+
+        XCTAssertEqual(try watcher.call(request("rpc.unsubscribe", #"{"subscription":\#(id)}"#))["result"], true)
+        XCTAssertEqual(try watcher.call(request("rpc.unsubscribe", "[\(id)]"))["result"], false, "already ended")
+        XCTAssertEqual(try admin.call(request("kv.set", #"["b",2]"#))["result"], true)
+        // The next frame is the ping's reply, not an event.
+        XCTAssertEqual(try watcher.call(request("rpcd.ping", "[]", id: 9))["id"], 9)
+        XCTAssertEqual(try eventCounters(daemon)["delivered"], 2)
+    }
+
+    func testAConnectionThatNeverSubscribesGetsNoEvents() throws {
+        let daemon = try startDaemon(["kv": Self.kv])
+        let bystander = try RawConnection(daemon.tcpEndpoint)
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try admin.call(request("kv.set", #"["a",1]"#))["result"], true)
+        XCTAssertEqual(try bystander.call(request("rpcd.ping", "[]", id: 3))["id"], 3)
+        XCTAssertEqual(try eventCounters(daemon)["published"], 1)
+    }
+
+    func testSubscribingRefusesUnknownEventsAndFiltersAndHonoursTheLimit() throws {
+        let daemon = try startDaemon(config: "MaxSubscriptionsPerConnection=1\n", ["kv": Self.kv])
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let unknown = try c.call(request("rpc.subscribe", #"{"event":"kv.nothing"}"#))
+        XCTAssertEqual(unknown["error"]?["code"], -32602)
+        XCTAssertTrue(unknown["error"]?["data"]?["detail"]?.stringValue?.contains("kv.nothing") ?? false)
+        XCTAssertEqual(try c.call(request("rpc.subscribe", #"{"event":"kv.changed","filter":{"key":"a"}}"#))["error"]?["code"], -32602)
+        _ = try subscribe(c, "kv.changed")
+        let second = try c.call(request("rpc.subscribe", #"["kv.changed"]"#))
+        XCTAssertEqual(second["error"]?["code"], -32012)
+        XCTAssertEqual(second["error"]?["data"]?["limit"], 1)
+    }
+
+    func testDiscoverListsEventsWithTheirSchemas() throws {
+        let daemon = try startDaemon(["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n"])
+        let document = try RawConnection(daemon.tcpEndpoint).call(request("rpc.discover", "[]"))["result"]
+        let events = try XCTUnwrap(document?["x-events"]?.arrayValue)
+        XCTAssertEqual(events.compactMap { $0["name"]?.stringValue }.sorted(), ["kv.changed", "sysinfo.load"])
+        XCTAssertEqual(events.first { $0["name"] == "kv.changed" }?["schema"]?["required"], ["key"])
+        XCTAssertEqual(events.first { $0["name"] == "sysinfo.load" }?["schema"]?["required"], ["loadavg"])
+    }
+
+    func testACModuleEmitsFromItsOwnThread() throws {
+        let daemon = try startDaemon(["sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0.05\n"])
+        let watcher = try RawConnection(daemon.tcpEndpoint)
+        let id = try subscribe(watcher, "sysinfo.load")
+        for _ in 0..<3 {
+            let event = try watcher.receiveJSON()
+            XCTAssertEqual(event["params"]?["subscription"]?.intValue, id)
+            XCTAssertEqual(event["params"]?["data"]?["loadavg"]?.arrayValue?.count, 3)
+        }
+    }
+
+    func testClosingTheConnectionEndsItsSubscriptions() throws {
+        let daemon = try startDaemon(["kv": Self.kv])
+        var watcher: RawConnection? = try RawConnection(daemon.tcpEndpoint)
+        _ = try subscribe(watcher!, "kv.changed")
+        _ = try subscribe(watcher!, "kv.changed")
+        XCTAssertEqual(try eventCounters(daemon)["subscriptions"], 2)
+        watcher = nil
+        // The close reaches the daemon asynchronously: poll its counter, a bounded number of times.
+        var open: JSONValue?
+        for _ in 0..<200 {
+            open = try eventCounters(daemon)["subscriptions"]
+            if open == 0 { break }
+            usleep(10_000)
+        }
+        XCTAssertEqual(open, 0)
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try admin.call(request("kv.set", #"["a",1]"#))["result"], true)
+        XCTAssertEqual(try eventCounters(daemon)["delivered"], 0)
+    }
+
+    /// A subscriber that stops reading loses events (counted, and told how many), while the module's calls and
+    /// another subscriber of the same events go on unaffected.
+    func testASlowSubscriberLosesEventsWithoutSlowingTheModuleOrOthers() throws {
+        let daemon = try startDaemon(config: "MaxQueuedEvents=64\n", ["kv": Self.kv])
+        let slow = try RawConnection(daemon.tcpEndpoint, receiveBufferSize: 4096)
+        let slowID = try subscribe(slow, "kv.changed")
+        let fast = try RawConnection(daemon.tcpEndpoint)
+        _ = try subscribe(fast, "kv.changed")
+
+        // 32 KiB values under one key: the store stays small, the slow subscriber's buffers (its socket's, the
+        // server's, then its queue) fill within a few hundred events.
+        let sets = 600
+        let value = String(repeating: "x", count: 32 << 10)
+        let fastReceived = Counter()
+        nonisolated(unsafe) let reading = fast  // only the reader thread uses it from here on
+        let reader = Thread {
+            for _ in 0..<sets {
+                // Only a look at the frame's head: this reader must keep up, also in a debug build under load.
+                guard let frame = try? reading.receiveFrame(), frame.hasPrefix(#"{"jsonrpc":"2.0","method":"rpc.event""#) else { return }
+                fastReceived.add()
+            }
+        }
+        reader.start()
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        for index in 0..<sets {
+            XCTAssertEqual(try admin.call(request("kv.set", #"["k","\#(value)"]"#, id: index))["result"], true)
+        }
+        for _ in 0..<1000 where fastReceived.value < sets { usleep(10_000) }
+        XCTAssertEqual(fastReceived.value, sets, "the subscriber that reads got every event")
+
+        let counters = try eventCounters(daemon)
+        let lost = try XCTUnwrap(counters["lost"]?.intValue)
+        XCTAssertGreaterThan(lost, 0)
+        // The slow subscriber, reading at last: events in order, then the loss notice, then events again, with
+        // seq showing the gap; lost and received together account for every event.
+        var received = 0
+        var told = 0
+        var lastSeq = 0
+        while received + told < sets {
+            let frame = try slow.receiveJSON()
+            XCTAssertEqual(frame["params"]?["subscription"]?.intValue, slowID)
+            if frame["method"] == "rpc.eventsLost" {
+                told += try XCTUnwrap(frame["params"]?["count"]?.intValue)
+            } else {
+                let seq = try XCTUnwrap(frame["params"]?["seq"]?.intValue)
+                XCTAssertGreaterThan(seq, lastSeq)
+                lastSeq = seq
+                received += 1
+            }
+        }
+        XCTAssertEqual(lastSeq, sets)
+        XCTAssertEqual(told, lost)
+    }
+
+    /// Reload: a service that stays keeps its subscribers (the new instance's events reach them); a service
+    /// that goes away ends its subscriptions with `rpc.subscriptionEnded`.
+    func testReloadKeepsSubscribersOfServicesThatStayAndTellsTheOthers() throws {
+        let daemon = try startDaemon(["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0\n"])
+        let watcher = try RawConnection(daemon.tcpEndpoint)
+        let kvID = try subscribe(watcher, "kv.changed")
+        let sysinfoID = try subscribe(watcher, "sysinfo.load")
+
+        // kv gets a new instance (its configuration changed); sysinfo goes away.
+        try handler("kv", Self.kv + "[Config]\nMaxKeys=5\n")
+        try FileManager.default.removeItem(at: handlers.appendingPathComponent("sysinfo.conf"))
+        try daemon.reload()
+
+        let ended = try watcher.receiveJSON()
+        XCTAssertEqual(ended["method"], "rpc.subscriptionEnded")
+        XCTAssertEqual(ended["params"], ["subscription": .number(sysinfoID), "reason": "service removed"])
+        let admin = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try admin.call(request("kv.set", #"["a",1]"#))["result"], true)
+        let event = try watcher.receiveJSON()
+        XCTAssertEqual(event["params"]?["subscription"]?.intValue, kvID)
+        XCTAssertEqual(event["params"]?["data"], ["key": "a", "value": 1])
+    }
+
+    func testAccessRulesApplyToSubscribing() throws {
+        // kv's own rules: only the test's user (over the Unix socket) may read it; rpc.* keeps the shipped
+        // rules, so a loopback TCP peer may call rpc.subscribe but not subscribe to kv's events.
+        let daemon = try startDaemon(["kv": Self.kv + "[Access]\nAllow=user:root user:\(getuid())\nAllowRead=\n"])
+        let outsider = try RawConnection(daemon.tcpEndpoint)
+        let refused = try outsider.call(request("rpc.subscribe", #"{"event":"kv.changed"}"#))
+        XCTAssertEqual(refused["error"]?["code"], -32007)
+        XCTAssertEqual(refused["error"]?["data"]?["method"], "kv.changed")
+        let local = try RawConnection(.unix(path: daemon.socketPath))
+        _ = try subscribe(local, "kv.changed")
+    }
+}

@@ -1,0 +1,159 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import RPCJSON
+import RPCLogging
+import RPCProtocol
+@testable import RPCServer
+import RPCWire
+import XCTest
+
+/// Subscriptions through the connection pipeline the server installs, on an `EmbeddedChannel`: what is
+/// written, in which order, and what a peer that stops reading costs.
+final class EventDeliveryTests: XCTestCase {
+    private var channel: EmbeddedChannel!
+    private var router: RPCRouter!
+    private var hub: RPCEventHub { router.events }
+
+    /// A service with one event, `ticks.tick`, and no methods.
+    private struct TickService: RPCService {
+        let descriptor = RPCServiceDescriptor(
+            name: "ticks", version: "1", summary: "", methods: [],
+            events: [RPCEventDescriptor(name: "tick", schema: ["type": "integer"])])
+        func handle(_ call: RPCCall, responder: RPCResponder) { responder.fail(RPCError.internalError) }
+    }
+
+    private func makeChannel(maxQueuedEvents: Int = 4, maxSubscriptions: Int = 2, idleTimeout: Duration? = nil) throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [TickService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        let configuration = RPCServer.Configuration(
+            listen: [], maxSubscriptionsPerConnection: maxSubscriptions, maxQueuedEvents: maxQueuedEvents,
+            idleTimeout: idleTimeout)
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
+        channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            ConnectionPipeline.handlers(
+                configuration: configuration, router: router, connection: connection,
+                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
+                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    override func tearDown() {
+        _ = try? channel?.finish()
+    }
+
+    private func send(_ payload: String) throws {
+        var buffer = ByteBuffer()
+        buffer.writeLengthPrefixedFrame(payload)
+        try channel.writeInbound(buffer)
+    }
+
+    private func outboundFrames() throws -> [String] {
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        var frames: [String] = []
+        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
+            frames.append(try XCTUnwrap(bytes.readString(length: Int(length))))
+        }
+        return frames
+    }
+
+    private func publish(_ values: ClosedRange<Int>) {
+        for value in values { hub.publish("ticks.tick", payload: ByteBuffer(string: String(value))) }
+        channel.embeddedEventLoop.run()
+    }
+
+    private func subscribe() throws {
+        try send(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":["ticks.tick"],"id":1}"#)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":{"event":"ticks.tick","subscription":1},"id":1}"#])
+    }
+
+    private static func event(_ seq: Int, data: Int, subscription: Int = 1) -> String {
+        #"{"jsonrpc":"2.0","method":"rpc.event","params":{"subscription":\#(subscription),"event":"ticks.tick","seq":\#(seq),"data":\#(data)}}"#
+    }
+
+    func testEventsArriveAsNotificationsUntilUnsubscribed() throws {
+        try makeChannel()
+        try subscribe()
+        publish(10...11)
+        XCTAssertEqual(try outboundFrames(), [Self.event(1, data: 10), Self.event(2, data: 11)])
+        try send(#"{"jsonrpc":"2.0","method":"rpc.unsubscribe","params":{"subscription":1},"id":2}"#)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":true,"id":2}"#])
+        publish(12...12)
+        XCTAssertEqual(try outboundFrames(), [])
+        XCTAssertEqual(hub.subscriptions.value, 0)
+        XCTAssertEqual(hub.delivered.value, 2)
+    }
+
+    func testAPeerThatStopsReadingLosesTheOldestEventsAndIsToldHowMany() throws {
+        try makeChannel(maxQueuedEvents: 4)
+        try subscribe()
+        channel.isWritable = false
+        publish(1...10)
+        XCTAssertEqual(try outboundFrames(), [], "nothing is written while the peer does not read")
+        XCTAssertEqual(hub.lost.value, 6)
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(
+            try outboundFrames(),
+            [#"{"jsonrpc":"2.0","method":"rpc.eventsLost","params":{"count":6,"subscription":1}}"#]
+                + (7...10).map { Self.event($0, data: $0) })
+    }
+
+    func testClosingTheConnectionEndsItsSubscriptions() throws {
+        try makeChannel()
+        try subscribe()
+        XCTAssertEqual(hub.subscriptions.value, 1)
+        XCTAssertFalse(hub.hasSubscribers("ticks.tick") == false)
+        _ = try channel.finish()
+        channel = nil
+        XCTAssertEqual(hub.subscriptions.value, 0)
+        XCTAssertFalse(hub.hasSubscribers("ticks.tick"))
+    }
+
+    func testTheSubscriptionLimitHoldsPerConnection() throws {
+        try makeChannel(maxSubscriptions: 1)
+        try subscribe()
+        try send(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":{"event":"ticks.tick"},"id":2}"#)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","error":{"code":-32012,"message":"Too many subscriptions","data":{"limit":1}},"id":2}"#])
+    }
+
+    func testAConnectionWithSubscriptionsIsNotIdle() throws {
+        try makeChannel(idleTimeout: .seconds(5))
+        try subscribe()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        XCTAssertTrue(channel.isActive)
+        try send(#"{"jsonrpc":"2.0","method":"rpc.unsubscribe","params":[1],"id":2}"#)
+        _ = try outboundFrames()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(6))
+        XCTAssertFalse(channel.isActive)
+    }
+
+    /// A reload whose registry drops the service ends its subscriptions, telling the client why.
+    func testARegistryWithoutTheEventEndsItsSubscriptions() throws {
+        try makeChannel()
+        try subscribe()
+        router.replaceRegistry(try RPCServiceRegistry(services: [RPCDiscoverService()]))
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(
+            try outboundFrames(),
+            [#"{"jsonrpc":"2.0","method":"rpc.subscriptionEnded","params":{"reason":"service removed","subscription":1}}"#])
+        XCTAssertEqual(hub.subscriptions.value, 0)
+        publish(1...1)
+        XCTAssertEqual(try outboundFrames(), [])
+    }
+
+    /// The same service in a new registry (a reloaded module) keeps its subscribers, with no gap in `seq`.
+    func testARegistryThatKeepsTheEventKeepsItsSubscriptions() throws {
+        try makeChannel()
+        try subscribe()
+        publish(1...1)
+        router.replaceRegistry(try RPCServiceRegistry(services: [TickService(), RPCDiscoverService()]))
+        publish(2...2)
+        XCTAssertEqual(try outboundFrames(), [Self.event(1, data: 1), Self.event(2, data: 2)])
+    }
+}
