@@ -56,6 +56,7 @@ final class TestHost: @unchecked Sendable {
         var configs: [UInt: [String: UnsafeMutablePointer<CChar>]] = [:]
         var configReads: [UInt: [String]] = [:]
         var replyHooks: [UInt: @Sendable () -> Void] = [:]
+        var emitted: [UInt: [(event: String, payload: String)]] = [:]
     }
 
     private let state = Mutex(State())
@@ -91,7 +92,17 @@ final class TestHost: @unchecked Sendable {
             }
             return UnsafePointer(bitPattern: address)
         }
+        table.pointee.emit = { handler, event, payload, length in
+            let text = String(decoding: UnsafeRawBufferPointer(start: payload, count: length), as: UTF8.self)
+            TestHost.shared.state.withLock { $0.emitted[key(handler), default: []].append((String(cString: event!), text)) }
+            return 0
+        }
         self.table = UnsafePointer(table)
+    }
+
+    /// The events emitted through `handler`, in order: the event's name and its payload's JSON text.
+    func emitted(_ handler: OpaquePointer) -> [(event: String, payload: String)] {
+        state.withLock { $0.emitted[key(handler)] ?? [] }
     }
 
     /// A copy of the table with some fields changed, for testing the module's checks.

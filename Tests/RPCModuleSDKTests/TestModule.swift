@@ -123,14 +123,34 @@ struct Square: Decodable, Sendable {
     var x: Double
 }
 
-/// A second module type in the same image, with its own init slot.
+/// A second module type in the same image, with its own init slot, and an event (`EventTests`).
 struct OtherModule: RPCModule {
     static let name = "other"
     static let version = "2.0.0"
     static let summary = "Another module in the same image."
-    init(context: RPCModuleContext) {}
+    let context: RPCModuleContext
+    init(context: RPCModuleContext) { self.context = context }
+
+    struct Announcement: Encodable, Sendable {
+        let text: String
+        let count: Int
+    }
+
+    struct AnnounceParams: Decodable {
+        let text: String
+    }
+
+    static let announced = RPCModuleEvent<Announcement>(
+        "announced", summary: "Something was announced.", schema: ["type": "object", "required": ["text"]])
+    static var events: [any RPCModuleEventDeclaration] { [announced] }
+
     static var methods: [RPCModuleMethod<OtherModule>] {
-        [.method("whoami") { _ in "other" }]
+        [
+            .method("whoami") { _ in "other" },
+            .method("announce", params: [.string("text")], result: .boolean("sent")) { (module, p: AnnounceParams) in
+                module.context.emit(announced, Announcement(text: p.text, count: 1))
+            },
+        ]
     }
 }
 
