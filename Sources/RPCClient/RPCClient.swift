@@ -17,10 +17,13 @@ public final class RPCClient: Sendable {
     public let endpoint: RPCEndpoint
     let channel: any Channel
     private let nextID = Atomic<Int>(1)
+    /// The server's notifications on this connection (events), routed by `RPCClientHandler`.
+    package let notifications: RPCServerNotifications
 
-    init(channel: any Channel, endpoint: RPCEndpoint) {
+    init(channel: any Channel, endpoint: RPCEndpoint, notifications: RPCServerNotifications) {
         self.channel = channel
         self.endpoint = endpoint
+        self.notifications = notifications
     }
 
     /// Connects (TCP with TCP_NODELAY, TLS over that for a `tls://` endpoint, or Unix socket). Errors name
@@ -52,6 +55,7 @@ public final class RPCClient: Sendable {
         // that it cannot complete unobserved.
         let loop = eventLoopGroup.next()
         let handshake = tlsHandler.map { _ in loop.makePromise(of: Void.self) }
+        let notifications = RPCServerNotifications()
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(TimeAmount(timeout))
             .channelInitializer { [tlsHandler] channel in
@@ -60,7 +64,8 @@ public final class RPCClient: Sendable {
                         try channel.pipeline.syncOperations.addHandlers(
                             tlsHandler(), TLSHandshakeWaiter(completing: handshake!, timeout: TimeAmount(timeout)))
                     }
-                    try channel.pipeline.syncOperations.addHandlers(channelHandlers(maxFrameSize: maxFrameSize))
+                    try channel.pipeline.syncOperations.addHandlers(
+                        channelHandlers(maxFrameSize: maxFrameSize, notifications: notifications))
                 }
             }
         do {
@@ -73,7 +78,7 @@ public final class RPCClient: Sendable {
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
             }
             try await handshake?.futureResult.get()
-            return RPCClient(channel: channel, endpoint: endpoint)
+            return RPCClient(channel: channel, endpoint: endpoint, notifications: notifications)
         } catch {
             // A connection that failed before its channel was made never runs the waiter.
             handshake?.fail(error)
@@ -82,8 +87,10 @@ public final class RPCClient: Sendable {
     }
 
     /// The client pipeline, head to tail: frame decoder, length prepender (u32 big-endian), client handler.
-    static func channelHandlers(maxFrameSize: Int) -> [any ChannelHandler] {
-        framingHandlers(maxFrameSize: maxFrameSize) + [RPCClientHandler()]
+    static func channelHandlers(
+        maxFrameSize: Int, notifications: RPCServerNotifications = RPCServerNotifications()
+    ) -> [any ChannelHandler] {
+        framingHandlers(maxFrameSize: maxFrameSize) + [RPCClientHandler(notifications: notifications)]
     }
 
     /// rpcd's framing in both directions: payloads in, payloads out (also what a test server needs).

@@ -26,6 +26,8 @@ enum RPCClientCommand: Sendable {
 /// pending call fails with `.protocolViolation`. An error reply with id `null` (a parse-level error such as
 /// *Batch too large*) is given to the only pending call, or to the only pending batch if it is a batch-level
 /// error; with several candidates it is dropped, and their own timeouts or the connection's end finish them.
+/// A notification from the server (an object with a `method` and no `id`, such as an event) goes to
+/// `notifications` when a handler is registered for its method; otherwise it is unexpected, as before.
 final class RPCClientHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RPCClientCommand
@@ -56,12 +58,14 @@ final class RPCClientHandler: ChannelDuplexHandler {
     /// What calls made after the connection ended are told: a TLS refusal, when that is how it ended.
     private var endedBecause = RPCClientError.connectionClosed
     private let maxNestingDepth: Int
+    private let notifications: RPCServerNotifications
 
     /// Number of calls and batches waiting for a reply (for tests).
     var pendingCount: Int { pending.count }
 
-    init(maxNestingDepth: Int = RPCLimits.clientMaxNestingDepth) {
+    init(maxNestingDepth: Int = RPCLimits.clientMaxNestingDepth, notifications: RPCServerNotifications = RPCServerNotifications()) {
         self.maxNestingDepth = maxNestingDepth
+        self.notifications = notifications
     }
 
     // MARK: Outbound
@@ -175,7 +179,12 @@ final class RPCClientHandler: ChannelDuplexHandler {
         }
 
         switch reply {
-        case .object:
+        case .object(let members):
+            if members["id"] == nil, case .string(let method)? = members["method"],
+                notifications.deliver(method: method, params: members["params"])
+            {
+                return
+            }
             if let id = RPCReply.clientID(of: reply), case .call(let promise, let timer)? = pending[id] {
                 pending[id] = nil
                 timer?.cancel()
@@ -299,6 +308,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
     }
 
     private func connectionEnded() {
+        if !isClosed { notifications.connectionEnded() }
         isClosed = true
         if let waiter = rawWaiter {
             rawWaiter = nil

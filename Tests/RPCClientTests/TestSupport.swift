@@ -16,9 +16,10 @@ func clientError<Value>(_ future: EventLoopFuture<Value>) -> RPCClientError? {
 struct HandlerHarness {
     let channel: EmbeddedChannel
     let handler: RPCClientHandler
+    let notifications = RPCServerNotifications()
 
     init() throws {
-        handler = RPCClientHandler()
+        handler = RPCClientHandler(notifications: notifications)
         channel = EmbeddedChannel(handler: handler)
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
