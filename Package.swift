@@ -131,7 +131,7 @@ let package = Package(
         .target(
             name: "RPCClient",
             dependencies: [
-                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS",
+                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS", "RPCBinding",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

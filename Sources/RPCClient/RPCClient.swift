@@ -19,6 +19,8 @@ public final class RPCClient: Sendable {
     private let nextID = Atomic<Int>(1)
     /// The server's notifications on this connection (events), routed by `RPCClientHandler`.
     package let notifications: RPCServerNotifications
+    /// This connection's subscriptions, by id (`subscribe`).
+    let subscriptions = RPCClientSubscriptions()
 
     init(channel: any Channel, endpoint: RPCEndpoint, notifications: RPCServerNotifications) {
         self.channel = channel
@@ -175,18 +177,18 @@ public final class RPCClient: Sendable {
     // MARK: Internals
 
     /// Reserves `count` consecutive ids and returns the first.
-    private func reserveIDs(_ count: Int) -> Int {
+    func reserveIDs(_ count: Int) -> Int {
         nextID.wrappingAdd(count, ordering: .relaxed).oldValue
     }
 
     /// Writes `command`; if the write fails (the channel is closed), `promise` fails with `.connectionClosed`.
-    private func send<Value>(_ command: RPCClientCommand, failing promise: EventLoopPromise<Value>) {
+    func send<Value>(_ command: RPCClientCommand, failing promise: EventLoopPromise<Value>) {
         let written = channel.eventLoop.makePromise(of: Void.self)
         written.futureResult.whenFailure { _ in promise.fail(RPCClientError.connectionClosed) }
         channel.writeAndFlush(command, promise: written)
     }
 
-    private static func result<Value: Sendable>(of future: EventLoopFuture<Value>) async throws(RPCClientError) -> Value {
+    static func result<Value: Sendable>(of future: EventLoopFuture<Value>) async throws(RPCClientError) -> Value {
         do {
             return try await future.get()
         } catch let error as RPCClientError {

@@ -17,6 +17,9 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
     /// The TLS session failed once connected: typically the server refusing the client's certificate, or its
     /// absence, which TLS 1.3 reports only after the client's side of the handshake is done.
     case tlsFailed(String)
+    /// The server ended a subscription (`rpc.subscriptionEnded`): its service was removed on a reload, or the
+    /// access rules no longer allow it. `reason` is the server's.
+    case subscriptionEnded(event: String, reason: String)
 
     public var description: String {
         switch self {
@@ -34,6 +37,8 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
             return "protocol violation: \(detail)"
         case .tlsFailed(let reason):
             return "TLS: \(reason)"
+        case .subscriptionEnded(let event, let reason):
+            return "the server ended the subscription to \(event): \(reason)"
         }
     }
 }

@@ -124,6 +124,9 @@ struct ClientOptions: ParsableArguments {
         case .protocolViolation, .tlsFailed:
             Terminal.error("\(subject)\(error)")
             return ExitStatus.protocolError
+        case .subscriptionEnded:
+            Terminal.error("\(error)")
+            return ExitStatus.unavailable
         }
     }
 }

@@ -49,6 +49,7 @@ struct InfoCommand: AsyncParsableCommand {
                     let count = methods.intValue ?? methods.arrayValue?.count
                     if let count { line += ", \(count) method\(count == 1 ? "" : "s")" }
                 }
+                if let count = service["events"]?.intValue, count > 0 { line += ", \(count) event\(count == 1 ? "" : "s")" }
                 if let fingerprint = service["fingerprint"]?.stringValue { line += ", fingerprint \(fingerprint)" }
                 lines.append(line)
             }
@@ -60,6 +61,11 @@ struct InfoCommand: AsyncParsableCommand {
         }
         if let calls = info["calls"] {
             lines.append("calls:       \(text(calls["total"])) total, \(text(calls["errors"])) errors")
+        }
+        if let events = info["events"] {
+            lines.append(
+                "events:      \(text(events["subscriptions"])) subscriptions, \(text(events["published"])) published, "
+                    + "\(text(events["delivered"])) delivered, \(text(events["lost"])) lost")
         }
         return lines.joined(separator: "\n") + "\n"
     }

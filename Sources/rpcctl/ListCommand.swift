@@ -8,9 +8,10 @@ struct ListCommand: AsyncParsableCommand {
         abstract: "List services and their methods (rpc.discover).",
         discussion: """
             Each service is a header "NAME VERSION (fingerprint F) — SUMMARY" followed by its methods as \
-            signatures, e.g. "calc.add(a: number, b: number) -> number". Optional params end in "?". With \
-            --json: an array of {name, version, summary, fingerprint, methods} where methods are the OpenRPC \
-            method objects.
+            signatures, e.g. "calc.add(a: number, b: number) -> number", then its events ("event \
+            kv.changed: object"). Optional params end in "?". With --json: an array of {name, version, summary, \
+            fingerprint, methods, events} where methods are the OpenRPC method objects and events the x-events \
+            entries.
             """)
 
     @OptionGroup var options: ClientOptions
@@ -36,9 +37,10 @@ struct ServiceListing: Equatable {
     var summary: String?
     var fingerprint: String?
     var methods: [JSONValue]
+    var events: [JSONValue] = []
 
     var json: JSONValue {
-        var object: [String: JSONValue] = ["name": .string(name), "methods": .array(methods)]
+        var object: [String: JSONValue] = ["name": .string(name), "methods": .array(methods), "events": .array(events)]
         object["version"] = version.map(JSONValue.string) ?? .null
         object["summary"] = summary.map(JSONValue.string) ?? .null
         object["fingerprint"] = fingerprint.map(JSONValue.string) ?? .null
@@ -66,6 +68,15 @@ struct ServiceListing: Equatable {
             }
             byName[service]!.methods.append(method)
         }
+        for event in document["x-events"]?.arrayValue ?? [] {
+            guard let name = event["name"]?.stringValue else { continue }
+            let service = String(name.prefix { $0 != "." })
+            if byName[service] == nil {
+                byName[service] = ServiceListing(name: service, methods: [])
+                others.append(service)
+            }
+            byName[service]!.events.append(event)
+        }
         return (order + others.sorted()).map { name in
             var listing = byName[name]!
             listing.methods.sort { ($0["name"]?.stringValue ?? "") < ($1["name"]?.stringValue ?? "") }
@@ -82,10 +93,15 @@ struct ServiceListing: Equatable {
             if let fingerprint = service.fingerprint { header += " (fingerprint \(fingerprint))" }
             if let summary = service.summary, !summary.isEmpty { header += " — \(summary)" }
             text += header + "\n"
-            if service.methods.isEmpty { text += "  (no methods)\n" }
+            if service.methods.isEmpty && service.events.isEmpty { text += "  (no methods)\n" }
             for method in service.methods {
                 var line = "  " + signature(of: method)
                 if let summary = method["summary"]?.stringValue, !summary.isEmpty { line += "  \(summary)" }
+                text += line + "\n"
+            }
+            for event in service.events {
+                var line = "  event \(event["name"]?.stringValue ?? "?"): \(typeName(event["schema"]))"
+                if let summary = event["summary"]?.stringValue, !summary.isEmpty { line += "  \(summary)" }
                 text += line + "\n"
             }
         }

@@ -23,7 +23,7 @@ struct RPCCtl: AsyncParsableCommand {
             """,
         subcommands: [
             CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self,
-            BrowseCommand.self, BenchCommand.self,
+            BrowseCommand.self, BenchCommand.self, WatchCommand.self,
         ])
 
     /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.

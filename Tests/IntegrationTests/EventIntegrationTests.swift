@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import RPCClient
 import RPCJSON
 import XCTest
 
@@ -126,7 +127,7 @@ final class EventIntegrationTests: XCTestCase {
         var open: JSONValue?
         for _ in 0..<200 {
             open = try eventCounters(daemon)["subscriptions"]
-            if open == 0 { break }
+            if open == 1 { break }
             usleep(10_000)
         }
         XCTAssertEqual(open, 0)
@@ -222,5 +223,127 @@ final class EventIntegrationTests: XCTestCase {
         XCTAssertEqual(refused["error"]?["data"]?["method"], "kv.changed")
         let local = try RawConnection(.unix(path: daemon.socketPath))
         _ = try subscribe(local, "kv.changed")
+    }
+}
+
+/// `RPCClient.subscribe` and `rpcctl watch` against the real daemon.
+final class EventClientTests: XCTestCase {
+    private func startDaemon() throws -> DaemonProcess {
+        try DaemonProcess(modules: ["kv"])
+    }
+
+    private func set(_ daemon: DaemonProcess, _ key: String, _ value: JSONValue) async throws {
+        let admin = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
+        defer { Task { await admin.close() } }
+        _ = try await admin.call("kv.set", params: [.string(key), value])
+    }
+
+    private func openSubscriptions(_ client: RPCClient) async throws -> Int? {
+        try await client.call("rpcd.info")["events"]?["subscriptions"]?.intValue
+    }
+
+    private struct Change: Decodable, Sendable, Equatable {
+        var key: String
+        var value: Int?
+        var deleted: Bool?
+    }
+
+    func testEventsArriveTypedAndCancellingTheTaskUnsubscribes() async throws {
+        let daemon = try startDaemon()
+        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
+        let events = try await client.subscribe(to: "kv.changed", as: Change.self)
+        XCTAssertEqual(events.event, "kv.changed")
+        let reader = Task { () -> [Change] in
+            var received: [Change] = []
+            for try await item in events {
+                if case .event(_, let change) = item { received.append(change) }
+                if received.count == 2 { break }
+            }
+            return received
+        }
+        try await set(daemon, "a", 1)
+        try await set(daemon, "b", 2)
+        let received = try await reader.value
+        XCTAssertEqual(received, [Change(key: "a", value: 1), Change(key: "b", value: 2)])
+
+        // A second subscription, whose iterating task is cancelled: the server hears of it.
+        let second = try await client.subscribe(to: "kv.changed")
+        let openBefore = try await openSubscriptions(client)
+        XCTAssertEqual(openBefore, 2, "the first sequence is still held, so its subscription stays")
+        let waiting = Task { for try await _ in second {} }
+        waiting.cancel()
+        _ = await waiting.result
+        var open: Int?
+        for _ in 0..<200 {
+            open = try await openSubscriptions(client)
+            if open == 1 { break }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        XCTAssertEqual(open, 1, "cancelling the iterating task unsubscribed")
+        await client.close()
+    }
+
+    func testAPayloadThatDoesNotDecodeEndsTheSequenceWithAnError() async throws {
+        let daemon = try startDaemon()
+        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
+        defer { Task { await client.close() } }
+        let events = try await client.subscribe(to: "kv.changed", as: Change.self)
+        try await set(daemon, "a", "not a number")
+        let failure = await Self.failure(of: events)
+        guard case .protocolViolation(let detail)? = failure else { return XCTFail("\(String(describing: failure))") }
+        XCTAssertTrue(detail.contains("kv.changed"), detail)
+    }
+
+    /// How `events` ends: the error it throws, or nil when it just ends.
+    private static func failure<Payload>(of events: RPCEventSubscription<Payload>) async -> RPCClientError? {
+        var iterator = events.makeAsyncIterator()
+        do {
+            while try await iterator.next() != nil {}
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    func testRefusedSubscriptionsThrowTheServersError() async throws {
+        let daemon = try startDaemon()
+        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
+        defer { Task { await client.close() } }
+        do {
+            _ = try await client.subscribe(to: "kv.nothing")
+            XCTFail("subscribed to an event nobody declares")
+        } catch {
+            XCTAssertEqual(error, .remote(RPCError(code: -32602, message: "Invalid params", data: ["detail": "no event 'kv.nothing' (rpc.discover lists them under x-events)"])))
+        }
+    }
+
+    func testTheConnectionsEndEndsTheSequence() async throws {
+        let daemon = try startDaemon()
+        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
+        let events = try await client.subscribe(to: "kv.changed")
+        XCTAssertEqual(daemon.terminate(), 0)
+        let failure = await Self.failure(of: events)
+        XCTAssertEqual(failure, .connectionClosed)
+    }
+
+    func testRpcctlWatchPrintsEventsAsJSONLines() async throws {
+        let daemon = try startDaemon()
+        let watcher = Task.detached {
+            try DaemonProcess.runTool("rpcctl", ["watch", "kv.changed", "--count", "2", "--json", "--address", daemon.tcpEndpoint.description])
+        }
+        // Set until the watcher, which subscribes on its own schedule, has seen two events.
+        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
+        for _ in 0..<500 where try await client.call("rpcd.info")["events"]?["subscriptions"]?.intValue != 1 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await client.close()
+        try await set(daemon, "a", 1)
+        try await set(daemon, "b", ["x": true])
+        let (status, stdout, stderr) = try await watcher.value
+        XCTAssertEqual(status, 0, stderr)
+        XCTAssertEqual(
+            stdout.split(separator: "\n").map(String.init),
+            [#"{"event":"kv.changed","seq":1,"data":{"key":"a","value":1}}"#,
+             #"{"event":"kv.changed","seq":2,"data":{"key":"b","value":{"x":true}}}"#])
     }
 }
