@@ -9,6 +9,13 @@ JSON-RPC 2.0 payload. Calls may be pipelined; replies are matched by id.
         print(rpcd.call("calc.add", [1, 2]))           # 3
         print(rpcd.batch([("calc.add", [1, 2]), ("rpcd.ping", None)]))
 
+Events (docs/PROTOCOL.md section 8): subscribe, then read them as they come, between calls:
+
+    with Client("127.0.0.1:7390") as rpcd:
+        subscription = rpcd.subscribe("kv.changed")
+        for method, params in rpcd.notifications():     # ("rpc.event", {"seq": 1, "data": {...}, ...})
+            print(params["data"])
+
 A tls:// listener (docs/SECURITY.md) takes an ssl.SSLContext, which tls_context() makes from PEM files:
 
     context = tls_context(ca_file="ca.pem", cert_file="ops.pem", key_file="ops.key")
@@ -16,9 +23,11 @@ A tls:// listener (docs/SECURITY.md) takes an ssl.SSLContext, which tls_context(
         print(rpcd.call("kv.set", {"key": "k", "value": 1}))
 
 Run it as a script for a quick call:  python3 rpcd_client.py 127.0.0.1:7390 calc.add '[1, 2]'
-(with TLS: python3 rpcd_client.py --ca ca.pem tls://host:7391 rpcd.ping)
+(with TLS: python3 rpcd_client.py --ca ca.pem tls://host:7391 rpcd.ping), or to print events as JSON lines:
+python3 rpcd_client.py 127.0.0.1:7390 --watch kv.changed
 """
 
+import collections
 import itertools
 import json
 import socket
@@ -88,6 +97,7 @@ class Client:
         self._sock = connect(address, timeout, tls, server_name)
         self._ids = itertools.count(1)
         self._early = {}  # replies that arrived while waiting for another id
+        self._notifications = collections.deque()  # events that arrived while waiting for a reply
 
     def close(self):
         self._sock.close()
@@ -174,11 +184,49 @@ class Client:
                 results.append(error)
         return results
 
+    # Events ----------------------------------------------------------------------------------------
+
+    def subscribe(self, event):
+        """Subscribes this connection to EVENT ('kv.changed'); returns the subscription id. The events then
+        arrive as notifications (see notifications())."""
+        return self.call("rpc.subscribe", {"event": event})["subscription"]
+
+    def unsubscribe(self, subscription):
+        """Ends a subscription; True when there was one. Events already sent may still be read afterwards."""
+        return self.call("rpc.unsubscribe", {"subscription": subscription})
+
+    def next_notification(self):
+        """The next notification the server sent: (method, params), e.g. ('rpc.event', {'subscription': 1,
+        'event': 'kv.changed', 'seq': 1, 'data': ...}), ('rpc.eventsLost', {'subscription': 1, 'count': 3}) or
+        ('rpc.subscriptionEnded', {'subscription': 1, 'reason': ...}). Blocks up to the socket's timeout."""
+        if self._notifications:
+            return self._notifications.popleft()
+        while True:
+            message = self.receive()
+            if self._is_notification(message):
+                return message["method"], message.get("params")
+            if isinstance(message, dict) and "id" in message:
+                self._early[message["id"]] = message  # a reply to a request sent with send()
+            else:
+                raise ProtocolError(f"unexpected message {message!r}")
+
+    def notifications(self):
+        """Every notification as it arrives, forever (until the connection closes or times out)."""
+        while True:
+            yield self.next_notification()
+
+    @staticmethod
+    def _is_notification(message):
+        return isinstance(message, dict) and "method" in message and "id" not in message
+
     def _wait_for(self, id):
         if id in self._early:
             return self._early.pop(id)
         while True:
             reply = self.receive()
+            if self._is_notification(reply):
+                self._notifications.append((reply["method"], reply.get("params")))
+                continue
             if not isinstance(reply, dict):
                 raise ProtocolError(f"unexpected reply {reply!r}")
             if reply.get("id") == id:
@@ -207,9 +255,12 @@ def main(argv):
         files[argv[1][2:]] = argv[2]
         del argv[1:3]
     if len(argv) < 3:
-        print("usage: rpcd_client.py [--ca FILE] [--cert FILE --key FILE] ADDRESS METHOD [PARAMS_JSON]",
+        print("usage: rpcd_client.py [--ca FILE] [--cert FILE --key FILE] ADDRESS METHOD [PARAMS_JSON]\n"
+              "       rpcd_client.py [--ca FILE] [--cert FILE --key FILE] ADDRESS --watch SERVICE.EVENT",
               file=sys.stderr)
         return 64
+    if argv[2] == "--watch":
+        return watch(argv[1], argv[3], files)
     params = json.loads(argv[3]) if len(argv) > 3 else None
     context = tls_context(files.get("ca"), files.get("cert"), files.get("key")) if files else None
     with Client(argv[1], tls=context) as client:
@@ -219,6 +270,35 @@ def main(argv):
             print(f"rpcd_client: {argv[2]}: {error}", file=sys.stderr)
             return 1
     return 0
+
+
+def watch(address, event, files):
+    """Prints each event of EVENT as one JSON line ({"event", "seq", "data"}, or {"lost": N}) until the
+    server ends the subscription or the connection closes."""
+    context = tls_context(files.get("ca"), files.get("cert"), files.get("key")) if files else None
+    # No timeout: events may be minutes apart.
+    with Client(address, timeout=None, tls=context) as client:
+        try:
+            client.subscribe(event)
+        except RemoteError as error:
+            print(f"rpcd_client: {event}: {error}", file=sys.stderr)
+            return 1
+        try:
+            for method, params in client.notifications():
+                if method == "rpc.event":
+                    line = {"event": params["event"], "seq": params["seq"], "data": params.get("data")}
+                elif method == "rpc.eventsLost":
+                    line = {"lost": params["count"]}
+                elif method == "rpc.subscriptionEnded":
+                    print(f"rpcd_client: {event}: subscription ended: {params.get('reason')}", file=sys.stderr)
+                    return 69
+                else:
+                    continue
+                print(json.dumps(line, separators=(",", ":")), flush=True)
+        except ProtocolError:
+            return 76  # the connection closed
+        except KeyboardInterrupt:
+            return 0
 
 
 if __name__ == "__main__":

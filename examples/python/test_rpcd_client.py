@@ -142,6 +142,69 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(json.loads(result.stdout), 5)
 
 
+class PythonEventTest(unittest.TestCase):
+    """Events with the standard library only: subscribe, read rpc.event notifications between calls,
+    unsubscribe."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def test_subscribe_receive_and_unsubscribe(self):
+        # kv.set changes state: over the Unix socket, as root or group rpcd (the shipped access rules).
+        with Client(self.daemon.tcp_address) as watcher, Client(self.daemon.socket_path) as admin:
+            subscription = watcher.subscribe("kv.changed")
+            admin.call("kv.set", {"key": "py", "value": [1, 2]})
+            admin.call("kv.delete", ["py"])
+            # A call made meanwhile still gets its reply; the events wait their turn.
+            self.assertEqual(watcher.call("rpcd.ping"), "pong")
+            method, params = watcher.next_notification()
+            self.assertEqual(method, "rpc.event")
+            self.assertEqual(params, {"subscription": subscription, "event": "kv.changed", "seq": 1,
+                                      "data": {"key": "py", "value": [1, 2]}})
+            self.assertEqual(watcher.next_notification()[1]["data"], {"key": "py", "deleted": True})
+            self.assertTrue(watcher.unsubscribe(subscription))
+            self.assertFalse(watcher.unsubscribe(subscription))
+            admin.call("kv.set", {"key": "py", "value": 3})
+            self.assertEqual(watcher.call("rpcd.ping"), "pong")
+            self.assertEqual(len(watcher._notifications), 0, "no event after unsubscribing")
+
+    def test_unknown_event_is_invalid_params(self):
+        with Client(self.daemon.tcp_address) as client:
+            with self.assertRaises(RemoteError) as caught:
+                client.subscribe("kv.nothing")
+            self.assertEqual(caught.exception.code, -32602)
+
+    def test_script_watch_prints_json_lines(self):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpcd_client.py")
+        watcher = subprocess.Popen([sys.executable, script, self.daemon.tcp_address, "--watch", "kv.changed"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            with Client(self.daemon.socket_path) as admin:
+                # The watcher subscribes on its own schedule: set until its first line arrives.
+                lines = []
+                reader = threading.Thread(target=lambda: lines.append(watcher.stdout.readline()), daemon=True)
+                reader.start()
+                for attempt in range(500):
+                    admin.call("kv.set", {"key": "watched", "value": attempt})
+                    reader.join(0.02)
+                    if lines:
+                        break
+            event = json.loads(lines[0])
+            self.assertEqual(event["event"], "kv.changed")
+            self.assertEqual(event["seq"], 1)
+            self.assertEqual(event["data"]["key"], "watched")
+        finally:
+            watcher.terminate()
+            watcher.wait(30)
+            watcher.stdout.close()
+            watcher.stderr.close()
+
+
 def make_pki(directory):
     """A throw-away CA, a server certificate for localhost and a client certificate for alice, with the openssl
     commands of docs/SECURITY.md; returns the [TLS] and [Access] sections that use them."""
