@@ -16,6 +16,9 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     tls         rpcd.ping over a tls:// listener against the same rpcd's plain listener, 50 x 16, and a new
                 connection per call (4 workers: connect, handshake, call, close) against the same over plain TCP
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
+    events      kv.changed delivered to 1 and to 100 subscribers while one connection stores as fast as it can
+                (kv.set, 16 in flight; bench/eventload.c, one epoll thread, on CPU 1), and the RSS one idle
+                subscription costs (the first on a connection, and each further one), in a fresh process
 
 Prints a table of calls/s, p50/p99 and the ratios, and writes bench-results/<stamp>.json. A benchmark, not a
 test: nothing is asserted. Bounded: every load run stops by itself (loadgen's own clock, plus a timeout
@@ -88,13 +91,15 @@ class Server:
         self.log.close()
 
 
-def start_rpcd(bin_dir, workdir, tls_port=None):
-    """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here."""
+def start_rpcd(bin_dir, workdir, tls_port=None, extra=""):
+    """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here; `extra`
+    is appended to its rpcd.conf."""
     port = free_port()
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
         file.write(f"[Server]\nListen=127.0.0.1:{port}\nThreads=1\nMaxConnections=100000\nMaxConnectionsPerPeer=100000\n"
                    "IdleTimeout=0\n")
+        file.write(extra)
         if tls_port:
             certificate, key = make_certificate(workdir)
             file.write(f"Listen=tls://127.0.0.1:{tls_port}\n[TLS]\nCertificate={certificate}\nPrivateKey={key}\n")
@@ -132,21 +137,95 @@ def load(loadgen, port, method, params, connections, depth, seconds, warmup, tls
     return json.loads(result.stdout)
 
 
+def open_idle_connections(server, count, sockets):
+    """Appends `count` connections to `server` to `sockets` (the caller closes them), then gives the server a
+    moment to accept and set up every one."""
+    for _ in range(count):
+        s = socket.socket()
+        s.connect(("127.0.0.1", server.port))
+        sockets.append(s)
+    time.sleep(1.0)
+
+
 def idle_rss_per_connection(server, count):
     """KiB of RSS each of `count` idle connections adds to `server`."""
     before = server.rss_kib()
     sockets = []
     try:
-        for _ in range(count):
-            s = socket.socket()
-            s.connect(("127.0.0.1", server.port))
-            sockets.append(s)
-        time.sleep(1.0)  # let the server accept and set up every connection
+        open_idle_connections(server, count, sockets)
         after = server.rss_kib()
     finally:
         for s in sockets:
             s.close()
     return (after - before) / count, before, after
+
+
+def frame(payload):
+    data = json.dumps(payload, separators=(",", ":")).encode()
+    return len(data).to_bytes(4, "big") + data
+
+
+def read_frame(sock):
+    def exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = sock.recv(count - len(data))
+            if not chunk:
+                raise RuntimeError("rpcd closed a connection")
+            data += chunk
+        return data
+    return json.loads(exactly(int.from_bytes(exactly(4), "big")))
+
+
+def idle_rss_per_subscription(server, connections):
+    """KiB of RSS an idle subscription adds: the first on each of `connections` connections (which also makes
+    the connection's subscription table), then a second on each. Each connection has made a call first, so
+    what any first request costs a connection (its read buffer, say) is not counted as the subscription's."""
+    def round_trip(request):
+        for s in sockets:
+            s.sendall(frame(request))
+        for s in sockets:
+            if "result" not in read_frame(s):
+                raise RuntimeError(f"{request['method']} failed")
+
+    sockets = []
+    try:
+        open_idle_connections(server, connections, sockets)
+        round_trip({"jsonrpc": "2.0", "method": "rpcd.ping", "id": 1})
+        costs, before = [], server.rss_kib()
+        for _ in range(2):
+            round_trip({"jsonrpc": "2.0", "method": "rpc.subscribe", "params": ["kv.changed"], "id": 1})
+            after = server.rss_kib()
+            costs.append((after - before) / connections)
+            before = after
+        return costs
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def events_workload(args, workdir, eventload):
+    """Events delivered per second to 1 and to 100 subscribers of kv.changed, and idle subscription memory,
+    each against a fresh rpcd (kv.set over TCP needs Allow=local)."""
+    results = {}
+    for subscribers in (1, 100):
+        server = start_rpcd(args.bin_dir, workdir, extra="[Access]\nAllow=local\n")
+        try:
+            command = pinned(CLIENT_CPU, [eventload, "127.0.0.1", str(server.port), str(subscribers), "16",
+                                          str(args.seconds), str(args.warmup)])
+            result = subprocess.run(command, capture_output=True, text=True, timeout=args.seconds + args.warmup + 60)
+            if result.returncode != 0:
+                raise RuntimeError(f"eventload {subscribers}: {result.stderr.strip()}")
+            results[f"{subscribers} subscribers"] = json.loads(result.stdout)
+        finally:
+            server.stop()
+    server = start_rpcd(args.bin_dir, workdir)
+    try:
+        first, further = idle_rss_per_subscription(server, min(args.idle, 5000))
+        results["idle_subscription_kib"] = {"first_on_a_connection": round(first, 2), "each_further": round(further, 2)}
+    finally:
+        server.stop()
+    return results
 
 
 def main():
@@ -162,6 +241,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="rpcd-bench-")
     loadgen = os.path.join(workdir, "loadgen")
     subprocess.run(["cc", "-O2", "-o", loadgen, os.path.join(ROOT, "bench", "loadgen.c"), "-lssl", "-lcrypto"], check=True)
+    eventload = os.path.join(workdir, "eventload")
+    subprocess.run(["cc", "-O2", "-o", eventload, os.path.join(ROOT, "bench", "eventload.c")], check=True)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.idle * 2 + 1024)), hard))
 
@@ -252,6 +333,16 @@ def main():
               f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "
               f"{idle['rpcd'][0] / idle['reference'][0] if idle['reference'][0] else 0:>6.2f}")
     print(f"exec to Started (4 example modules): {record['ready_ms']} ms")
+    if want("events"):
+        events = record["events"] = events_workload(args, workdir, eventload)
+        for subscribers in (1, 100):
+            r = events[f"{subscribers} subscribers"]
+            print(f"{'kv.changed to ' + str(subscribers) + ' subscriber' + ('s' if subscribers > 1 else ''):<46} "
+                  f"{r['delivered_per_second']:>10,.0f} events/s delivered ({r['per_subscriber_per_second']:,.0f} each), "
+                  f"{r['published_per_second']:,.0f} published/s, {r['lost']} lost")
+        idle_cost = events["idle_subscription_kib"]
+        print(f"{'idle subscription RSS':<46} {idle_cost['first_on_a_connection']:>9.2f}K first on a connection, "
+              f"{idle_cost['each_further']:.2f}K each further")
 
     os.makedirs(os.path.join(ROOT, "bench-results"), exist_ok=True)
     path = os.path.join(ROOT, "bench-results", time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + ".json")

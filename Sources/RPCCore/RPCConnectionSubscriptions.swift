@@ -12,8 +12,8 @@ public protocol RPCConnectionOutput: AnyObject, Sendable {
     func writeUnsolicited(_ payload: ByteBuffer)
     func flushUnsolicited()
     /// The connection's subscriptions, made on the first `rpc.subscribe` (most connections never subscribe,
-    /// and pay nothing for it).
-    var subscriptions: RPCConnectionSubscriptions { get }
+    /// and pay nothing for it); nil once the connection is gone (a batch entry may run after that).
+    var subscriptions: RPCConnectionSubscriptions? { get }
 }
 
 /// The subscriptions of one connection (`rpc.subscribe`, `rpc.unsubscribe`), at most `maxSubscriptions`,

@@ -17,8 +17,10 @@ extension RPCDiscoverService {
         ) { (_, params: Subscribe, call) in
             // No service declares a filter yet: refusing one keeps a client from believing it applies.
             if params.filter != nil { throw RPCError.invalidParams("'\(params.event)' supports no filter") }
-            guard let output = call.output else { throw RPCError.invalidParams("this connection cannot receive events") }
-            let id = try output.subscriptions.subscribe(params.event, registry: call.registry)
+            guard let subscriptions = call.output?.subscriptions else {
+                throw RPCError.invalidParams("this connection cannot receive events")
+            }
+            let id = try subscriptions.subscribe(params.event, registry: call.registry)
             return Subscribed(subscription: id, event: params.event)
         },
         .method(
@@ -26,7 +28,7 @@ extension RPCDiscoverService {
             params: [RPCParam("subscription", schema: ["type": "integer"])],
             result: RPCParam("ended", schema: ["type": "boolean"]), readOnly: true
         ) { (_, params: Unsubscribe, call) in
-            call.output?.subscriptions.unsubscribe(params.subscription) ?? false
+            call.output?.subscriptions?.unsubscribe(params.subscription) ?? false
         },
     ]
 

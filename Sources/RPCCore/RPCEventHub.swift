@@ -18,6 +18,8 @@ public final class RPCEventHub: Sendable {
         var subscribers: [String: [RPCEventSubscription]] = [:]
         /// The registry served now: what may be subscribed to, and by whom.
         var registry: RPCServiceRegistry?
+        /// One drainer per event loop that has subscribers, by the loop's identity.
+        var drainers: [ObjectIdentifier: RPCLoopDrainer] = [:]
     }
 
     private let state = Mutex(State())
@@ -42,6 +44,17 @@ public final class RPCEventHub: Sendable {
     /// Whether anyone subscribes to `event` now (a service can skip building a payload nobody reads).
     public func hasSubscribers(_ event: String) -> Bool {
         state.withLock { $0.subscribers[event] != nil }
+    }
+
+    /// The drainer of `eventLoop`'s subscriptions (made on first use).
+    func drainer(for eventLoop: any EventLoop) -> RPCLoopDrainer {
+        state.withLock { state in
+            let key = ObjectIdentifier(eventLoop)
+            if let drainer = state.drainers[key] { return drainer }
+            let drainer = RPCLoopDrainer(eventLoop: eventLoop)
+            state.drainers[key] = drainer
+            return drainer
+        }
     }
 
     /// Registers `subscription` unless the registry served now no longer declares its event (it changed
@@ -93,7 +106,7 @@ public final class RPCEventHub: Sendable {
         guard let route = registry.events[event] else {
             return registry.service(named: route(event)) == nil ? "service removed" : "event no longer declared"
         }
-        guard registry.access.allowsSubscribing(subscription.peer, service: route.serviceName) else {
+        guard registry.access.allowsSubscribing(subscription.connection.peer, service: route.serviceName) else {
             return "access rules changed"
         }
         return nil

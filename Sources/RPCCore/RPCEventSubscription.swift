@@ -5,12 +5,13 @@ import Synchronization
 /// One client's subscription to one event: a bounded queue between the publishers (any thread) and the
 /// connection's event loop, which writes the queued events as `rpc.event` notifications.
 ///
-///     publish ──▶ enqueue (lock; drop the oldest when full) ──▶ loop.execute(drain) once per burst
-///                                                               │
+///     publish ──▶ enqueue (lock; drop the oldest when full) ──▶ RPCLoopDrainer: one loop.execute per burst
+///                                                               │          for all of the loop's subscriptions
 ///     socket ◀── rpc.eventsLost (if any) + rpc.event … ◀────────┘ while the channel is writable
 ///
 /// A publisher never waits: it takes the queue's lock for an append and schedules a drain only when none is
-/// pending. The drain writes while the channel is writable; when the client stops reading (NIO's outbound
+/// pending (through its loop's drainer, so a publish reaching many subscribers on one loop costs that loop
+/// one task, not one per subscriber). The drain writes while the channel is writable; when the client stops reading (NIO's outbound
 /// buffer past its high-water mark) the queue fills to `capacity`, then each new event drops the oldest,
 /// and the next frame the client gets is `rpc.eventsLost` with the count. `seq` counts the events published
 /// to the subscription from 1, lost ones included, so a gap is visible too.
@@ -18,10 +19,12 @@ final class RPCEventSubscription: Sendable {
     let id: Int
     /// The full event name, `service.event`.
     let event: String
-    let peer: RPCPeer
+    /// Whose subscription it is (its peer is what the access rules judge on a reload).
+    let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
     private let capacity: Int
     private let hub: RPCEventHub
+    private let drainer: RPCLoopDrainer
     /// The connection's subscriptions; only touched on `eventLoop`.
     private let owner: NIOLoopBound<RPCConnectionSubscriptions>
     private let queue: Mutex<Queue>
@@ -38,13 +41,14 @@ final class RPCEventSubscription: Sendable {
     init(id: Int, event: String, owner: RPCConnectionSubscriptions, capacity: Int, hub: RPCEventHub) {
         self.id = id
         self.event = event
-        self.peer = owner.connection.peer
+        self.connection = owner.connection
         self.eventLoop = owner.eventLoop
         self.capacity = capacity
         self.hub = hub
+        self.drainer = hub.drainer(for: owner.eventLoop)
         self.owner = NIOLoopBound(owner, eventLoop: owner.eventLoop)
-        // Room for a few: an idle subscription should cost little; the buffer grows up to `capacity` if needed.
-        self.queue = Mutex(Queue(events: CircularBuffer(initialCapacity: min(capacity, 4))))
+        // Room for one: an idle subscription should cost little; the buffer grows up to `capacity` if needed.
+        self.queue = Mutex(Queue(events: CircularBuffer(initialCapacity: 1)))
     }
 
     /// Called by publishers, from any thread.
@@ -62,7 +66,7 @@ final class RPCEventSubscription: Sendable {
             queue.draining = true
             return true
         }
-        if schedule { eventLoop.execute { self.drain() } }
+        if schedule { drainer.schedule(self) }
     }
 
     /// Writes what is queued while the connection can take it. On `eventLoop`.
@@ -94,7 +98,7 @@ final class RPCEventSubscription: Sendable {
             wrote = true
             budget -= 1
         }
-        eventLoop.execute { self.drain() }
+        drainer.schedule(self)
     }
 
     /// No more events: the client unsubscribed or the connection closed. Any thread.
@@ -109,5 +113,38 @@ final class RPCEventSubscription: Sendable {
     func endedByServer(reason: String) {
         end()
         eventLoop.execute { self.owner.value.endedByServer(self, reason: reason) }
+    }
+}
+
+/// Runs the drains of one event loop's subscriptions: publishers hand it the subscriptions that got events,
+/// and it runs them all in one task on the loop, scheduled once per burst. Thread-safe; one per event loop,
+/// kept by the hub for the daemon's life.
+final class RPCLoopDrainer: Sendable {
+    let eventLoop: any EventLoop
+    private let waiting = Mutex<(subscriptions: [RPCEventSubscription], scheduled: Bool)>(([], false))
+
+    init(eventLoop: any EventLoop) {
+        self.eventLoop = eventLoop
+    }
+
+    /// Any thread.
+    func schedule(_ subscription: RPCEventSubscription) {
+        let first = waiting.withLock { waiting -> Bool in
+            waiting.subscriptions.append(subscription)
+            defer { waiting.scheduled = true }
+            return !waiting.scheduled
+        }
+        if first { eventLoop.execute { self.drainWaiting() } }
+    }
+
+    private func drainWaiting() {
+        let due = waiting.withLock { waiting in
+            defer {
+                waiting.subscriptions.removeAll(keepingCapacity: true)
+                waiting.scheduled = false
+            }
+            return waiting.subscriptions
+        }
+        for subscription in due { subscription.drain() }
     }
 }

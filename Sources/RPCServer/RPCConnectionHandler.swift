@@ -201,10 +201,11 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
         if !batchingFlushes { flushIfPending() }
     }
 
-    var subscriptions: RPCConnectionSubscriptions {
+    var subscriptions: RPCConnectionSubscriptions? {
         if let eventSubscriptions { return eventSubscriptions }
+        guard let context else { return nil }
         let made = RPCConnectionSubscriptions(
-            connection: connection, eventLoop: context!.eventLoop, output: self, hub: router.events,
+            connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events,
             maxSubscriptions: maxSubscriptions, maxQueuedEvents: maxQueuedEvents)
         eventSubscriptions = made
         return made

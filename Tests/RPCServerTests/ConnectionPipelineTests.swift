@@ -24,16 +24,8 @@ final class ConnectionPipelineTests: XCTestCase {
             parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
             listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
         reads = ReadCounter()
-        channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandler(reads)
-        try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(
-                configuration: configuration, router: router, connection: connection,
-                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
-                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        channel = try PipelineChannel.make(configuration: configuration, router: router, first: reads)
     }
 
     override func tearDown() {
@@ -41,21 +33,11 @@ final class ConnectionPipelineTests: XCTestCase {
     }
 
     private func frame(_ payload: String) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeLengthPrefixedFrame(payload)
-        return buffer
+        PipelineChannel.frame(payload)
     }
 
-    /// Reads every frame written so far (the prepender writes length and payload as two buffers).
     private func outboundFrames() throws -> [String] {
-        var bytes = ByteBuffer()
-        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var frames: [String] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            frames.append(try XCTUnwrap(bytes.readString(length: Int(length))))
-        }
-        XCTAssertEqual(bytes.readableBytes, 0, "no partial frame")
-        return frames
+        try PipelineChannel.writtenFrames(channel)
     }
 
     func testRequestFrameGetsReplyFrame() throws {

@@ -31,14 +31,7 @@ final class EventDeliveryTests: XCTestCase {
         let configuration = RPCServer.Configuration(
             listen: [], maxSubscriptionsPerConnection: maxSubscriptions, maxQueuedEvents: maxQueuedEvents,
             idleTimeout: idleTimeout)
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
-        channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(
-                configuration: configuration, router: router, connection: connection,
-                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
-                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        channel = try PipelineChannel.make(configuration: configuration, router: router)
     }
 
     override func tearDown() {
@@ -46,19 +39,11 @@ final class EventDeliveryTests: XCTestCase {
     }
 
     private func send(_ payload: String) throws {
-        var buffer = ByteBuffer()
-        buffer.writeLengthPrefixedFrame(payload)
-        try channel.writeInbound(buffer)
+        try channel.writeInbound(PipelineChannel.frame(payload))
     }
 
     private func outboundFrames() throws -> [String] {
-        var bytes = ByteBuffer()
-        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var frames: [String] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            frames.append(try XCTUnwrap(bytes.readString(length: Int(length))))
-        }
-        return frames
+        try PipelineChannel.writtenFrames(channel)
     }
 
     private func publish(_ values: ClosedRange<Int>) {

@@ -79,7 +79,9 @@ class Daemon:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-class PythonClientTest(unittest.TestCase):
+class ExampleDaemonTest(unittest.TestCase):
+    """One rpcd serving the shipped handler files for all tests of the class."""
+
     @classmethod
     def setUpClass(cls):
         cls.daemon = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
@@ -88,6 +90,8 @@ class PythonClientTest(unittest.TestCase):
     def tearDownClass(cls):
         cls.daemon.stop()
 
+
+class PythonClientTest(ExampleDaemonTest):
     def test_call_over_tcp_and_unix_socket(self):
         for address in (self.daemon.tcp_address, self.daemon.socket_path):
             with Client(address) as client:
@@ -142,17 +146,9 @@ class PythonClientTest(unittest.TestCase):
         self.assertEqual(json.loads(result.stdout), 5)
 
 
-class PythonEventTest(unittest.TestCase):
+class PythonEventTest(ExampleDaemonTest):
     """Events with the standard library only: subscribe, read rpc.event notifications between calls,
     unsubscribe."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.stop()
 
     def test_subscribe_receive_and_unsubscribe(self):
         # kv.set changes state: over the Unix socket, as root or group rpcd (the shipped access rules).

@@ -1,0 +1,47 @@
+import Logging
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import RPCLogging
+@testable import RPCServer
+import RPCWire
+import XCTest
+
+/// An `EmbeddedChannel` with exactly the per-connection pipeline the server installs, connected, for tests
+/// that drive it with frames.
+enum PipelineChannel {
+    /// `first` (a probe, say) goes in before the server's handlers.
+    static func make(
+        configuration: RPCServer.Configuration, router: RPCRouter, first: (any ChannelHandler)? = nil
+    ) throws -> EmbeddedChannel {
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
+        let channel = EmbeddedChannel()
+        if let first { try channel.pipeline.syncOperations.addHandler(first) }
+        try channel.pipeline.syncOperations.addHandlers(
+            ConnectionPipeline.handlers(
+                configuration: configuration, router: router, connection: connection,
+                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
+                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        return channel
+    }
+
+    /// One frame holding `payload`, as a client sends it.
+    static func frame(_ payload: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeLengthPrefixedFrame(payload)
+        return buffer
+    }
+
+    /// Every frame `channel` wrote so far, as text (the encoder may write length and payload as two buffers).
+    static func writtenFrames(_ channel: EmbeddedChannel, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        var frames: [String] = []
+        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
+            frames.append(try XCTUnwrap(bytes.readString(length: Int(length)), file: file, line: line))
+        }
+        XCTAssertEqual(bytes.readableBytes, 0, "no partial frame", file: file, line: line)
+        return frames
+    }
+}
