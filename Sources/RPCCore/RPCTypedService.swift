@@ -17,11 +17,17 @@ public protocol RPCTypedService: RPCService {
     static var summary: String { get }
     /// The methods, in the order `rpc.discover` lists them.
     static var methods: [RPCServiceMethod<Self>] { get }
+    /// The events it publishes (through `RPCRouter.events`, as `name.event`), declared with the methods so
+    /// that they are discovered and fingerprinted the same way. Default: none.
+    static var events: [RPCEventDescriptor] { get }
 }
 
 extension RPCTypedService {
+    public static var events: [RPCEventDescriptor] { [] }
+
     public static func makeDescriptor() -> RPCServiceDescriptor {
-        RPCServiceDescriptor(name: name, version: version, summary: summary, methods: methods.map(\.descriptor))
+        RPCServiceDescriptor(
+            name: name, version: version, summary: summary, methods: methods.map(\.descriptor), events: events)
     }
 
     public func handle(_ call: RPCCall, responder: RPCResponder) {

@@ -1,3 +1,4 @@
+import NIOCore
 import RPCCore
 import RPCJSON
 import XCTest
@@ -65,5 +66,23 @@ final class DiscoveryTests: XCTestCase {
         let document = try XCTUnwrap(harness.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"])
         XCTAssertEqual(document["x-events"], [["name": "ticks.tick", "summary": "Every second", "schema": ["type": "integer"]]])
         XCTAssertEqual(document["x-rpcd-services"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["rpc", "ticks"])
+    }
+
+    /// A built-in service declares its events beside its methods, and publishes them through the router's hub.
+    func testATypedServiceDeclaresItsEventsWithItsMethods() throws {
+        struct Clock: RPCTypedService {
+            static let name = "clock"
+            static let version = "1"
+            static let summary = "Ticks"
+            static let methods: [RPCServiceMethod<Clock>] = [.method("now", readOnly: true) { _, _ in 0 }]
+            static let events = [RPCEventDescriptor(name: "tick", schema: ["type": "integer"])]
+            let descriptor = Self.makeDescriptor()
+        }
+        XCTAssertEqual(Clock().descriptor.events.map(\.name), ["tick"])
+        let harness = try RouterHarness(services: [Clock(), RPCDiscoverService()])
+        XCTAssertNotNil(harness.router.registry.events["clock.tick"])
+        XCTAssertFalse(harness.router.events.hasSubscribers("clock.tick"))
+        harness.router.events.publish("clock.tick", payload: ByteBuffer(string: "1"))
+        XCTAssertEqual(harness.router.events.published.value, 1)
     }
 }
