@@ -132,6 +132,24 @@ final class EventDeliveryTests: XCTestCase {
         XCTAssertEqual(try outboundFrames(), [])
     }
 
+    /// A reload whose access rules no longer let the peer read the service ends the subscription too.
+    func testRulesThatNoLongerAllowTheSubscriberEndItsSubscription() throws {
+        try makeChannel()
+        try subscribe()
+        let closed = RPCAccessPolicy(
+            default: RPCAccessRule(allow: [], allowRead: []),
+            services: ["rpc": RPCAccessRule(allow: [], allowRead: [.anyone])])
+        router.replaceRegistry(try RPCServiceRegistry(services: [TickService(), RPCDiscoverService()], access: closed))
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(
+            try outboundFrames(),
+            [#"{"jsonrpc":"2.0","method":"rpc.subscriptionEnded","params":{"reason":"access rules changed","subscription":1}}"#])
+        try send(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":["ticks.tick"],"id":3}"#)
+        XCTAssertEqual(
+            try outboundFrames(),
+            [#"{"jsonrpc":"2.0","error":{"code":-32007,"message":"Access denied","data":{"method":"ticks.tick"}},"id":3}"#])
+    }
+
     /// The same service in a new registry (a reloaded module) keeps its subscribers, with no gap in `seq`.
     func testARegistryThatKeepsTheEventKeepsItsSubscriptions() throws {
         try makeChannel()
