@@ -81,17 +81,14 @@ struct KV: RPCModule {
                 "set", summary: "Stores value (any JSON value) under key, replacing what was there; returns true. Error 2 when the store is full.",
                 params: [.string("key"), .any("value")], result: .boolean("stored"), mayBlock: true
             ) { (kv, p: SetParams) in
-                try kv.store.set(p.key, p.value)
-                kv.context.emit(changed, Change(key: p.key, value: p.value))
+                try kv.store.set(p.key, p.value) { kv.context.emit(changed, Change(key: p.key, value: p.value)) }
                 return true
             },
             .method(
                 "delete", summary: "Removes key; returns whether it existed.", params: [.string("key")],
                 result: .boolean("existed"), mayBlock: true
             ) { (kv, p: KeyParams) in
-                let existed = try kv.store.delete(p.key)
-                if existed { kv.context.emit(changed, Change(key: p.key, deleted: true)) }
-                return existed
+                try kv.store.delete(p.key) { kv.context.emit(changed, Change(key: p.key, deleted: true)) }
             },
             .method(
                 "list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"]),

@@ -56,8 +56,9 @@ final class KVStore: Sendable {
         values.withLock { $0.entries.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
     }
 
-    /// Stores `value`; past a limit, throws "Store full" and changes nothing.
-    func set(_ key: String, _ value: JSONValue) throws {
+    /// Stores `value`; past a limit, throws "Store full" and changes nothing. `changed` runs under the store's
+    /// lock once the change is made, so what it reports (`kv.changed`) comes in the order the changes were made.
+    func set(_ key: String, _ value: JSONValue, changed: () -> Void = {}) throws {
         try values.withLock { store in
             let previous = store.entries[key]
             let bytes = store.bytes - (previous.map { Self.size(key, $0) } ?? 0) + Self.size(key, value)
@@ -71,11 +72,12 @@ final class KVStore: Sendable {
                 throw error
             }
             store.bytes = bytes
+            changed()
         }
     }
 
-    /// Whether the key existed.
-    func delete(_ key: String) throws -> Bool {
+    /// Whether the key existed; `changed` runs as for `set`, when it did.
+    func delete(_ key: String, changed: () -> Void = {}) throws -> Bool {
         try values.withLock { store in
             guard let previous = store.entries.removeValue(forKey: key) else { return false }
             do {
@@ -85,6 +87,7 @@ final class KVStore: Sendable {
                 throw error
             }
             store.bytes -= Self.size(key, previous)
+            changed()
             return true
         }
     }
