@@ -7,8 +7,12 @@
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
 //               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
-//   RPCBinding  declared parameters, and binding a call's params to them: shared by the built-in services
-//               and the Swift module SDK (RPCJSON, RPCProtocol)
+//   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
+//               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
+//   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
+//               proxies over a transport (RPCBinding only; what the macros generate code for)
+//   RPCMacrosPlugin  the @RPCInterface compiler plugin (swift-syntax); runs in the compiler, linked nowhere
+//   RPCMacros   the macro declarations apps and modules import (RPCInterface, the plugin); never in rpcd
 //   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
 //   RPCWire     length-prefixed framing (NIOCore)
 //   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, replies (NIOCore)
@@ -17,6 +21,7 @@
 //   RPCServer   listeners and channel handlers on NIOPosix; built-in services
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
+//   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
@@ -28,6 +33,7 @@
 //   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -38,6 +44,9 @@ let package = Package(
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
         .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
+        // Declaring a service once, as a Swift protocol, for modules and clients alike (docs/CLIENT.md).
+        .library(name: "RPCMacros", targets: ["RPCMacros"]),
+        .library(name: "RPCExampleInterfaces", targets: ["RPCExampleInterfaces"]),
         // Example plugin modules, loaded by rpcd with dlopen (libecho.so, libcalc.so, ...).
         .library(name: "echo", type: .dynamic, targets: ["EchoModule"]),
         .library(name: "calc", type: .dynamic, targets: ["CalcModule"]),
@@ -52,6 +61,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        // Only for the @RPCInterface compiler plugin: rpcd's own targets never depend on it.
+        .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
     ],
     targets: [
         .target(name: "RPCJSON"),
@@ -102,10 +113,23 @@ let package = Package(
             ]
         ),
         .target(name: "CRPCDModule"),
-        .target(name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol", "RPCBinding"]),
+        .target(name: "RPCInterface", dependencies: ["RPCBinding", "RPCJSON", "RPCProtocol"]),
+        .macro(
+            name: "RPCMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxBuilder", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]
+        ),
+        .target(name: "RPCMacros", dependencies: ["RPCInterface", "RPCMacrosPlugin"]),
+        .target(
+            name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol", "RPCBinding", "RPCInterface"]),
+        .target(name: "RPCExampleInterfaces", dependencies: ["RPCMacros"], path: "Sources/Modules/Interfaces"),
         .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo"),
-        .target(name: "CalcModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Calc"),
-        .target(name: "KVModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/KV"),
+        .target(name: "CalcModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/Calc"),
+        .target(name: "KVModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/KV"),
         .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo"),
         .target(name: "CRPCDHostSupport"),
         .target(
@@ -131,7 +155,7 @@ let package = Package(
         .target(
             name: "RPCClient",
             dependencies: [
-                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS", "RPCBinding",
+                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS", "RPCBinding", "RPCInterface",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -230,6 +254,11 @@ let package = Package(
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        // One protocol, both sides: the macro's declarations, a module and a proxy from it, in-process.
+        .testTarget(
+            name: "RPCInterfaceTests",
+            dependencies: ["RPCMacros", "RPCInterface", "RPCModuleSDK", "RPCCore", "RPCExampleInterfaces"]
+        ),
         .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", 

@@ -68,6 +68,36 @@ public enum ParamsBinding {
         }
     }
 
+    /// Decodes one bound member (what `bind(_:to:)` returned) into `type`, for code that takes each parameter
+    /// as an argument of its own (typed interfaces) rather than a `Params` struct. An absent member is `nil` for
+    /// an `Optional` type, else -32602 "missing parameter"; a `DecodingError` is -32602 with a detail naming
+    /// the parameter, as `decode(_:from:)` gives.
+    public static func decode<Value: Decodable>(
+        _ type: Value.Type, member name: String, of members: [String: JSONValue]
+    ) throws -> Value {
+        guard let value = members[name] else {
+            if let optional = Value.self as? any AbsentDecodable.Type { return optional.absent as! Value }
+            throw RPCError.invalidParams("missing parameter '\(name)'")
+        }
+        // The common types without a decoder; their schemas were checked when they were bound.
+        switch Value.self {
+        case is Double.Type: if let number = value.doubleValue { return number as! Value }
+        case is String.Type: if let text = value.stringValue { return text as! Value }
+        case is JSONValue.Type: return value as! Value
+        default: break
+        }
+        do {
+            return try JSONValueDecoder().decode(Value.self, from: value)
+        } catch let error as DecodingError {
+            throw RPCError.invalidParams(detail(for: error.prefixed(by: MemberKey(name)), in: [name: value]))
+        }
+    }
+
+    /// What is wrong with `value` under `schema` (the part `bind(_:to:)` enforces), or nil when it passes.
+    public static func problem(with value: JSONValue, against schema: JSONValue) -> String? {
+        SchemaCheck.problem(with: value, against: schema)
+    }
+
     /// "missing parameter 'a'", "parameter 'a': expected a number, got a string", ...
     static func detail(for error: DecodingError, in value: JSONValue) -> String {
         switch error {
@@ -139,6 +169,43 @@ public enum ParamsBinding {
     }
 }
 
+/// What a missing optional member decodes to.
+protocol AbsentDecodable {
+    static var absent: Self { get }
+}
+
+extension Optional: AbsentDecodable {
+    static var absent: Self { nil }
+}
+
+private struct MemberKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+extension DecodingError {
+    /// The same error, one level deeper: its coding path starts with `key`.
+    fileprivate func prefixed(by key: any CodingKey) -> DecodingError {
+        switch self {
+        case .typeMismatch(let type, let context): .typeMismatch(type, context.prefixed(by: key))
+        case .valueNotFound(let type, let context): .valueNotFound(type, context.prefixed(by: key))
+        case .keyNotFound(let missing, let context): .keyNotFound(missing, context.prefixed(by: key))
+        case .dataCorrupted(let context): .dataCorrupted(context.prefixed(by: key))
+        @unknown default: self
+        }
+    }
+}
+
+extension DecodingError.Context {
+    fileprivate func prefixed(by key: any CodingKey) -> DecodingError.Context {
+        DecodingError.Context(
+            codingPath: [key] + codingPath, debugDescription: debugDescription, underlyingError: underlyingError)
+    }
+}
+
 /// The part of JSON Schema the SDK enforces: `type`, `minimum`, `maximum`, `enum` at the top level.
 enum SchemaCheck {
     /// What is wrong with `value`, or nil when it passes (or the schema is not an object).
@@ -204,6 +271,9 @@ enum SchemaCheck {
 /// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder` (sorted keys). A value JSON
 /// cannot carry (a non-finite number) throws an `EncodingError`, which reaches the client as -32603.
 public enum ResultEncoding {
+    /// The result of a method that returns nothing.
+    public static let null: [UInt8] = Array("null".utf8)
+
     public static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
         // The common results skip JSONEncoder, whose set-up costs more than the rest of a small call; they
         // come out exactly as JSONEncoder would write them.

@@ -2,3 +2,5 @@
 /// `RPCError` (what the server answered a failed call with) and `RPCEndpoint` (where to connect).
 @_exported import RPCJSON
 @_exported import RPCProtocol
+/// Typed proxies: `RPCProxy`, `RPCProxyError`, `RPCDocumentedError` (see `RPCClient.proxy`).
+@_exported import RPCInterface

@@ -4,3 +4,5 @@
 @_exported import RPCBinding
 @_exported import RPCJSON
 @_exported import RPCProtocol
+/// `RPCInterfaceModule`'s declarations and documented errors (`RPCDocumentedError`).
+@_exported import RPCInterface

@@ -49,8 +49,8 @@ final class ExampleModulesTests: XCTestCase {
         try await instance.expectResult("sum", "[1, 2, 3.5]", 6.5)
         try await instance.expectResult("sum", nil, 0)
         try await instance.expectResult("sum", "[]", 0)
-        try await instance.expectInvalidParams("sum", #"[1, "x"]"#, "params[1] is not a number")
-        try await instance.expectInvalidParams("sum", #"{"a": 1}"#, "calc.sum takes its numbers by position")
+        try await instance.expectInvalidParams("sum", #"[1, "x"]"#, "params[1]: expected a number, got a string")
+        try await instance.expectInvalidParams("sum", #"{"a": 1}"#, "sum takes its params as a list, by position")
         let add = try XCTUnwrap(calc.method("add"))
         XCTAssertEqual(try JSONValue(parsing: String(cString: add.params[0].schema_json)), ["type": "number"])
     }

@@ -1,89 +1,39 @@
+import RPCExampleInterfaces
 import RPCModuleSDK
 
-/// `calc`: arithmetic on JSON numbers (as `Double`s).
-///
-/// Errors of its own:
-/// - 1 "Division by zero", data `{"dividend": x}`
-/// - 2 "Result out of range", data `{"result": "inf"}` (or "-inf", "nan") when the result is not finite
-struct Calc: RPCModule {
-    static let name = "calc"
+/// `calc`: arithmetic on JSON numbers (as `Double`s). Its interface, `Calculator`, is declared once
+/// (Sources/Modules/Interfaces) for this module and its clients; the errors of its own are documented there:
+/// 1 `DivisionByZero`, 2 `ResultOutOfRange` (data `{"result": "inf"}`, "-inf" or "nan", when a result is not
+/// finite).
+struct Calc: SyncCalculator, RPCInterfaceModule {
     static let version = "1.0.0"
-    static let summary = "Adds, subtracts, multiplies and divides numbers."
 
     init(context: RPCModuleContext) {}
 
-    struct Pair: Decodable {
-        let a: Double
-        let b: Double
+    func add(a: Double, b: Double) throws -> Double {
+        try Self.finite(a + b)
     }
 
-    struct Difference: Decodable {
-        let minuend: Double
-        let subtrahend: Double
+    func subtract(minuend: Double, subtrahend: Double) throws -> Double {
+        try Self.finite(minuend - subtrahend)
     }
 
-    struct Quotient: Decodable {
-        let dividend: Double
-        let divisor: Double
+    func multiply(a: Double, b: Double) throws -> Double {
+        try Self.finite(a * b)
     }
 
-    static var methods: [RPCModuleMethod<Calc>] {
-        [
-            .method(
-                "add", summary: "Returns a + b.", params: [.number("a"), .number("b")], result: .number("sum"),
-                readOnly: true
-            ) { (_, p: Pair) in
-                try finite(p.a + p.b)
-            },
-            .method(
-                "subtract", summary: "Returns minuend - subtrahend.",
-                params: [.number("minuend"), .number("subtrahend")], result: .number("difference"), readOnly: true
-            ) { (_, p: Difference) in
-                try finite(p.minuend - p.subtrahend)
-            },
-            .method(
-                "multiply", summary: "Returns a * b.", params: [.number("a"), .number("b")],
-                result: .number("product"), readOnly: true
-            ) { (_, p: Pair) in
-                try finite(p.a * p.b)
-            },
-            .method(
-                "divide", summary: "Returns dividend / divisor; error 1 when divisor is 0.",
-                params: [.number("dividend"), .number("divisor")], result: .number("quotient"), readOnly: true
-            ) { (_, p: Quotient) in
-                guard p.divisor != 0 else {
-                    throw RPCError(code: 1, message: "Division by zero", data: ["dividend": .number(p.dividend)])
-                }
-                return try finite(p.dividend / p.divisor)
-            },
-            .raw(
-                "sum", summary: "Returns the sum of any count of numbers given by position (0 for none).",
-                result: .number("sum"), readOnly: true
-            ) { _, params in
-                let numbers: [JSONValue]
-                switch params {
-                case .null: numbers = []
-                case .array(let elements): numbers = elements
-                default: throw RPCError.invalidParams("calc.sum takes its numbers by position")
-                }
-                var total = 0.0
-                for (position, element) in numbers.enumerated() {
-                    guard let value = element.doubleValue else {
-                        throw RPCError.invalidParams("params[\(position)] is not a number")
-                    }
-                    total += value
-                }
-                return .number(try finite(total))
-            },
-        ]
+    func divide(dividend: Double, divisor: Double) throws -> Double {
+        guard divisor != 0 else { throw DivisionByZero(dividend: dividend) }
+        return try Self.finite(dividend / divisor)
+    }
+
+    func sum(_ numbers: [Double]) throws -> Double {
+        try Self.finite(numbers.reduce(0, +))
     }
 
     /// Rejects infinities and NaN, which JSON cannot carry.
     static func finite(_ value: Double) throws -> Double {
-        guard value.isFinite else {
-            throw RPCError(
-                code: 2, message: "Result out of range", data: ["result": .string(value.isNaN ? "nan" : value > 0 ? "inf" : "-inf")])
-        }
+        guard value.isFinite else { throw ResultOutOfRange(result: value.isNaN ? "nan" : value > 0 ? "inf" : "-inf") }
         return value
     }
 }

@@ -1,3 +1,4 @@
+import RPCExampleInterfaces
 import RPCModuleSDK
 
 /// `kv`: a store of JSON values under string keys, shared by all clients of one handler.
@@ -9,15 +10,13 @@ import RPCModuleSDK
 /// `[Config]` `MaxKeys=` (default 10000) and `MaxBytes=` (default 1048576: keys and values' JSON together)
 /// bound the store, so that no client can grow it — and the file rewritten on every change — without limit.
 ///
-/// Errors of its own: 1 "No such key", data `{"key": KEY}`; 2 "Store full", data `{"limit": "MaxKeys" or
-/// "MaxBytes", "value": N}`, when a `set` would pass a bound (nothing is changed).
+/// Its interface, `KeyValueStore`, is declared once (Sources/Modules/Interfaces) for this module and its
+/// clients, with its errors: 1 `NoSuchKey`; 2 `StoreFull` when a `set` would pass a bound (nothing is changed).
 ///
 /// Event `kv.changed` after every change: `{"key": K, "value": V}` for a set, `{"key": K, "deleted": true}`
-/// for a delete of a key that existed.
-struct KV: RPCModule {
-    static let name = "kv"
+/// for a delete of a key that existed (declared with the interface: `KeyValueStoreEvents.changed`).
+struct KV: SyncKeyValueStore, RPCInterfaceModule {
     static let version = "1.0.0"
-    static let summary = "Stores JSON values under string keys, optionally persisted to a file."
 
     let store: KVStore
     let context: RPCModuleContext
@@ -28,12 +27,7 @@ struct KV: RPCModule {
         var deleted: Bool?
     }
 
-    static let changed = RPCModuleEvent<Change>(
-        "changed", summary: "A key was set (with its new value) or deleted.",
-        schema: [
-            "type": "object", "required": ["key"],
-            "properties": ["key": ["type": "string"], "value": [:], "deleted": ["type": "boolean", "const": true]],
-        ])
+    static let changed = RPCModuleEvent<Change>(KeyValueStoreEvents.changed)
     static var events: [any RPCModuleEventDeclaration] { [changed] }
 
     init(context: RPCModuleContext) throws {
@@ -57,46 +51,22 @@ struct KV: RPCModule {
         return value
     }
 
-    struct KeyParams: Decodable {
-        let key: String
+    func get(key: String) throws -> JSONValue {
+        guard let value = store.get(key) else { throw NoSuchKey(key: key) }
+        return value
     }
 
-    struct SetParams: Decodable {
-        let key: String
-        let value: JSONValue
+    func set(key: String, value: JSONValue) throws -> Bool {
+        try store.set(key, value) { context.emit(Self.changed, Change(key: key, value: value)) }
+        return true
     }
 
-    static var methods: [RPCModuleMethod<KV>] {
-        [
-            .method(
-                "get", summary: "Returns the value stored under key; error 1 when there is none.",
-                params: [.string("key")], result: .any("value"), readOnly: true
-            ) { (kv, p: KeyParams) in
-                guard let value = kv.store.get(p.key) else {
-                    throw RPCError(code: 1, message: "No such key", data: ["key": .string(p.key)])
-                }
-                return value
-            },
-            .method(
-                "set", summary: "Stores value (any JSON value) under key, replacing what was there; returns true. Error 2 when the store is full.",
-                params: [.string("key"), .any("value")], result: .boolean("stored"), mayBlock: true
-            ) { (kv, p: SetParams) in
-                try kv.store.set(p.key, p.value) { kv.context.emit(changed, Change(key: p.key, value: p.value)) }
-                return true
-            },
-            .method(
-                "delete", summary: "Removes key; returns whether it existed.", params: [.string("key")],
-                result: .boolean("existed"), mayBlock: true
-            ) { (kv, p: KeyParams) in
-                try kv.store.delete(p.key) { kv.context.emit(changed, Change(key: p.key, deleted: true)) }
-            },
-            .method(
-                "list", summary: "Returns every key, sorted.", result: .array("keys", items: ["type": "string"]),
-                readOnly: true
-            ) { kv in
-                kv.store.keys()
-            },
-        ]
+    func delete(key: String) throws -> Bool {
+        try store.delete(key) { context.emit(Self.changed, Change(key: key, deleted: true)) }
+    }
+
+    func list() -> [String] {
+        store.keys()
     }
 }
 

@@ -1,3 +1,4 @@
+import RPCExampleInterfaces
 import RPCModuleSDK
 import Synchronization
 
@@ -15,15 +16,15 @@ struct KVStoreError: Error, CustomStringConvertible {
 }
 
 /// The store is bounded: a client must not be able to grow it (and the file rewritten on every change) without
-/// limit. What a `set` past a bound answers, error 2 "Store full" with the limit's name and value.
+/// limit. What a `set` past a bound answers, error 2 `StoreFull` with the limit's name and value.
 struct KVLimits: Sendable {
     /// `[Config] MaxKeys=`: keys at most.
     var maxKeys = 10_000
     /// `[Config] MaxBytes=`: the keys and the values' JSON text together, in bytes, at most.
     var maxBytes = 1 << 20
 
-    static func full(_ limit: String, _ value: Int) -> RPCError {
-        RPCError(code: 2, message: "Store full", data: ["limit": .string(limit), "value": .number(value)])
+    static func full(_ limit: String, _ value: Int) -> StoreFull {
+        StoreFull(limit: limit, value: value)
     }
 }
 

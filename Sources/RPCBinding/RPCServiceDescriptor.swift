@@ -1,9 +1,9 @@
-import JSONRPC
-import RPCBinding
 import RPCJSON
 import RPCProtocol
 
-/// What a service offers: the single source of `rpc.discover` entries and of the interface fingerprint.
+/// What a service offers: the single source of `rpc.discover` entries and of the interface fingerprint, for
+/// built-in services, modules (`RPCModules` reads it from the C descriptor) and typed interfaces (`RPCInterface`
+/// builds it from a Swift protocol) alike.
 public struct RPCServiceDescriptor: Hashable, Sendable {
     /// The service name: the part of a method name before the first dot (`calc` in `calc.add`).
     public var name: String

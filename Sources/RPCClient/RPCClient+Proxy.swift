@@ -1,0 +1,28 @@
+import RPCInterface
+
+extension RPCClient: RPCProxyTransport {
+    /// One call for a proxy: the server's error object is thrown as the `RPCError` it holds (the proxy turns
+    /// documented ones into their types), any other failure as the `RPCClientError` it is.
+    public func callForProxy(_ method: String, params: JSONValue) async throws -> JSONValue {
+        do {
+            return try await call(method, params: params == .null ? nil : params)
+        } catch .remote(let error) {
+            throw error
+        }
+    }
+
+    /// A proxy for an interface declared with `@RPCInterface`, calling through this client:
+    /// `let calc = try await client.proxy(CalculatorProxy.self)`, then `try await calc.add(a: 1, b: 2)`.
+    ///
+    /// Before returning, it compares the fingerprint the proxy was compiled with against the server's for
+    /// `service` (from `rpc.discover`) and throws `RPCProxyError.fingerprintMismatch`, naming both, when they
+    /// differ; `fingerprintCheck: .skipped` calls across interface versions on purpose.
+    ///
+    /// - Parameter service: the service name the server serves the interface under (default: the declared one;
+    ///   a handler file can rename it with `Service=`).
+    public func proxy<Proxy: RPCProxy>(
+        _ type: Proxy.Type, service: String? = nil, fingerprintCheck: RPCFingerprintCheck = .required
+    ) async throws -> Proxy {
+        try await Proxy.connect(self, service: service, fingerprintCheck: fingerprintCheck)
+    }
+}

@@ -1,0 +1,61 @@
+import RPCInterface
+
+/// A module that implements an interface declared with `@RPCInterface`: its service name, summary and methods
+/// come from the declaration, so `rpc.discover` and the fingerprint are the declaration's and a proxy compiled
+/// from the same protocol is served.
+///
+/// ```swift
+/// struct Calc: SyncCalculator, RPCInterfaceModule {
+///     static let version = "1.0.0"
+///     init(context: RPCModuleContext) {}
+///     func add(a: Double, b: Double) throws -> Double { a + b }
+/// }
+///
+/// @_cdecl("rpcd_module_entry_v1")
+/// public func rpcdModuleEntry() -> UnsafeRawPointer { RPCModuleExport.entry(Calc.self) }
+/// ```
+///
+/// `rpcInterface` and `rpcImplementations` are written by the macro, as members of the protocol every
+/// conforming type has; nothing to implement but the protocol's methods. Conform to the protocol itself
+/// (`Calculator`) when methods `await`; to its `Sync` form (`SyncCalculator`) when none does, and each call is
+/// a plain function call on rpcd's thread, without a task. Calls are bound, checked and mapped
+/// to errors exactly as for `RPCModuleMethod.method` (the same `ParamsBinding`).
+public protocol RPCInterfaceModule: RPCModule {
+    static var rpcInterface: RPCInterfaceDeclaration { get }
+    static var rpcImplementations: [RPCMethodImplementation<Self>] { get }
+}
+
+extension RPCInterfaceModule {
+    public static var name: String { rpcInterface.service }
+    public static var summary: String { rpcInterface.summary }
+    public static var methods: [RPCModuleMethod<Self>] { rpcImplementations.map(RPCModuleMethod.init(implementing:)) }
+}
+
+extension RPCModuleMethod {
+    /// The module method that runs one declared method of an interface. A method of a module that conforms to the interface's `Sync` protocol runs without a task, as a body
+    /// that is not `async` does (`RPCModuleMethod.method`).
+    public init(implementing method: RPCMethodImplementation<Module>) {
+        let descriptor = method.descriptor
+        let mayBlock = descriptor.flags.contains(.mayBlock)
+        let readOnly = descriptor.flags.contains(.readOnly)
+        if method.runsNow {
+            self.init(
+                name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
+                result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
+                runNow: { module, text in try method.runNow(module, params: try Self.parse(text)) })
+        } else {
+            self.init(
+                name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
+                result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
+                run: { module, text in try await method.run(module, params: try Self.parse(text)) })
+        }
+    }
+}
+
+extension RPCModuleEvent {
+    /// The event an interface declares (`@RPCInterface(service:events:)`), with the payload type the module
+    /// emits: the name, summary and schema are the declaration's, so the fingerprints agree.
+    public init(_ declared: RPCEventDescriptor) {
+        self.init(declared.name, summary: declared.summary, schema: declared.schema)
+    }
+}
