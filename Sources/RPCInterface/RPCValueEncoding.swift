@@ -8,6 +8,7 @@ public enum RPCValueEncoding {
         case let value as String: return .string(value)
         case let value as Bool: return .bool(value)
         case let value as Int: return .number(value)
+        case let value as Double where value.isFinite: return .number(value)
         default: return try JSONValue(parsing: ResultEncoding.encode(value))
         }
     }

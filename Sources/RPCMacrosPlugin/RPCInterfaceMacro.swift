@@ -65,54 +65,37 @@ public struct RPCInterfaceMacro: PeerMacro, ExtensionMacro {
 
     /// For implementations (`Sendable`, as modules are: their methods are run from any thread).
     static func implementationExtension(_ model: InterfaceModel) -> String {
-        let access = model.isPublic ? "public " : ""
-        let methods = model.methods.enumerated().map { index, method in
-            implementation(method, index: index)
-        }.joined(separator: ",\n")
-        return """
-            extension \(model.name) where Self: Sendable {
-                /// Each method of `\(model.name)`, run on a conforming type: what a module exports.
-                \(access)static var rpcImplementations: [RPCMethodImplementation<Self>] {
-                    let methods = rpcInterface.methods
-                    return [
-            \(methods)
-                    ]
-                }
-            }
-            """
-    }
-
-    private static func implementation(_ method: InterfaceModel.Method, index: Int) -> String {
-        let body =
-            method.resultType == nil
-            ? "try await \(call(method))\n                return ResultEncoding.null"
-            : "return try ResultEncoding.encode(await \(call(method)))"
-        return """
-                        RPCMethodImplementation(methods[\(index)], paramsList: \(method.paramsList)) {
-                            implementation, arguments in
-                            \(body)
-                        }
-            """
+        implementations(model, constraint: "Sendable", suspending: true, what: "run on a conforming type: what a module exports")
     }
 
     /// For `Self: Sync<Name>`: the same methods, called without `await`, so they run without a task.
     static func syncExtension(_ model: InterfaceModel) -> String {
+        implementations(
+            model, constraint: "Sync\(model.name) & Sendable", suspending: false,
+            what: "run on an implementation whose methods do not suspend")
+    }
+
+    private static func implementations(
+        _ model: InterfaceModel, constraint: String, suspending: Bool, what: String
+    ) -> String {
         let access = model.isPublic ? "public " : ""
         let methods = model.methods.enumerated().map { index, method in
+            let call = (suspending ? "await " : "") + call(method)
             let body =
                 method.resultType == nil
-                ? "try \(call(method))\n                return ResultEncoding.null"
-                : "return try ResultEncoding.encode(\(call(method)))"
+                ? "try \(call)\n                return ResultEncoding.null"
+                : "return try ResultEncoding.encode(\(call))"
             return """
-                            RPCMethodImplementation(methods[\(index)], paramsList: \(method.paramsList)) {
-                                implementation, arguments in
-                                \(body)
-                            }
+                            RPCMethodImplementation(
+                                methods[\(index)], paramsList: \(method.paramsList),
+                                \(suspending ? "invoke" : "invokeNow"): { implementation, arguments in
+                                    \(body)
+                                })
                 """
         }.joined(separator: ",\n")
         return """
-            extension \(model.name) where Self: Sync\(model.name) & Sendable {
-                /// Each method of `\(model.name)`, run on an implementation whose methods do not suspend.
+            extension \(model.name) where Self: \(constraint) {
+                /// Each method of `\(model.name)`, \(what).
                 \(access)static var rpcImplementations: [RPCMethodImplementation<Self>] {
                     let methods = rpcInterface.methods
                     return [
