@@ -57,10 +57,12 @@ test: deps
 test-swift:
 	$(SWIFT) test --skip-build
 
-# The Python interop client, and the module guide's out-of-tree examples built as a module author would.
+# The Python interop client, the module guide's out-of-tree examples built as a module author would, and the
+# typed Swift client built as an app developer would (both packages share the scratch directory .build-examples).
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
 
 # rpcd under a real systemd, booted in its own namespaces (Tests/SystemTests/README.md). Needs root; installs
 # the debug build into a staging directory that only the test's mount namespace sees.

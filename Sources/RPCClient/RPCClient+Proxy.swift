@@ -5,7 +5,9 @@ extension RPCClient: RPCProxyTransport {
     /// documented ones into their types), any other failure as the `RPCClientError` it is.
     public func callForProxy(_ method: String, params: JSONValue) async throws -> JSONValue {
         do {
-            return try await call(method, params: params == .null ? nil : params)
+            // No params is `nil` here (JSONValue is nil-literal convertible: a bare `nil` would send `null`).
+            let sent: JSONValue? = params == .null ? Optional.none : params
+            return try await call(method, params: sent)
         } catch .remote(let error) {
             throw error
         }

@@ -50,7 +50,8 @@ class OutOfTreeModuleTests(unittest.TestCase):
         type(self).c_fingerprint = self.check_hello(build, build)
 
     def test_swift_module_builds_as_its_own_package_and_loads(self):
-        scratch = os.path.join(ROOT, ".build-hello")
+        # Shared with examples/swift-client's test: the rpcd sources both depend on are compiled once.
+        scratch = os.path.join(ROOT, ".build-examples")
         subprocess.run(
             ["swift", "build", "--package-path", os.path.join(HERE, "hello-swift"), "--scratch-path", scratch],
             check=True, stdout=subprocess.DEVNULL)
