@@ -65,6 +65,9 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
         /// The method changes nothing (it only reads): access rules' `AllowRead=` lets peers call it. A
         /// method without the flag counts as state-changing.
         public static let readOnly = Flags(rawValue: 1 << 1)
+        /// Every peer may call it, whatever the access rules say: it reaches nothing beyond the caller's own
+        /// connection (`rpc.cancel`). Only built-in methods have it; modules cannot declare it.
+        public static let anyPeer = Flags(rawValue: 1 << 2)
     }
 
     public init(

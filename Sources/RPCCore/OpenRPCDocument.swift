@@ -1,4 +1,5 @@
 import JSONRPC
+import NIOCore
 import RPCBinding
 import RPCJSON
 
@@ -73,7 +74,8 @@ public enum OpenRPCDocument {
 }
 
 /// The built-in `rpc` service: `rpc.discover` describes every method of the registry the call was routed
-/// through, so it is always current after a reload; `rpc.subscribe` and `rpc.unsubscribe` manage the calling
+/// through, so it is always current after a reload; `rpc.cancel` cancels one of the caller's own calls
+/// (docs/PROTOCOL.md, "Cancellation"); `rpc.subscribe` and `rpc.unsubscribe` manage the calling
 /// connection's event subscriptions (`RPCConnectionSubscriptions`).
 public struct RPCDiscoverService: RPCTypedService {
     public init() {}
@@ -83,7 +85,7 @@ public struct RPCDiscoverService: RPCTypedService {
     public static let summary = "Service discovery (OpenRPC) and event subscriptions"
     public let descriptor = Self.makeDescriptor()
 
-    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [discover] + subscriptionMethods
+    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [discover, cancel] + subscriptionMethods
 
     private static let discover: RPCServiceMethod<RPCDiscoverService> =
         .method(
@@ -96,4 +98,19 @@ public struct RPCDiscoverService: RPCTypedService {
                 shows: { service, method in access.allows(call.connection.peer, service: service.name, method: method) },
                 showsEvents: { service in access.allowsSubscribing(call.connection.peer, service: service.name) })
         }
+
+    // Any peer may send it: it reaches only calls of the connection it arrives on.
+    private static let cancel: RPCServiceMethod<RPCDiscoverService> =
+        .method(
+            "cancel", summary: "Cancels a call of this connection still in flight: it is answered -32011 at once",
+            params: [RPCParam("id", schema: ["type": ["string", "number", "null"]], summary: "The id of the call")],
+            result: .boolean("cancelled", summary: "Whether a call with that id was in flight"),
+            flags: [.readOnly, .anyPeer]
+        ) { (_, params: CancelParams, call) in
+            call.connection.inFlight.cancel(id: RPCID(rawJSON: ByteBuffer(bytes: params.id.serialized())))
+        }
+
+    struct CancelParams: Decodable {
+        let id: JSONValue
+    }
 }

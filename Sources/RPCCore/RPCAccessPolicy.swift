@@ -24,6 +24,7 @@ public struct RPCAccessPolicy: Sendable {
 
     /// Whether `peer` may call `method` of `service`.
     public func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
+        if method.flags.contains(.anyPeer) { return true }
         let rule = rules[service] ?? fallback
         if rule.allow.contains(where: { $0.matches(peer) }) { return true }
         return method.flags.contains(.readOnly) && rule.allowRead.contains(where: { $0.matches(peer) })

@@ -120,11 +120,12 @@ private struct DispatchContext {
         guard registry.access.allows(connection.peer, service: route.serviceName, method: route.method) else {
             return deny(request, completion: completion)
         }
-        let call = RPCCall(
-            request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
-            eventLoop: eventLoop, registry: registry, output: output)
         let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
                                   statistics: statistics, callLog: callLog, completion: completion)
+        let call = RPCCall(
+            request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+            eventLoop: eventLoop, registry: registry, output: output, pending: pending)
+        if let id = request.id { connection.inFlight.add(id, pending) }
         route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })
     }
 }
@@ -148,8 +149,11 @@ extension DispatchContext {
 }
 
 /// The state of one call between routing and reply. Confined to the connection's event loop: completions from
-/// other threads hop there first, so the first-completion-wins check needs no lock.
-private final class PendingCall: @unchecked Sendable {
+/// other threads hop there first, so the first-completion-wins check needs no lock. A cancelled call
+/// (`rpc.cancel`, or its connection ended) is answered -32011 at once, which ends it for the connection's
+/// in-flight count; its service learns of it through the handlers it registered (`RPCCall.onCancel`), and its
+/// own answer, when it comes, is dropped like any second completion.
+final class PendingCall: @unchecked Sendable {
     private let request: RPCRequest
     private let eventLoop: any EventLoop
     private let connection: RPCConnectionInfo
@@ -157,6 +161,9 @@ private final class PendingCall: @unchecked Sendable {
     private let callLog: RPCCallLogPolicy
     private let started = NIODeadline.now()
     private var completion: ((ByteBuffer?) -> Void)?
+    /// What the service asked to run on cancellation; nil (no allocation) for the many that ask nothing.
+    private var cancelHandlers: [() -> Void]?
+    private var cancelled = false
 
     init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, statistics: RPCStatistics,
          callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
@@ -176,14 +183,45 @@ private final class PendingCall: @unchecked Sendable {
         }
     }
 
+    /// See `RPCCall.onCancel`. On the connection's event loop.
+    func onCancel(_ handler: @escaping () -> Void) {
+        if cancelled { return handler() }
+        guard completion != nil else { return }  // answered: it can no longer be cancelled
+        cancelHandlers = (cancelHandlers ?? []) + [handler]
+    }
+
+    /// Answers the call -32011 unless it was answered already, then tells the service. On the connection's
+    /// event loop.
+    func cancel() {
+        guard completion != nil, !cancelled else { return }
+        cancelled = true
+        statistics.cancelledCalls.increment()
+        connection.logger.debug("Call cancelled", metadata: callMetadata((NIODeadline.now() - started).nanoseconds / 1000))
+        let handlers = cancelHandlers ?? []
+        cancelHandlers = nil
+        finish(.failure(.callCancelled), nil)
+        for handler in handlers { handler() }
+    }
+
     private func finish(_ outcome: RPCOutcome, _ cause: (any Error)?) {
         guard let completion else {
+            // After a cancellation the service's own answer is expected, and dropped.
+            if cancelled { return }
             connection.logger.warning(
                 "Call completed more than once; extra completion ignored",
                 metadata: [LogField.method: "\(request.method)"])
             return
         }
         self.completion = nil
+        if let id = request.id { connection.inFlight.remove(id, self) }
+        if cancelled {
+            // Not a failure of the service: not logged beyond `cancel`'s debug line, not counted as an error.
+            guard let id = request.id else { return completion(nil) }
+            var buffer = ByteBuffer()
+            RPCReplyWriter.writeError(.callCancelled, id: id, into: &buffer)
+            return completion(buffer)
+        }
+        cancelHandlers = nil
         let elapsed = NIODeadline.now() - started
         let micros = elapsed.nanoseconds / 1000
         let slow = callLog.slowCallThreshold.map { elapsed > TimeAmount($0) } ?? false

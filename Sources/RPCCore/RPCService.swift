@@ -29,6 +29,9 @@ public struct RPCCall: Sendable {
     public let eventLoop: any EventLoop
     /// The registry this call was routed through (what `rpc.discover` describes).
     public let registry: RPCServiceRegistry
+    /// The router's state of the call, for cancellation; nil for a call made outside a router (tests).
+    let pending: PendingCall?
+
     /// The connection's write side for events (what `rpc.subscribe` subscribes); nil where there is no
     /// connection to send them on (a test dispatching without one). Use only on `eventLoop`.
     public let output: (any RPCConnectionOutput)?
@@ -37,6 +40,16 @@ public struct RPCCall: Sendable {
         request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
         eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)? = nil
     ) {
+        self.init(
+            request: request, methodIndex: methodIndex, method: method, connection: connection, eventLoop: eventLoop,
+            registry: registry, output: output, pending: nil)
+    }
+
+    init(
+        request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
+        eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)?,
+        pending: PendingCall?
+    ) {
         self.request = request
         self.methodIndex = methodIndex
         self.method = method
@@ -44,6 +57,17 @@ public struct RPCCall: Sendable {
         self.eventLoop = eventLoop
         self.registry = registry
         self.output = output
+        self.pending = pending
+    }
+
+    /// Registers `handler` to run if the caller gives up on this call: it sent `rpc.cancel`, or its
+    /// connection ended. By then the caller has been answered -32011 and the call no longer counts against the
+    /// connection's limits; the handler tells the work to stop (a module's `cancel`, a Swift task's
+    /// `cancel()`), and the service's own answer, when it comes, is dropped. Runs at most once, on the call's
+    /// event loop, and at once if the call is already cancelled; never after the call was answered. Must be
+    /// called on the call's event loop (in `handle`, or later on that loop).
+    public func onCancel(_ handler: @escaping () -> Void) {
+        pending?.onCancel(handler)
     }
 
     public var params: ByteBuffer? { request.params }
@@ -81,6 +105,9 @@ public final class RPCConnectionInfo: Sendable {
     /// What the calls of this connection's peer may log, shared by all of the peer's connections (nil: no
     /// limit). A peer can make calls fail or run slowly at will; it must not be able to flood the journal.
     public let peerLog: LogRateLimiter?
+    /// This connection's calls awaiting their answer, by id (`rpc.cancel`). Touched only on the connection's
+    /// event loop.
+    public let inFlight = RPCInFlightCalls()
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.

@@ -8,6 +8,8 @@ public final class RPCStatistics: Sendable {
     public let errors = Atomic<Int>(0)
     /// Calls refused by the access rules (also counted in `errors`).
     public let deniedCalls = Atomic<Int>(0)
+    /// Calls cancelled by their caller (`rpc.cancel`) or by their connection's end.
+    public let cancelledCalls = Atomic<Int>(0)
     /// Connections open now.
     public let openConnections = Atomic<Int>(0)
     /// Connections accepted since start.

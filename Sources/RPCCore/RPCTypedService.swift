@@ -52,9 +52,17 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil, readOnly: Bool = false,
         _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
+        method(name, summary: summary, params: params, result: result, flags: readOnly ? .readOnly : [], body)
+    }
+
+    /// A method with parameters and any flags (`.anyPeer` is for methods that reach only the caller's own
+    /// connection).
+    public static func method<Params: Decodable, Output: Encodable>(
+        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
+        flags: RPCMethodDescriptor.Flags, _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
+    ) -> RPCServiceMethod {
         RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(
-                name: name, summary: summary, params: params, result: result, flags: readOnly ? .readOnly : [])
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: flags)
         ) { service, call in
             let members = try ParamsBinding.bind(try call.paramsValue(), to: params)
             let decoded = try ParamsBinding.decode(Params.self, from: members)

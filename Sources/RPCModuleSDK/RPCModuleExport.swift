@@ -215,6 +215,8 @@ enum DescriptorBuilder {
             module.pointee.events = UnsafePointer(cEvents)
             module.pointee.n_events = events.count
         }
+        // An older rpcd never reads past the fields it knows, so it never calls this.
+        module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }
         return UnsafePointer(module)
     }
 
@@ -280,6 +282,12 @@ enum ModuleRuntime {
         box.start(index, bytes, CallHandle(pointer: call))
     }
 
+    /// The caller of `call` gave up: its task, if its body is async and still running, is cancelled.
+    static func cancel(_ instance: UnsafeMutableRawPointer?, _ call: OpaquePointer?) {
+        guard let instance, let call else { return }
+        Unmanaged<InstanceBox>.fromOpaque(instance).takeUnretainedValue().cancel(CallHandle(pointer: call))
+    }
+
     static func deinitialize(_ instance: UnsafeMutableRawPointer?) {
         guard let instance else { return }
         Unmanaged<InstanceBox>.fromOpaque(instance).takeRetainedValue().close()
@@ -305,10 +313,16 @@ final class InstanceBox: @unchecked Sendable {
     let methods: [BoundMethod]
     let shutdown: @Sendable () -> Void
 
+    /// Calls whose async body has not finished, by their `rpcd_call *` (unique while the call is open), for
+    /// cancellation by the host and at deinit.
     private struct InFlight {
-        var next: UInt64 = 0
-        /// Calls whose body has not finished, with their task once it is known (for cancellation at deinit).
-        var running: [UInt64: Task<Void, Never>?] = [:]
+        var running: [UInt: Running] = [:]
+    }
+
+    private enum Running {
+        /// The task is being created; `cancelled` when the host cancelled the call meanwhile.
+        case starting(cancelled: Bool)
+        case task(Task<Void, Never>)
     }
 
     private let inFlight = Mutex(InFlight())
@@ -333,12 +347,8 @@ final class InstanceBox: @unchecked Sendable {
             return
         }
         let executor = method.mayBlock ? CallerThreadExecutor() : nil
-        let id = inFlight.withLock { state in
-            let id = state.next
-            state.next &+= 1
-            state.running[id] = .some(nil)
-            return id
-        }
+        let id = UInt(bitPattern: call.pointer)
+        inFlight.withLock { $0.running[id] = .starting(cancelled: false) }
         // The body starts right here, on the calling thread (an event loop, or for `mayBlock` methods a worker),
         // and runs until it first suspends: a method that never suspends answers without a thread hop or an
         // enqueue. Only what follows a suspension runs elsewhere (Swift's pool, or the worker's executor).
@@ -347,18 +357,39 @@ final class InstanceBox: @unchecked Sendable {
             inFlight.withLock { _ = $0.running.removeValue(forKey: id) }
             executor?.taskEnded()
         }
-        inFlight.withLock { state in
-            if state.running[id] != nil { state.running[id] = task }
+        let cancelledMeanwhile = inFlight.withLock { state -> Bool in
+            guard case .starting(let cancelled)? = state.running[id] else { return false }  // finished already
+            state.running[id] = .task(task)
+            return cancelled
         }
+        if cancelledMeanwhile { task.cancel() }
         executor?.drain()
     }
 
-    private func execute(_ method: BoundMethod, _ bytes: [UInt8], _ call: CallHandle) async {
-        finish(method, await CallOutcome.run { try await method.run(bytes) }, call)
+    /// Cancels the task of `call`, now or, if it is being created, as soon as it is known. A call whose body
+    /// is not async, or has finished, has nothing to cancel.
+    func cancel(_ call: CallHandle) {
+        let task = inFlight.withLock { state -> Task<Void, Never>? in
+            switch state.running[UInt(bitPattern: call.pointer)] {
+            case .task(let task)?: return task
+            case .starting?:
+                state.running[UInt(bitPattern: call.pointer)] = .starting(cancelled: true)
+                return nil
+            case nil: return nil
+            }
+        }
+        task?.cancel()
     }
 
-    private func finish(_ method: BoundMethod, _ outcome: CallOutcome, _ call: CallHandle) {
-        if case .error(_, let logged?) = outcome {
+    private func execute(_ method: BoundMethod, _ bytes: [UInt8], _ call: CallHandle) async {
+        let outcome = await CallOutcome.run { try await method.run(bytes) }
+        // A cancelled body usually ends by throwing CancellationError: its answer is dropped by the host, and it
+        // is no internal error worth logging.
+        finish(method, outcome, call, log: !Task.isCancelled)
+    }
+
+    private func finish(_ method: BoundMethod, _ outcome: CallOutcome, _ call: CallHandle, log: Bool = true) {
+        if log, case .error(_, let logged?) = outcome {
             link.log(.error, "Method failed with an internal error", ["METHOD": method.name, "RPCD_ERROR": logged])
         }
         link.reply(call, outcome)
@@ -370,7 +401,11 @@ final class InstanceBox: @unchecked Sendable {
     func close() {
         shutdown()
         link.close()
-        let running = inFlight.withLock { state in state.running.values.compactMap { $0 } }
+        let running = inFlight.withLock { state in
+            state.running.values.compactMap { running -> Task<Void, Never>? in
+                if case .task(let task) = running { task } else { nil }
+            }
+        }
         for task in running { task.cancel() }
     }
 }

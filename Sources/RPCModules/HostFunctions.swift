@@ -46,7 +46,7 @@ enum HostFunctions {
                 guard let key, let context = HandlerContext.of(handler) else { return nil }
                 return context.configValue(String(cString: key))
             },
-            call_cancelled: nil,
+            call_cancelled: { call in ModuleCallTable.shared.isCancelled(call) ? 1 : 0 },
             emit: { handler, event, payload, length in
                 guard let event, let context = HandlerContext.of(handler) else { return -1 }
                 let bytes = UnsafeRawBufferPointer(start: length == 0 ? nil : payload, count: payload == nil ? 0 : length)

@@ -37,17 +37,31 @@ final class ModuleCallTable: Sendable {
         call.moduleAnswered(invalidResult ? nil : outcome)
     }
 
+    /// Whether the call `token` is handed to its module and not answered by it yet.
+    func isOpen(_ token: UInt) -> Bool {
+        calls.value(for: token) != nil
+    }
+
+    /// `rpcd_host.call_cancelled`: whether the caller of an open call gave up on it. False for a handle that
+    /// names no open call (answered already, or never given).
+    func isCancelled(_ handle: OpaquePointer?) -> Bool {
+        calls.value(for: UInt(handle: handle))?.isCancelled ?? false
+    }
+
     /// Calls handed to modules and not answered yet (for tests).
     var openCalls: Int { calls.count }
 }
 
-/// One call inside a module: answered to the client at most once (by the module or by the timeout), and
-/// counted against the handler until the module itself answers.
+/// One call inside a module: answered to the client at most once (by the module, the timeout or a
+/// cancellation), counted against `MaxConcurrency=` until the module answers or the call is cancelled, and
+/// against the instance's life until the module answers.
 final class PendingModuleCall: Sendable {
     private let responder: RPCResponder
     private let service: ModuleService
     private let method: String
     private let answered = Atomic<Bool>(false)
+    private let cancelled = Atomic<Bool>(false)
+    private let holdsSlot = Atomic<Bool>(true)
     private let timeout = Mutex<Scheduled<Void>?>(nil)
 
     init(responder: RPCResponder, service: ModuleService, method: String) {
@@ -66,12 +80,25 @@ final class PendingModuleCall: Sendable {
         timeout.withLock { $0 = task }
     }
 
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+
+    /// The caller gave up (the router has answered it -32011): frees the call's slot and marks it for
+    /// `call_cancelled`. Returns false when the module had answered already (nothing left to tell it).
+    func cancel() -> Bool {
+        timeout.withLock { $0?.cancel() }
+        cancelled.store(true, ordering: .releasing)
+        if releaseSlot() { service.releaseSlot() }
+        return claimAnswer()
+    }
+
     /// nil: the module sent a result that is not valid JSON.
     fileprivate func moduleAnswered(_ outcome: RPCOutcome?) {
         timeout.withLock { $0?.cancel() }
-        defer { service.moduleCallFinished() }
+        defer { service.moduleCallFinished(releasingSlot: releaseSlot()) }
         guard claimAnswer() else {
-            service.logger.debug("Late answer after timeout dropped", metadata: [LogField.method: "\(method)"])
+            service.logger.debug(
+                isCancelled ? "Answer to a cancelled call dropped" : "Late answer after timeout dropped",
+                metadata: [LogField.method: "\(method)"])
             return
         }
         switch outcome {
@@ -81,6 +108,11 @@ final class PendingModuleCall: Sendable {
             service.logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(method)"])
             responder.fail(RPCError.internalError)
         }
+    }
+
+    /// True exactly once: for whoever gives the call's `MaxConcurrency=` slot back.
+    private func releaseSlot() -> Bool {
+        holdsSlot.exchange(false, ordering: .acquiringAndReleasing)
     }
 
     private func claimAnswer() -> Bool {

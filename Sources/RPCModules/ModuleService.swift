@@ -13,8 +13,10 @@ import Synchronization
 /// Calls to methods without `RPCD_METHOD_MAY_BLOCK` enter the module on the connection's event loop; the
 /// others on the shared worker pool. `MaxConcurrency=` bounds the calls inside the module (past it callers
 /// get -32004 at once), `Timeout=` answers callers with -32003 while the module keeps its slot until it
-/// answers. After `retire()` the instance is de-initialised once its last call is answered: a reload never
-/// pulls an instance out from under a running call. Thread-safe.
+/// answers. A cancelled call (`rpc.cancel`, its connection closed) gives its slot back at once, and the module
+/// is told (`rpcd_module.cancel`, `rpcd_host.call_cancelled`). After `retire()` the instance is de-initialised
+/// once the module has answered its last call, cancelled or not: a reload never pulls an instance out from
+/// under a running call. Thread-safe.
 public final class ModuleService: RPCService, Sendable {
     public let descriptor: RPCServiceDescriptor
     public let configuration: HandlerConfiguration
@@ -28,6 +30,10 @@ public final class ModuleService: RPCService, Sendable {
     private let state = Mutex(State())
 
     private struct State {
+        /// Calls counted against `MaxConcurrency=`: admitted and neither answered by the module nor cancelled.
+        var admitted = 0
+        /// Calls the module has not answered (cancelled ones included), and cancel() callbacks running: the
+        /// instance lives while this is not 0.
         var outstanding = 0
         var retired = false
         var deinitialized = false
@@ -71,7 +77,8 @@ public final class ModuleService: RPCService, Sendable {
 
     public func handle(_ call: RPCCall, responder: RPCResponder) {
         let admitted = state.withLock { state -> Bool in
-            guard !state.deinitialized, state.outstanding < configuration.maxConcurrency else { return false }
+            guard !state.deinitialized, state.admitted < configuration.maxConcurrency else { return false }
+            state.admitted += 1
             state.outstanding += 1
             return true
         }
@@ -83,6 +90,10 @@ public final class ModuleService: RPCService, Sendable {
         let token = ModuleCallTable.shared.register(pending)
         if let timeout = configuration.timeout {
             pending.armTimeout(on: call.eventLoop, after: timeout)
+        }
+        call.onCancel { [self] in
+            guard pending.cancel() else { return }
+            tellModuleCancelled(token)
         }
         let enter: @Sendable () -> Void = { [instance, image] in
             let handle = OpaquePointer(bitPattern: token)
@@ -97,7 +108,10 @@ public final class ModuleService: RPCService, Sendable {
         }
         if call.method.flags.contains(.mayBlock) {
             pool.submit { workState in
-                if workState == .active {
+                if pending.isCancelled {
+                    // Cancelled while it waited for a worker: the module never sees it.
+                    ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.callCancelled))
+                } else if workState == .active {
                     enter()
                 } else {
                     ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.shuttingDown))
@@ -119,8 +133,30 @@ public final class ModuleService: RPCService, Sendable {
         if deinitNow { deinitialize() } else { logger.info("Handler retired; waiting for calls in flight") }
     }
 
-    func moduleCallFinished() {
+    /// The module's `cancel` for the call `token`, if it has one and has not answered the call yet. The
+    /// instance is held meanwhile, so a retire cannot de-initialise it under the callback.
+    private func tellModuleCancelled(_ token: UInt) {
+        guard let cancel = image.module.cancel, ModuleCallTable.shared.isOpen(token) else { return }
+        let held = state.withLock { state -> Bool in
+            guard !state.deinitialized else { return false }
+            state.outstanding += 1
+            return true
+        }
+        guard held else { return }
+        cancel(instance.pointer, OpaquePointer(bitPattern: token))
+        moduleCallFinished(releasingSlot: false)
+    }
+
+    /// A slot under `MaxConcurrency=` is free again: its call was answered by the module or cancelled.
+    func releaseSlot() {
+        state.withLock { $0.admitted -= 1 }
+    }
+
+    /// The module answered a call (or a cancel() callback returned); `releasingSlot` when the call still held
+    /// its `MaxConcurrency=` slot.
+    func moduleCallFinished(releasingSlot: Bool) {
         let deinitNow = state.withLock { state -> Bool in
+            if releasingSlot { state.admitted -= 1 }
             state.outstanding -= 1
             guard state.retired, state.outstanding == 0, !state.deinitialized else { return false }
             state.deinitialized = true
@@ -135,7 +171,10 @@ public final class ModuleService: RPCService, Sendable {
         logger.notice("Handler stopped", metadata: [LogField.handler: "\(configuration.name)"])
     }
 
-    /// Calls inside the module right now (for `rpcd.info` and tests).
+    /// Calls inside the module right now, cancelled ones included until the module answers them (for
+    /// `rpcd.info` and tests).
     public var callsInModule: Int { state.withLock { $0.outstanding } }
+    /// Calls counted against `MaxConcurrency=` right now (for tests).
+    public var callsHoldingSlots: Int { state.withLock { $0.admitted } }
     public var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
 }

@@ -47,6 +47,7 @@ extension RPCError {
         public static let replyTooLarge = -32008
         public static let serverBusy = -32009
         public static let frameTimeout = -32010
+        public static let callCancelled = -32011
         public static let tooManySubscriptions = -32012
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
@@ -56,7 +57,7 @@ extension RPCError {
             batchTooLarge: "Batch too large", nestingTooDeep: "Nesting too deep", timeout: "Call timed out",
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
             accessDenied: "Access denied", replyTooLarge: "Reply too large", serverBusy: "Server busy",
-            frameTimeout: "Frame timeout", tooManySubscriptions: "Too many subscriptions",
+            frameTimeout: "Frame timeout", callCancelled: "Call cancelled", tooManySubscriptions: "Too many subscriptions",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -113,6 +114,9 @@ extension RPCError {
     }
 
     public static let shuttingDown = RPCError(Code.shuttingDown)
+
+    /// The caller gave up on the call (`rpc.cancel`, or its deadline passed).
+    public static let callCancelled = RPCError(Code.callCancelled)
 
     /// A batch's replies together would pass `limit` bytes (the frame size limit); none is sent.
     public static func replyTooLarge(limit: Int) -> RPCError {

@@ -92,7 +92,7 @@ public struct DaemonService: RPCTypedService {
             ],
             "calls": [
                 "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
-                "denied": .number(statistics.deniedCalls.value),
+                "denied": .number(statistics.deniedCalls.value), "cancelled": .number(statistics.cancelledCalls.value),
             ],
             "events": [
                 "subscriptions": .number(events.subscriptions.value), "published": .number(events.published.value),

@@ -73,13 +73,26 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         eventSubscriptions = nil
         for frame in waitingFrames { budget.release(frame.readableBytes) }
         waitingFrames.removeAll()
+        // Nobody waits for these calls any more: their services are told, their replies go nowhere.
+        connection.inFlight.cancelAll()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        connection.inFlight.cancelAll()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         batchingFlushes = true
         if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable {
-            waitingFrames.append(frame)
+            // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
+            let parsed = parse(frame)
+            if parsed.message.isCancellation {
+                run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: context.eventLoop)
+            } else {
+                waitingFrames.append(frame)
+            }
         } else {
             process(frame, eventLoop: context.eventLoop)
         }
@@ -130,12 +143,21 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
     private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
-        // The frame holds its length of the budget (`FrameAdmissionHandler`); its calls keep what they retain.
+        let parsed = parse(frame)
+        run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: eventLoop)
+    }
+
+    /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
+    private func parse(_ frame: ByteBuffer) -> (message: RPCMessage, charge: Int) {
         let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: frame.readableBytes)
-        let charge = min(frame.readableBytes, retained)
-        if charge < frame.readableBytes { budget.release(frame.readableBytes - charge) }
-        // `process` runs only with room for one call at least; a batch gets the room there is.
-        let weight = min(message.callCount, maxCallsInFlight - callsInFlight)
+        return (message, min(frame.readableBytes, retained))
+    }
+
+    private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {
+        // The frame holds its length of the budget (`FrameAdmissionHandler`); its calls keep what they retain.
+        if charge < frameSize { budget.release(frameSize - charge) }
+        // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
+        let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))
         callsInFlight += weight
         router.dispatch(message, connection: connection, eventLoop: eventLoop, maxConcurrentCalls: weight, output: self) {
             [self] reply in
@@ -213,6 +235,12 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
 }
 
 extension RPCMessage {
+    /// Whether this is a single `rpc.cancel` (request or notification).
+    var isCancellation: Bool {
+        if case .single(.request(let request)) = self { return request.method == RPCCancellation.method }
+        return false
+    }
+
     /// How many calls this message occupies for the in-flight limit: a batch counts each entry.
     var callCount: Int {
         if case .batch(let entries) = self { return entries.count }

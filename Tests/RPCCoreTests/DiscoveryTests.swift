@@ -9,7 +9,7 @@ final class DiscoveryTests: XCTestCase {
         let document = try XCTUnwrap(harness.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"])
         XCTAssertEqual(document["openrpc"], "1.3.2")
         let names = document["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(names, ["rpc.discover", "rpc.subscribe", "rpc.unsubscribe", "spec.subtract", "spec.sum", "spec.update", "spec.notify_hello", "spec.get_data", "spec.explode", "spec.product"])
+        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "spec.subtract", "spec.sum", "spec.update", "spec.notify_hello", "spec.get_data", "spec.explode", "spec.product"])
         let subtract = document["methods"]?.arrayValue?.first { $0["name"] == "spec.subtract" }
         XCTAssertEqual(subtract?["params"]?[0]?["name"], "minuend")
         XCTAssertEqual(subtract?["params"]?[0]?["schema"], ["type": "number"])

@@ -17,6 +17,28 @@ final class CallTests: XCTestCase {
         instance?.deinitialize()
     }
 
+    // MARK: Cancellation
+
+    /// rpcd calls the module's cancel() when the caller gives up: the async body's task is cancelled, so a
+    /// sleep ends at once, and the error it ends with is not logged as an internal error.
+    func testCancelCancelsTheTaskOfAnAsyncBody() async throws {
+        let call = instance.send("sleep", "[60000]")
+        let cancel = try XCTUnwrap(subject.module.cancel, "the SDK fills rpcd_module.cancel")
+        cancel(instance.instance, call)
+        let reply = try await TestHost.shared.waitForReply(call, timeout: .seconds(10))
+        XCTAssertNotNil(reply.errorCode, "the body ended early, by throwing")
+        XCTAssertTrue(instance.logs.contains { $0.message == "Sleep cancelled" }, "the body saw the cancellation")
+        XCTAssertFalse(instance.logs.contains { $0.message.contains("internal error") })
+    }
+
+    /// A cancel for a call that is not running (answered already, or a synchronous body) changes nothing.
+    func testCancelOfAFinishedCallIsHarmless() async throws {
+        let call = instance.send("list")
+        _ = try await TestHost.shared.waitForReply(call)
+        subject.module.cancel?(instance.instance, call)
+        try await instance.expectResult("list", nil, ["a", "b"])
+    }
+
     // MARK: Binding
 
     func testByPosition() async throws {

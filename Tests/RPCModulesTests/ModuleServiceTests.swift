@@ -135,6 +135,69 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(Set(replies.map { $0["result"] ?? $0["error"]?["code"] ?? .null }), ["late", -32004])
     }
 
+    /// rpc.cancel: the caller is answered -32011 at once, the slot under MaxConcurrency= is free at once, the
+    /// module's cancel() runs once and call_cancelled() turns 1 for its polling thread; the module's own answer
+    /// later is dropped, and then the instance holds no call.
+    func testCancelReachesTheModuleAndFreesTheSlotAtOnce() throws {
+        let service = try service { $0.maxConcurrency = 1 }
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [service, RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t"))
+        let waited = loop.makePromise(of: String?.self)
+        let cancelled = loop.makePromise(of: String?.self)
+        let slotsWhileRunning = loop.makePromise(of: Int.self)
+        loop.execute {
+            router.dispatch(router.parser.parse(ByteBuffer(string: self.request("wait_cancel", id: 7))),
+                            connection: connection, eventLoop: loop) { waited.succeed($0.map { String(buffer: $0) }) }
+            slotsWhileRunning.succeed(service.callsHoldingSlots)
+            let cancel = #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":7},"id":8}"#
+            router.dispatch(router.parser.parse(ByteBuffer(string: cancel)), connection: connection, eventLoop: loop) {
+                cancelled.succeed($0.map { String(buffer: $0) })
+            }
+        }
+        XCTAssertEqual(try slotsWhileRunning.futureResult.wait(), 1)
+        XCTAssertEqual(try waited.futureResult.wait(),
+                       #"{"jsonrpc":"2.0","error":{"code":-32011,"message":"Call cancelled"},"id":7}"#)
+        XCTAssertEqual(try cancelled.futureResult.wait(), #"{"jsonrpc":"2.0","result":true,"id":8}"#)
+        XCTAssertEqual(service.callsHoldingSlots, 0, "the slot is free before the module answers")
+        XCTAssertEqual(try call(service, request("ok")), #"{"jsonrpc":"2.0","result":42,"id":1}"#)
+
+        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
+        XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
+        XCTAssertEqual(try XCTUnwrap(dlsym(handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self).pointee, 1)
+        XCTAssertEqual(try XCTUnwrap(dlsym(handle, "test_cancel_polled")).assumingMemoryBound(to: Int32.self).pointee, 1)
+        let drained = expectation(description: "the module's late answer ended the call")
+        DispatchQueue.global().async {
+            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
+            drained.fulfill()
+        }
+        wait(for: [drained], timeout: 15)
+        XCTAssertEqual(service.callsInModule, 0)
+        XCTAssertEqual(connection.inFlight.count, 0)
+    }
+
+    /// A connection that ends cancels its calls: the module is told, nobody is answered.
+    func testClosedConnectionCancelsItsCalls() throws {
+        let service = try service()
+        let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
+        let loop = group.next()
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t"))
+        let inFlight = loop.makePromise(of: Int.self)
+        loop.execute {
+            router.dispatch(router.parser.parse(ByteBuffer(string: self.request("wait_cancel", id: 1))),
+                            connection: connection, eventLoop: loop) { _ in }
+            inFlight.succeed(connection.inFlight.count)
+            connection.inFlight.cancelAll()
+        }
+        XCTAssertEqual(try inFlight.futureResult.wait(), 1)
+        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
+        XCTAssertEqual(waitForCancel(10), 0)
+        XCTAssertEqual(service.callsHoldingSlots, 0)
+    }
+
     func testBlockingMethodRunsOnThePoolAndLeavesTheLoopFree() throws {
         let service = try service()
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())

@@ -38,13 +38,18 @@ enum TestModule {
     static pthread_once_t deinits_once = PTHREAD_ONCE_INIT;
     static void deinits_init(void) { sem_init(&deinits, 0, 0); }
 
-    /* Waits up to `seconds` for a deinit; 0 when there was one, -1 on timeout. */
-    int test_wait_for_deinit(int seconds) {
-        pthread_once(&deinits_once, deinits_init);
+    /* Waits up to `seconds` for `s` to be posted; 0 when it was, -1 on timeout. */
+    static int wait_posted(sem_t *s, int seconds) {
         struct timespec deadline;
         clock_gettime(CLOCK_REALTIME, &deadline);
         deadline.tv_sec += seconds;
-        return sem_timedwait(&deinits, &deadline);
+        return sem_timedwait(s, &deadline);
+    }
+
+    /* Waits up to `seconds` for a deinit; 0 when there was one, -1 on timeout. */
+    int test_wait_for_deinit(int seconds) {
+        pthread_once(&deinits_once, deinits_init);
+        return wait_posted(&deinits, seconds);
     }
     static const rpcd_host *host;
 
@@ -57,6 +62,43 @@ enum TestModule {
         host->reply_result(l->call, "\"late\"", 6);
         free(l);
         return NULL;
+    }
+
+    /* Cancellation, as tests observe it: calls of the module's cancel(), and wait_cancel calls that saw
+     * call_cancelled() turn 1 (each posts `cancels_seen` too, so tests wait on an event, not a sleep). */
+    int test_cancel_calls = 0;
+    int test_cancel_polled = 0;
+    static sem_t cancels_seen;
+    static pthread_once_t cancels_once = PTHREAD_ONCE_INIT;
+    static void cancels_init(void) { sem_init(&cancels_seen, 0, 0); }
+
+    /* Waits up to `seconds` for a wait_cancel call to see its cancellation; 0 when one did, -1 on timeout. */
+    int test_wait_for_cancel(int seconds) {
+        pthread_once(&cancels_once, cancels_init);
+        return wait_posted(&cancels_seen, seconds);
+    }
+
+    /* Polls call_cancelled every millisecond for up to 10 s, then answers (the answer is dropped if cancelled). */
+    static void *wait_for_cancel(void *arg) {
+        rpcd_call *c = arg;
+        for (int i = 0; i < 10000; i++) {
+            if (host->call_cancelled(c)) {
+                __atomic_add_fetch(&test_cancel_polled, 1, __ATOMIC_SEQ_CST);
+                pthread_once(&cancels_once, cancels_init);
+                sem_post(&cancels_seen);
+                host->reply_error(c, 1, "stopped: cancelled", NULL, 0);
+                return NULL;
+            }
+            usleep(1000);
+        }
+        host->reply_result(c, "\"not cancelled\"", 15);
+        return NULL;
+    }
+
+    static void cancel(void *instance, rpcd_call *c) {
+        (void)instance;
+        (void)c;
+        __atomic_add_fetch(&test_cancel_calls, 1, __ATOMIC_SEQ_CST);
     }
 
     static int init(const rpcd_host *h, rpcd_handler *handler, void **out, char *error, size_t size) {
@@ -98,6 +140,13 @@ enum TestModule {
             break;
         }
         case 7: host->reply_result(c, params ? params : "null", params ? len : 4); break; /* echo */
+        case 8: {                                                                      /* wait_cancel */
+            if (!RPCD_HOST_HAS(host, call_cancelled)) { host->reply_error(c, 2, "no call_cancelled", NULL, 0); break; }
+            pthread_t t;
+            pthread_create(&t, NULL, wait_for_cancel, c);
+            pthread_detach(t);
+            break;
+        }
         }
     }
 
@@ -119,10 +168,11 @@ enum TestModule {
         {sizeof(rpcd_method), "block", NULL, NULL, 0, NULL, RPCD_METHOD_MAY_BLOCK},
         {sizeof(rpcd_method), "greeting", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
+        {sizeof(rpcd_method), "wait_cancel", NULL, NULL, 0, NULL, 0},
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
-        methods, sizeof methods / sizeof methods[0], init, call, deinit,
+        methods, sizeof methods / sizeof methods[0], init, call, deinit, NULL, 0, cancel,
     };
 
     const rpcd_module *ENTRY(void) { return &module; }

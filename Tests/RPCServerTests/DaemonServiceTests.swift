@@ -86,6 +86,6 @@ final class DaemonServiceTests: XCTestCase {
         XCTAssertEqual(try call("rpcd.logLevel")["result"], "info")
         let discover = try call("rpc.discover")["result"]
         let names = discover?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(names, ["rpc.discover", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel"])
+        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel"])
     }
 }
