@@ -43,6 +43,7 @@ let package = Package(
         .executable(name: "rpcd", targets: ["rpcd"]),
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
+        .library(name: "RPCClientInProcess", targets: ["RPCClientInProcess"]),
         .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
         // Declaring a service once, as a Swift protocol, for modules and clients alike (docs/CLIENT.md).
         .library(name: "RPCMacros", targets: ["RPCMacros"]),
@@ -155,11 +156,23 @@ let package = Package(
         .target(
             name: "RPCClient",
             dependencies: [
-                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS", "RPCBinding", "RPCInterface",
+                "RPCWire", "RPCJSON", "RPCProtocol", "RPCTLS", "RPCBinding", "RPCInterface", "RPCLogging",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
+        // A client transport straight to a router (no socket): for tests without processes or ports, and for
+        // programs that embed a router. Its own target so that socket-only apps do not link RPCCore.
+        .target(
+            name: "RPCClientInProcess",
+            dependencies: [
+                "RPCClient", "RPCCore", "JSONRPC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .target(
@@ -179,7 +192,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD"]),
+        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
         .executableTarget(
             name: "rpcd",
             dependencies: [
@@ -221,7 +234,7 @@ let package = Package(
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
-        .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD"]),
+        .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(
             name: "RPCAvahiTests",
             dependencies: [
@@ -313,7 +326,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCClientTests",
-            dependencies: ["RPCProtocol", 
+            dependencies: ["RPCProtocol", "RPCClientInProcess", "RPCCore", "JSONRPC", "RPCBinding",
                 "RPCClientTestSupport",
                 "RPCClient", "RPCJSON", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -57,12 +57,25 @@ extension RPCClient {
     public func subscribe<Payload: Decodable & Sendable>(
         to event: String, as payload: Payload.Type = JSONValue.self, timeout: Duration? = nil
     ) async throws(RPCClientError) -> RPCEventSubscription<Payload> {
+        // A subscription lives on one connection of the pool: its events come there, and end with it.
+        let (connection, remaining) = try await connection(for: RPCCallOptions(timeout: timeout))
+        return try await connection.subscribe(to: event, as: payload, id: reserveIDs(1), timeout: remaining) {
+            [weak self] in self?.reserveIDs(1) ?? 0
+        }
+    }
+}
+
+extension RPCConnection {
+    /// `RPCClient.subscribe` on this connection; `nextID` gives the id of the `rpc.unsubscribe` call.
+    func subscribe<Payload: Decodable & Sendable>(
+        to event: String, as payload: Payload.Type, id: Int, timeout: Duration?,
+        nextID: @escaping @Sendable () -> Int
+    ) async throws(RPCClientError) -> RPCEventSubscription<Payload> {
         subscriptions.install(on: notifications)
         let (stream, continuation) = AsyncThrowingStream<RPCSubscriptionEvent<Payload>, any Error>.makeStream(
-            bufferingPolicy: .bufferingOldest(Self.subscriptionBufferSize))
+            bufferingPolicy: .bufferingOldest(RPCClient.subscriptionBufferSize))
         let sink = RPCClientSubscriptions.Sink(event: event, continuation: continuation)
 
-        let id = reserveIDs(1)
         let request = RPCRequestEncoding.request(method: "rpc.subscribe", params: ["event": .string(event)], id: id)
         let promise = channel.eventLoop.makePromise(of: JSONValue.self)
         // Registered on the event loop as the reply is read, before the next frame (which may be an event of
@@ -81,7 +94,10 @@ extension RPCClient {
             // Still registered: the consumer ended it (cancelled, dropped the sequence, or a payload did not
             // decode), so tell the server. The server's or the connection's end unregistered it already.
             guard subscriptions.remove(subscription), let self, self.isConnected else { return }
-            Task { _ = try? await self.call("rpc.unsubscribe", params: ["subscription": .number(subscription)]) }
+            Task {
+                _ = try? await self.call(
+                    "rpc.unsubscribe", params: ["subscription": .number(subscription)], id: nextID(), timeout: nil)
+            }
         }
         return RPCEventSubscription(event: event, id: subscription, stream: stream)
     }

@@ -1,35 +1,119 @@
+import Logging
 import NIOCore
 import NIOExtras
 import NIOPosix
-import NIOSSL
 import RPCJSON
+import RPCLogging
 import RPCProtocol
-import RPCTLS
 import RPCWire
 import Synchronization
 
 /// A JSON-RPC 2.0 client for rpcd's framed protocol over TCP, TLS or a Unix socket.
 ///
-/// One client is one connection. Calls may be made concurrently from any task: they are pipelined on the
-/// connection and their replies, which may arrive in any order, are matched by id. Ids are integers from 1.
+/// Calls may be made concurrently from any task: they are pipelined on the client's connections and their
+/// replies, which may arrive in any order, are matched by id (integers from 1, unique per client). The client
+/// keeps a small pool of connections (`Configuration.connections`, default 1) to one or several endpoints,
+/// reconnects after a connection breaks, and fails over to another endpoint when one stops answering; the
+/// policy is `RPCConnectionPool`'s, described in docs/CLIENT.md. A call's deadline or its task's cancellation
+/// ends the call at once and tells the server to cancel it (`rpc.cancel`). Thread-safe; `Sendable`.
 public final class RPCClient: Sendable {
-    /// Where this client is connected.
-    public let endpoint: RPCEndpoint
-    let channel: any Channel
-    private let nextID = Atomic<Int>(1)
-    /// The server's notifications on this connection (events), routed by `RPCClientHandler`.
-    package let notifications: RPCServerNotifications
-    /// This connection's subscriptions, by id (`subscribe`).
-    let subscriptions = RPCClientSubscriptions()
+    /// What a client connects to and how.
+    public struct Configuration: Sendable {
+        /// How to reach each server, in order of preference (see the pool's policy in docs/CLIENT.md).
+        public var transports: [any RPCClientTransport]
+        /// For endpoints given later (`update(endpoints:)`, discovery): whom to trust for `tls://` ones.
+        public var tls: RPCClientTLS
+        /// How many connections to keep (calls take them in turn); at least 1.
+        public var connections: Int
+        /// For establishing one connection (name resolution, connect, TLS handshake).
+        public var connectTimeout: Duration
+        /// What a call's own options leave out (e.g. a default timeout).
+        public var defaultOptions: RPCCallOptions
+        /// For endpoints given later: the largest reply frame accepted.
+        public var maxFrameSize: Int
+        public var eventLoopGroup: any EventLoopGroup
+        /// Where reconnects, failovers and lost instances are logged (field names from docs/LOGGING.md).
+        public var logger: Logger
 
-    init(channel: any Channel, endpoint: RPCEndpoint, notifications: RPCServerNotifications) {
-        self.channel = channel
-        self.endpoint = endpoint
-        self.notifications = notifications
+        /// Servers reached over sockets (`RPCSocketTransport`): TCP, TLS or Unix.
+        public init(
+            endpoints: [RPCEndpoint], tls: RPCClientTLS = RPCClientTLS(), connections: Int = 1,
+            connectTimeout: Duration = .seconds(10), defaultOptions: RPCCallOptions = RPCCallOptions(),
+            maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
+            eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+            logger: Logger = Logger(label: "rpcd.client", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) {
+            self.init(
+                transports: endpoints.map { RPCSocketTransport(endpoint: $0, tls: tls, maxFrameSize: maxFrameSize) },
+                connections: connections, connectTimeout: connectTimeout, defaultOptions: defaultOptions,
+                eventLoopGroup: eventLoopGroup, logger: logger)
+            self.tls = tls
+            self.maxFrameSize = maxFrameSize
+        }
+
+        /// Servers reached through any transport (an in-process router, say).
+        public init(
+            transports: [any RPCClientTransport], connections: Int = 1, connectTimeout: Duration = .seconds(10),
+            defaultOptions: RPCCallOptions = RPCCallOptions(),
+            eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+            logger: Logger = Logger(label: "rpcd.client", factory: { _ in SwiftLogNoOpLogHandler() })
+        ) {
+            self.transports = transports
+            self.tls = RPCClientTLS()
+            self.connections = connections
+            self.connectTimeout = connectTimeout
+            self.defaultOptions = defaultOptions
+            self.maxFrameSize = RPCLimits.maxFrameSize.defaultValue
+            self.eventLoopGroup = eventLoopGroup
+            self.logger = logger
+        }
     }
 
-    /// Connects (TCP with TCP_NODELAY, TLS over that for a `tls://` endpoint, or Unix socket). Errors name
-    /// the endpoint and the reason.
+    public let configuration: Configuration
+    private let pool: RPCConnectionPool
+    private let nextID = Atomic<Int>(1)
+
+    /// Follows a source of endpoint lists (discovery), while the client runs (`run()`, `withRPCClient`).
+    let endpointUpdates: (@Sendable (RPCClient) async -> Void)?
+
+    /// A client that connects when it is first used (no I/O here). Errors come with the calls.
+    public convenience init(configuration: Configuration) {
+        self.init(configuration: configuration, followingUpdates: nil)
+    }
+
+    /// A client whose endpoints come from `updates`: each element is the complete list of instances now
+    /// (`RPCServiceDiscovery.endpointLists()` turns DNS-SD events into such lists), in order of preference.
+    /// `configuration.endpoints` are used until the first list arrives. The updates are followed while the
+    /// client runs: as a `Service` (`run()`), or inside `withRPCClient`.
+    public convenience init<Updates: AsyncSequence & Sendable>(
+        configuration: Configuration, endpointUpdates updates: Updates
+    ) where Updates.Element == [RPCEndpoint] {
+        self.init(configuration: configuration) { client in
+            do {
+                for try await endpoints in updates { client.update(endpoints: endpoints) }
+            } catch {
+                client.configuration.logger.warning(
+                    "Endpoint updates ended with an error; keeping the last endpoints",
+                    metadata: [LogField.error: "\(error)"])
+            }
+        }
+    }
+
+    init(configuration: Configuration, followingUpdates: (@Sendable (RPCClient) async -> Void)?) {
+        self.configuration = configuration
+        self.endpointUpdates = followingUpdates
+        let settings = configuration
+        self.pool = RPCConnectionPool(
+            endpoints: configuration.transports, connections: configuration.connections, logger: configuration.logger
+        ) { transport throws(RPCClientError) in
+            try await RPCConnection.open(
+                transport, eventLoopGroup: settings.eventLoopGroup, timeout: settings.connectTimeout)
+        }
+    }
+
+    /// Connects (TCP with TCP_NODELAY, TLS over that for a `tls://` endpoint, or Unix socket) and returns
+    /// the client once the first connection is up. Errors name the endpoint and the reason. The client
+    /// reconnects to `endpoint` by itself if the connection breaks later.
     ///
     /// - Parameters:
     ///   - tls: whom to trust and what to present for a `tls://` endpoint (default: the system's CAs, no client
@@ -42,51 +126,25 @@ public final class RPCClient: Sendable {
         eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue, timeout: Duration = .seconds(10)
     ) async throws(RPCClientError) -> RPCClient {
-        var tlsHandler: (@Sendable () throws -> NIOSSLClientHandler)?
-        if case .tls(let host, _) = endpoint {
-            let context: NIOSSLContext
-            do {
-                context = try tls.files.makeContext()
-            } catch {
-                throw .connectFailed(endpoint: endpoint.description, reason: "TLS: \(error)")
-            }
-            let serverName = tls.serverName
-            tlsHandler = { try NIOSSLClientHandler.forHost(host, serverName: serverName, context: context) }
-        }
-        // The handshake's outcome is a promise of the loop the connection will be on, made before connecting so
-        // that it cannot complete unobserved.
-        let loop = eventLoopGroup.next()
-        let handshake = tlsHandler.map { _ in loop.makePromise(of: Void.self) }
-        let notifications = RPCServerNotifications()
-        let bootstrap = ClientBootstrap(group: loop)
-            .connectTimeout(TimeAmount(timeout))
-            .channelInitializer { [tlsHandler] channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tlsHandler {
-                        try channel.pipeline.syncOperations.addHandlers(
-                            tlsHandler(), TLSHandshakeWaiter(completing: handshake!, timeout: TimeAmount(timeout)))
-                    }
-                    try channel.pipeline.syncOperations.addHandlers(
-                        channelHandlers(maxFrameSize: maxFrameSize, notifications: notifications))
-                }
-            }
-        do {
-            let channel: any Channel
-            switch endpoint {
-            case .tcp(let host, let port), .tls(let host, let port):
-                channel = try await bootstrap.channelOption(.tcpOption(.tcp_nodelay), value: 1)
-                    .connect(host: host, port: port).get()
-            case .unix(let path):
-                channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
-            }
-            try await handshake?.futureResult.get()
-            return RPCClient(channel: channel, endpoint: endpoint, notifications: notifications)
-        } catch {
-            // A connection that failed before its channel was made never runs the waiter.
-            handshake?.fail(error)
-            throw .connectFailed(endpoint: endpoint.description, reason: ConnectFailure.reason(for: error))
-        }
+        let client = RPCClient(configuration: Configuration(
+            endpoints: [endpoint], tls: tls, connectTimeout: timeout, maxFrameSize: maxFrameSize,
+            eventLoopGroup: eventLoopGroup))
+        _ = try await client.pool.connection(until: nil)
+        return client
     }
+
+    /// The first endpoint (the one `connect(to:)` was given), for a client of socket endpoints.
+    public var endpoint: RPCEndpoint {
+        endpoints.first ?? .tcp(host: "", port: 0)
+    }
+
+    /// The socket endpoints the client connects to now (discovery changes them).
+    public var endpoints: [RPCEndpoint] {
+        pool.endpoints.compactMap { ($0 as? RPCSocketTransport)?.endpoint }
+    }
+
+    /// Whether a connection is open now (the client reconnects on the next call if not).
+    public var isConnected: Bool { !pool.openConnections.isEmpty }
 
     /// The client pipeline, head to tail: frame decoder, length prepender (u32 big-endian), client handler.
     static func channelHandlers(
@@ -97,42 +155,35 @@ public final class RPCClient: Sendable {
 
     /// rpcd's framing in both directions: payloads in, payloads out (also what a test server needs).
     package static func framingHandlers(maxFrameSize: Int) -> [any ChannelHandler] {
-        [
-            ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: maxFrameSize)),
-            LengthFieldPrepender(lengthFieldBitLength: .thirtyTwoBits, lengthFieldEndianness: .big),
-        ]
+        RPCSocketTransport.framingHandlers(maxFrameSize: maxFrameSize)
     }
-
-    /// Whether the connection is still open.
-    public var isConnected: Bool { channel.isActive }
 
     /// One call; `params` must be nil, an array or an object. Returns the result, or throws `.remote` with the
     /// server's error object.
     ///
-    /// - Parameter timeout: how long to wait for the reply (nil: until the connection closes). A reply that
-    ///   arrives later is dropped.
+    /// - Parameter timeout: how long to wait for the reply (nil: the configuration's default, else until the
+    ///   connection closes). When it passes the call fails with `.timedOut` and the server cancels it.
     public func call(
         _ method: String, params: JSONValue? = nil, timeout: Duration? = nil
     ) async throws(RPCClientError) -> JSONValue {
-        try RPCRequestEncoding.validate(params: params)
-        let id = reserveIDs(1)
-        let payload = channel.allocator.buffer(bytes: RPCRequestEncoding.request(method: method, params: params, id: id))
-        let promise = channel.eventLoop.makePromise(of: JSONValue.self)
-        send(.call(id: id, payload: payload, promise: promise, timeout: timeout.map(TimeAmount.init)), failing: promise)
-        return try await Self.result(of: promise.futureResult)
+        try await call(method, params: params, options: RPCCallOptions(timeout: timeout))
     }
 
-    /// A notification: sent, never answered. Returns once it is written to the connection.
+    /// One call with `options` (deadline, timeout; what they leave out comes from the configuration's
+    /// `defaultOptions`). A cancelled task ends the call with `.cancelled` and cancels it in the server.
+    public func call(
+        _ method: String, params: JSONValue? = nil, options: RPCCallOptions
+    ) async throws(RPCClientError) -> JSONValue {
+        try RPCRequestEncoding.validate(params: params)
+        let (connection, remaining) = try await connection(for: options)
+        return try await connection.call(method, params: params, id: reserveIDs(1), timeout: remaining)
+    }
+
+    /// A notification: sent, never answered. Returns once it is written to a connection.
     public func notify(_ method: String, params: JSONValue? = nil) async throws(RPCClientError) {
         try RPCRequestEncoding.validate(params: params)
-        let payload = channel.allocator.buffer(bytes: RPCRequestEncoding.notification(method: method, params: params))
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        channel.writeAndFlush(RPCClientCommand.notify(payload: payload), promise: written)
-        do {
-            try await written.futureResult.get()
-        } catch {
-            throw .connectionClosed
-        }
+        let (connection, _) = try await connection(for: RPCCallOptions())
+        try await connection.notify(method, params: params)
     }
 
     /// A batch; results in the order of the calls (notifications are not supported here). A batch-level error
@@ -142,59 +193,59 @@ public final class RPCClient: Sendable {
     ) async throws(RPCClientError) -> [Result<JSONValue, RPCClientError>] {
         guard !calls.isEmpty else { return [] }
         for call in calls { try RPCRequestEncoding.validate(params: call.params) }
+        let (connection, remaining) = try await connection(for: RPCCallOptions(timeout: timeout))
         let first = reserveIDs(calls.count)
-        let ids = Array(first..<first + calls.count)
-        let payload = channel.allocator.buffer(bytes: RPCRequestEncoding.batch(calls, ids: ids))
-        let promise = channel.eventLoop.makePromise(of: [Result<JSONValue, RPCClientError>].self)
-        send(.batch(ids: ids, payload: payload, promise: promise, timeout: timeout.map(TimeAmount.init)), failing: promise)
-        return try await Self.result(of: promise.futureResult)
+        return try await connection.batch(calls, ids: Array(first..<first + calls.count), timeout: remaining)
     }
 
     /// Sends one raw payload as a frame and waits for the next frame that is NOT a reply to a pending call
-    /// (for protocol tests: invalid JSON, hostile input); nil if the server closes first, or at once when
-    /// `expectReply` is false. Only meaningful while no other calls are pending. A reply that is not JSON
-    /// throws `.protocolViolation`; none within `timeout` throws `.timedOut`; a connection that was already
-    /// closed throws `.connectionClosed`. For rpcctl and rpcd's own tests only: not part of the library's API.
-    ///
-    /// - Parameter framed: false sends `payload` without a length prefix, so a test can write its own
-    ///   (an oversized announced length, a frame split across writes, a truncated frame).
+    /// (`RPCConnection.sendRaw`). For rpcctl and rpcd's own tests only: not part of the library's API.
     package func sendRaw(
         _ payload: [UInt8], expectReply: Bool = true, timeout: Duration = .seconds(10), framed: Bool = true
     ) async throws(RPCClientError) -> JSONValue? {
-        let buffer = channel.allocator.buffer(bytes: payload)
-        let promise = channel.eventLoop.makePromise(of: JSONValue?.self)
-        send(
-            .raw(payload: buffer, framed: framed, expectReply: expectReply, promise: promise, timeout: TimeAmount(timeout)),
-            failing: promise)
-        return try await Self.result(of: promise.futureResult)
+        // The connection the caller has been using: a protocol test must see it closed, not a new one.
+        guard let connection = pool.openConnections.first else { throw .connectionClosed }
+        return try await connection.sendRaw(payload, expectReply: expectReply, timeout: timeout, framed: framed)
     }
 
-    /// Closes the connection; pending calls fail with `.connectionClosed`.
+    /// Replaces the endpoints (what discovery found): connections to endpoints no longer listed close, and
+    /// their slots move to the others.
+    public func update(endpoints: [RPCEndpoint]) {
+        pool.update(endpoints: endpoints.map {
+            RPCSocketTransport(endpoint: $0, tls: configuration.tls, maxFrameSize: configuration.maxFrameSize)
+        })
+    }
+
+    /// Replaces the transports (servers come and go): connections through transports no longer listed (by
+    /// `name`) close, and their slots move to the others.
+    public func update(transports: [any RPCClientTransport]) {
+        pool.update(endpoints: transports)
+    }
+
+    /// Closes every connection for good; pending calls fail with `.connectionClosed`, later ones too.
     public func close() async {
-        try? await channel.close()
+        await pool.close()
     }
 
     // MARK: Internals
 
+    /// A connection for a call with `options`, as `subscribe` needs one too.
+    ///
+    /// A connection for a call with `options`, and how long the call may still wait for its reply. Waiting
+    /// for a connection (reconnecting) counts against the call's deadline.
+    func connection(for options: RPCCallOptions) async throws(RPCClientError) -> (RPCConnection, Duration?) {
+        let start = ContinuousClock.now
+        let deadline = options.filled(from: configuration.defaultOptions).deadline(from: start)
+        if Task.isCancelled { throw .cancelled }
+        let connection = try await pool.connection(until: deadline)
+        guard let deadline else { return (connection, nil) }
+        let remaining = deadline - ContinuousClock.now
+        guard remaining > .zero else { throw .timedOut }
+        return (connection, remaining)
+    }
+
     /// Reserves `count` consecutive ids and returns the first.
     func reserveIDs(_ count: Int) -> Int {
         nextID.wrappingAdd(count, ordering: .relaxed).oldValue
-    }
-
-    /// Writes `command`; if the write fails (the channel is closed), `promise` fails with `.connectionClosed`.
-    func send<Value>(_ command: RPCClientCommand, failing promise: EventLoopPromise<Value>) {
-        let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { _ in promise.fail(RPCClientError.connectionClosed) }
-        channel.writeAndFlush(command, promise: written)
-    }
-
-    static func result<Value: Sendable>(of future: EventLoopFuture<Value>) async throws(RPCClientError) -> Value {
-        do {
-            return try await future.get()
-        } catch let error as RPCClientError {
-            throw error
-        } catch {
-            throw .connectionClosed
-        }
     }
 }

@@ -10,8 +10,10 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
     case connectFailed(endpoint: String, reason: String)
     /// The connection closed (or was closed) while the call was pending, or before it could be sent.
     case connectionClosed
-    /// No reply arrived in time (connect, call or `sendRaw` timeout).
+    /// No reply arrived in time (connect, call or `sendRaw` timeout). A call's server was told to cancel it.
     case timedOut
+    /// The calling task was cancelled while the call was pending; the server was told to cancel the call.
+    case cancelled
     /// The server sent something that is not a valid JSON-RPC reply, or the call could not be encoded.
     case protocolViolation(String)
     /// The TLS session failed once connected: typically the server refusing the client's certificate, or its
@@ -33,6 +35,8 @@ public enum RPCClientError: Error, Sendable, CustomStringConvertible, Equatable 
             return "the connection was closed before a reply arrived"
         case .timedOut:
             return "timed out waiting for a reply"
+        case .cancelled:
+            return "the call was cancelled"
         case .protocolViolation(let detail):
             return "protocol violation: \(detail)"
         case .tlsFailed(let reason):

@@ -11,6 +11,9 @@ enum RPCClientCommand: Sendable {
     case batch(ids: [Int], payload: ByteBuffer, promise: EventLoopPromise<[Result<JSONValue, RPCClientError>]>, timeout: TimeAmount?)
     /// Send `payload` and expect nothing back.
     case notify(payload: ByteBuffer)
+    /// The caller of the call or batch filed under `key` gave up: fail it with `reason` and tell the server to
+    /// cancel it (`rpc.cancel` for each of its ids). Nothing happens when it was answered already.
+    case cancel(key: Int, reason: RPCClientError)
     /// Send `payload` as one frame (or, unless `framed`, as bytes without a length prefix); with `expectReply`,
     /// complete `promise` with the next frame that answers no pending call (nil if the connection closes first),
     /// else with nil once written.
@@ -26,6 +29,8 @@ enum RPCClientCommand: Sendable {
 /// pending call fails with `.protocolViolation`. An error reply with id `null` (a parse-level error such as
 /// *Batch too large*) is given to the only pending call, or to the only pending batch if it is a batch-level
 /// error; with several candidates it is dropped, and their own timeouts or the connection's end finish them.
+/// A call given up on (its timeout passed, or its task was cancelled) is failed at once, and the server is
+/// sent `rpc.cancel` for it.
 /// A notification from the server (an object with a `method` and no `id`, such as an event) goes to
 /// `notifications` when a handler is registered for its method; otherwise it is unexpected, as before.
 final class RPCClientHandler: ChannelDuplexHandler {
@@ -59,6 +64,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
     private var endedBecause = RPCClientError.connectionClosed
     private let maxNestingDepth: Int
     private let notifications: RPCServerNotifications
+    private var context: ChannelHandlerContext?
 
     /// Number of calls and batches waiting for a reply (for tests).
     var pendingCount: Int { pending.count }
@@ -66,6 +72,10 @@ final class RPCClientHandler: ChannelDuplexHandler {
     init(maxNestingDepth: Int = RPCLimits.clientMaxNestingDepth, notifications: RPCServerNotifications = RPCServerNotifications()) {
         self.maxNestingDepth = maxNestingDepth
         self.notifications = notifications
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
     }
 
     // MARK: Outbound
@@ -77,7 +87,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
             case .call(_, _, let callPromise, _): callPromise.fail(endedBecause)
             case .batch(_, _, let batchPromise, _): batchPromise.fail(endedBecause)
             case .raw(_, _, _, let rawPromise, _): rawPromise.fail(endedBecause)
-            case .notify: break
+            case .notify, .cancel: break
             }
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
@@ -99,6 +109,10 @@ final class RPCClientHandler: ChannelDuplexHandler {
 
         case .notify(let payload):
             context.write(wrapOutboundOut(payload), promise: promise)
+
+        case .cancel(let key, let reason):
+            giveUp(key: key, reason: reason)
+            promise?.succeed()
 
         case .raw(let payload, let framed, let expectReply, let rawPromise, let timeout):
             if expectReply {
@@ -146,8 +160,19 @@ final class RPCClientHandler: ChannelDuplexHandler {
     }
 
     private func expire(key: Int) {
+        giveUp(key: key, reason: .timedOut)
+    }
+
+    /// Fails the call or batch filed under `key` with `reason`, and asks the server to cancel its calls.
+    private func giveUp(key: Int, reason: RPCClientError) {
         guard let entry = remove(key: key) else { return }
-        entry.fail(.timedOut)
+        entry.fail(reason)
+        guard let context else { return }
+        let ids: [Int] = if case .batch(let ids, _, _) = entry { ids } else { [key] }
+        for id in ids {
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: RPCRequestEncoding.cancellation(of: id))), promise: nil)
+        }
+        context.flush()
     }
 
     private func expireRawWaiter() {
@@ -304,6 +329,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
         connectionEnded()
     }
 

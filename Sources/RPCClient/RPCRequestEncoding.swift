@@ -1,4 +1,5 @@
 import RPCJSON
+import RPCProtocol
 
 /// Writes JSON-RPC 2.0 request and notification payloads (the bytes inside a frame).
 ///
@@ -28,6 +29,11 @@ package enum RPCRequestEncoding {
         var bytes = prefix(method: method, params: params)
         bytes.append(UInt8(ascii: "}"))
         return bytes
+    }
+
+    /// The notification that asks the server to cancel the call with integer id `id` (docs/PROTOCOL.md).
+    package static func cancellation(of id: Int) -> [UInt8] {
+        notification(method: RPCCancellation.method, params: ["id": .number(id)])
     }
 
     /// A batch array of requests with the given ids (`calls` and `ids` have the same length).

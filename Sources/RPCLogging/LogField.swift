@@ -88,6 +88,8 @@ public enum LogField {
     public static let afterMilliseconds = "rpcd_after_msec"
     /// A network interface name (`Interfaces=`).
     public static let interface = "rpcd_interface"
+    /// Where a client connects (`RPCClient`'s reconnects and failover): an address as `RPCEndpoint` prints it.
+    public static let endpoint = "rpcd_endpoint"
 
     /// The journal's own `MESSAGE_ID` field: one of `LogMessageID`'s ids, on lifecycle entries only.
     public static let messageID = "message_id"
@@ -97,6 +99,6 @@ public enum LogField {
         connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
-        previousInstance, collision, port, host, afterMilliseconds, interface, messageID,
+        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, messageID,
     ]
 }

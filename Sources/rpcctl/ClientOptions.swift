@@ -36,7 +36,7 @@ struct ClientOptions: ParsableArguments {
     @Option(name: .customLong("server-name"), help: ArgumentHelp("The name the server's certificate must carry (default: the address's host).", valueName: "name"))
     var serverName: String?
 
-    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the connection and for each reply.", valueName: "seconds"))
+    @Option(name: .long, help: ArgumentHelp("Seconds to wait for the connection and for each reply; a call not answered by then is cancelled in the daemon too.", valueName: "seconds"))
     var timeout: Double = 10
 
     mutating func validate() throws {
@@ -117,6 +117,9 @@ struct ClientOptions: ParsableArguments {
             return ExitStatus.unavailable
         case .timedOut:
             Terminal.error("\(subject)no reply within \(Terminal.format(timeout, digits: timeout < 1 ? 3 : 0)) s")
+            return ExitStatus.timedOut
+        case .cancelled:
+            Terminal.error("\(subject)cancelled")
             return ExitStatus.timedOut
         case .connectionClosed:
             Terminal.error("\(subject)the server closed the connection before replying")

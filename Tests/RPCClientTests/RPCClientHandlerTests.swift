@@ -184,6 +184,29 @@ final class RPCClientHandlerTests: XCTestCase {
         XCTAssertEqual(value(patient), "done")
     }
 
+    /// A call given up on tells the server: its timeout, or its task's cancellation, sends rpc.cancel for its id
+    /// (for each id of a batch); a call answered in time sends nothing more.
+    func testGivingUpSendsRPCCancel() throws {
+        let harness = try HandlerHarness()
+        let slow = try harness.call("echo.sleep", id: 1, timeout: .milliseconds(100))
+        let cancelled = try harness.call("echo.sleep", id: 2)
+        let batch = try harness.batch([(method: "a.b", params: nil), (method: "a.c", params: nil)], ids: [3, 4])
+        for _ in 0..<3 { _ = try harness.sent() }
+        harness.loop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(clientError(slow), .timedOut)
+        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":1}}"#)
+        try harness.cancel(key: 2)
+        XCTAssertEqual(clientError(cancelled), .cancelled)
+        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":2}}"#)
+        try harness.cancel(key: 3)
+        XCTAssertEqual(clientError(batch), .cancelled)
+        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":3}}"#)
+        XCTAssertEqual(try harness.sent(), #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":4}}"#)
+        try harness.cancel(key: 2)
+        XCTAssertNil(try harness.sent(), "a call already given up on is not cancelled twice")
+        XCTAssertEqual(harness.handler.pendingCount, 0)
+    }
+
     func testAnsweredCallCancelsItsTimeout() throws {
         let harness = try HandlerHarness()
         let call = try harness.call("a.b", id: 1, timeout: .milliseconds(10))

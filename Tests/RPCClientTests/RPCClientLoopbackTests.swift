@@ -88,6 +88,10 @@ final class RPCClientLoopbackTests: XCTestCase {
         } catch {
             XCTAssertEqual(error as? RPCClientError, .connectionClosed)
         }
+        // The client reconnects for the next call; once closed by its owner, it stays closed.
+        let again = try await client.call("t.ping")
+        XCTAssertEqual(again, "pong")
+        await client.close()
         do {
             _ = try await client.call("t.ping")
             XCTFail("a call on a closed client must fail")

@@ -59,6 +59,11 @@ struct HandlerHarness {
         try channel.readOutbound(as: ByteBuffer.self).map { String(buffer: $0) }
     }
 
+    /// Asks the handler to give up on the call filed under `key`, as `RPCClient` does when its task is cancelled.
+    func cancel(key: Int, reason: RPCClientError = .cancelled) throws {
+        try channel.writeOutbound(RPCClientCommand.cancel(key: key, reason: reason))
+    }
+
     /// Delivers one reply frame.
     func reply(_ text: String) throws {
         try channel.writeInbound(ByteBuffer(string: text))

@@ -1,0 +1,136 @@
+import Foundation
+import RPCClient
+import RPCJSON
+import RPCProtocol
+import Synchronization
+import XCTest
+
+/// A caller that gives up reaches the handler in the real daemon: a Swift module's method (echo.sleep, whose
+/// `Task.sleep` ends when its task is cancelled) stops early and gives its `MaxConcurrency=` slot back at once.
+final class CancellationTests: XCTestCase {
+    private var handlers: URL!
+
+    override func setUpWithError() throws {
+        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-handlers-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        // One call at a time: a second sleep is admitted only once the first one's slot is free.
+        try "[Handler]\nModule=echo\nMaxConcurrency=1\n".write(
+            to: handlers.appendingPathComponent("echo.conf"), atomically: true, encoding: .utf8)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: handlers)
+    }
+
+    private func startDaemon() throws -> DaemonProcess {
+        try DaemonProcess(extraArguments: [
+            "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+        ])
+    }
+
+    /// The call's timeout passes: the client fails it and sends rpc.cancel; the daemon counts the cancellation,
+    /// frees the slot at once (the next call is not refused -32004), and the module's early answer is dropped.
+    func testATimeoutCancelsTheCallInTheDaemon() async throws {
+        let daemon = try startDaemon()
+        // Over the socket: the access rules let this user change the log level there.
+        let client = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
+        _ = try await client.call("rpcd.setLogLevel", params: ["debug"])
+        let started = ContinuousClock.now
+        do {
+            _ = try await client.call("echo.sleep", params: [60_000], timeout: .milliseconds(200))
+            XCTFail("the call should time out")
+        } catch {
+            XCTAssertEqual(error, .timedOut)
+        }
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
+        // The same connection: rpc.cancel was handled before this call.
+        let next = try await client.call("echo.sleep", params: [1])
+        XCTAssertEqual(next, "done")
+        let info = try await client.call("rpcd.info")
+        XCTAssertEqual(info["calls"]?["cancelled"], JSONValue.number(1))
+        try daemon.waitForLog(matching: "Answer to a cancelled call dropped")
+        await client.close()
+    }
+
+    /// The calling task is cancelled: the call fails with `.cancelled` at once and the daemon cancels it too.
+    func testTaskCancellationCancelsTheCallInTheDaemon() async throws {
+        let daemon = try startDaemon()
+        let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
+        // Once the daemon runs the sleep, the only slot is taken: wait for that, then cancel. (A probe that
+        // takes the slot first makes the sleep itself fail -32004: then start it again.)
+        let sleep: @Sendable () async throws -> JSONValue = { try await client.call("echo.sleep", params: [60_000]) }
+        var sleeper = BackgroundCall(sleep)
+        var busy = false
+        for _ in 0..<500 where !busy {
+            busy = await isBusy(client)
+            if busy { break }
+            try await Task.sleep(for: .milliseconds(10))
+            if sleeper.isDone { sleeper = BackgroundCall(sleep) }
+        }
+        XCTAssertTrue(busy, "the first sleep holds the slot")
+        sleeper.task.cancel()
+        let outcome = await sleeper.task.result
+        XCTAssertEqual(outcome.failureValue as? RPCClientError, .cancelled)
+        let next = try await client.call("echo.sleep", params: [1])
+        XCTAssertEqual(next, "done")
+        let info = try await client.call("rpcd.info")
+        XCTAssertEqual(info["calls"]?["cancelled"], JSONValue.number(1))
+        await client.close()
+    }
+
+    /// rpcctl call --timeout gives up after that long and the daemon hears of it.
+    func testRpcctlTimeoutCancelsTheCall() async throws {
+        let daemon = try startDaemon()
+        let address = try XCTUnwrap(daemon.tcpEndpoint).description
+        let result = try DaemonProcess.runTool(
+            "rpcctl", ["call", "--address", address, "--timeout", "0.2", "echo.sleep", "60000"])
+        XCTAssertEqual(result.status, 75, result.stderr)
+        let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
+        // rpcctl closed its connection right after sending rpc.cancel; either ends the call in the daemon.
+        let one: JSONValue = 1
+        var cancelled: JSONValue? = nil
+        for _ in 0..<500 where cancelled != one {
+            let info = try await client.call("rpcd.info")
+            cancelled = info["calls"]?["cancelled"]
+            if cancelled != one { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        XCTAssertEqual(cancelled, one)
+        let next = try await client.call("echo.sleep", params: [1])
+        XCTAssertEqual(next, "done")
+        await client.close()
+    }
+}
+
+/// Whether a quick echo.sleep is refused -32004 (the only slot is taken).
+private func isBusy(_ client: RPCClient) async -> Bool {
+    do {
+        _ = try await client.call("echo.sleep", params: [0])
+        return false
+    } catch {
+        guard case .remote(let remote) = error else { return false }
+        return remote.code == RPCError.Code.serviceBusy
+    }
+}
+
+/// A call started in a task of its own, with a flag the test can read without waiting.
+private final class BackgroundCall: Sendable {
+    private let finished = Atomic<Bool>(false)
+    private let started = Mutex<Task<JSONValue, any Error>?>(nil)
+
+    init(_ body: @escaping @Sendable () async throws -> JSONValue) {
+        let task = Task { [self] in
+            defer { finished.store(true, ordering: .releasing) }
+            return try await body()
+        }
+        started.withLock { $0 = task }
+    }
+
+    var isDone: Bool { finished.load(ordering: .acquiring) }
+    var task: Task<JSONValue, any Error> { started.withLock { $0! } }
+}
+
+extension Result {
+    fileprivate var failureValue: Failure? {
+        if case .failure(let error) = self { error } else { nil }
+    }
+}
