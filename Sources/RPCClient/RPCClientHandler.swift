@@ -32,7 +32,8 @@ enum RPCClientCommand: Sendable {
 /// A call given up on (its timeout passed, or its task was cancelled) is failed at once, and the server is
 /// sent `rpc.cancel` for it.
 /// A notification from the server (an object with a `method` and no `id`, such as an event) goes to
-/// `notifications` when a handler is registered for its method; otherwise it is unexpected, as before.
+/// `notifications` when a handler is registered for its method and is dropped otherwise: it answers no call, so
+/// it must not fail pending ones (an event already on its way when the client unsubscribed is one such frame).
 final class RPCClientHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RPCClientCommand
@@ -205,9 +206,8 @@ final class RPCClientHandler: ChannelDuplexHandler {
 
         switch reply {
         case .object(let members):
-            if members["id"] == nil, case .string(let method)? = members["method"],
-                notifications.deliver(method: method, params: members["params"])
-            {
+            if members["id"] == nil, case .string(let method)? = members["method"] {
+                _ = notifications.deliver(method: method, params: members["params"])
                 return
             }
             if let id = RPCReply.clientID(of: reply), case .call(let promise, let timer)? = pending[id] {

@@ -241,7 +241,9 @@ typedef struct rpcd_module {
     size_t n_events;
 
     /* rpcd 0.3: told that the caller of CALL gave up (see CANCELLATION); may be NULL. Called at
-     * most once per call, from any thread, possibly while call() still runs; must not block. */
+     * most once per call, from any thread, possibly while call() still runs, or while another
+     * thread of the module answers CALL: a module that keeps per-call state for cancel() guards
+     * it with its own lock. Must not block. */
     void (*cancel)(void *instance, rpcd_call *call);
 } rpcd_module;
 
