@@ -11,17 +11,23 @@ public enum RPCSubscriptionEvent<Payload: Sendable>: Sendable {
     case event(seq: Int, payload: Payload)
     /// `count` events were lost before the next `.event`.
     case lost(count: Int)
+    /// The connection broke and the client subscribed again on a new one: events published in between are
+    /// unknown, and `seq` starts again from 1.
+    case resubscribed
 }
 
 /// The events of one subscription, as an `AsyncSequence`. Iterate it from one task; cancelling that task (or
-/// dropping the sequence) unsubscribes. The sequence ends by throwing `.subscriptionEnded` when the server
-/// ends the subscription (reload, access rules), `.connectionClosed` when the connection closes, and
-/// `.protocolViolation` when an event's payload does not decode as `Payload`.
+/// dropping the sequence) unsubscribes. When the connection breaks, the client subscribes again as soon as it
+/// can connect (retrying with a growing pause, up to 2 s) and yields `.resubscribed` before the new events.
+/// The sequence ends by throwing `.subscriptionEnded` when the server ends the subscription (reload, access
+/// rules), `.connectionClosed` when the client is closed, `.remote` when subscribing again is refused (the
+/// daemon came back without the event), and `.protocolViolation` when an event's payload does not decode as
+/// `Payload`.
 public struct RPCEventSubscription<Payload: Sendable>: AsyncSequence, Sendable {
     public typealias Element = RPCSubscriptionEvent<Payload>
     /// The full event name, `kv.changed`.
     public let event: String
-    /// The server's id of the subscription on this connection.
+    /// The server's id of the subscription on the connection it was first made on.
     public let id: Int
     let stream: AsyncThrowingStream<Element, any Error>
 
@@ -57,7 +63,56 @@ extension RPCClient {
     public func subscribe<Payload: Decodable & Sendable>(
         to event: String, as payload: Payload.Type = JSONValue.self, timeout: Duration? = nil
     ) async throws(RPCClientError) -> RPCEventSubscription<Payload> {
-        // A subscription lives on one connection of the pool: its events come there, and end with it.
+        let first = try await subscribeOnce(to: event, as: payload, timeout: timeout)
+        let (stream, continuation) = AsyncThrowingStream<RPCSubscriptionEvent<Payload>, any Error>.makeStream(
+            bufferingPolicy: .bufferingOldest(Self.subscriptionBufferSize))
+        let forwarding = Task { [weak self] in
+            var current = first
+            while true {
+                do throws(RPCClientError) {
+                    for try await element in current { continuation.yield(element) }
+                    return continuation.finish()  // the consumer went away (its task was cancelled)
+                } catch .connectionClosed {
+                    guard let self, let next = await self.resubscribe(to: event, as: payload, timeout: timeout, continuation) else {
+                        return
+                    }
+                    current = next
+                    continuation.yield(.resubscribed)
+                } catch {
+                    return continuation.finish(throwing: error)
+                }
+            }
+        }
+        continuation.onTermination = { _ in forwarding.cancel() }
+        return RPCEventSubscription(event: event, id: first.id, stream: stream)
+    }
+
+    /// Subscribes again after the connection broke, retrying while no connection can be made; nil (with
+    /// `continuation` finished) when the client was closed, the consumer went away or the server refused.
+    private func resubscribe<Payload: Decodable & Sendable>(
+        to event: String, as payload: Payload.Type, timeout: Duration?,
+        _ continuation: AsyncThrowingStream<RPCSubscriptionEvent<Payload>, any Error>.Continuation
+    ) async -> RPCEventSubscription<Payload>? {
+        var pause = Duration.milliseconds(50)
+        while !Task.isCancelled {
+            do throws(RPCClientError) {
+                return try await subscribeOnce(to: event, as: payload, timeout: timeout)
+            } catch .connectFailed, .timedOut {
+                try? await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(2))
+            } catch {
+                continuation.finish(throwing: error)
+                return nil
+            }
+        }
+        continuation.finish()
+        return nil
+    }
+
+    /// One subscription on one connection of the pool: its events come there, and end with it.
+    private func subscribeOnce<Payload: Decodable & Sendable>(
+        to event: String, as payload: Payload.Type, timeout: Duration?
+    ) async throws(RPCClientError) -> RPCEventSubscription<Payload> {
         let (connection, remaining) = try await connection(for: RPCCallOptions(timeout: timeout))
         return try await connection.subscribe(to: event, as: payload, id: reserveIDs(1), timeout: remaining) {
             [weak self] in self?.reserveIDs(1) ?? 0

@@ -43,6 +43,8 @@ struct WatchCommand: AsyncParsableCommand {
                     if let count, seen >= count { return }
                 case .lost(let lost):
                     Self.emit(json ? #"{"lost":\#(lost)}"# : "\(lost) events lost")
+                case .resubscribed:
+                    Self.emit(json ? #"{"resubscribed":true}"# : "connection lost and made again; events in between are unknown")
                 }
             }
         }

@@ -317,13 +317,34 @@ final class EventClientTests: XCTestCase {
         }
     }
 
-    func testTheConnectionsEndEndsTheSequence() async throws {
-        let daemon = try startDaemon()
-        let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
-        let events = try await client.subscribe(to: "kv.changed")
+    func testASubscriptionComesBackAfterTheDaemonRestartsWithAGapMarker() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-resubscribe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let shared = directory.appendingPathComponent("shared.sock").path
+        var daemon = try DaemonProcess(config: "Listen=\(shared)\n", modules: ["kv"])
+        let client = try await RPCClient.connect(to: .unix(path: shared))
+        var events = try await client.subscribe(to: "kv.changed", as: Change.self).makeAsyncIterator()
+        _ = try await client.call("kv.set", params: ["a", 1])
+        guard case .event(1, let first)? = try await events.next() else { return XCTFail("no first event") }
+        XCTAssertEqual(first.key, "a")
+
         XCTAssertEqual(daemon.terminate(), 0)
-        let failure = await Self.failure(of: events)
-        XCTAssertEqual(failure, .connectionClosed)
+        daemon = try DaemonProcess(config: "Listen=\(shared)\n", modules: ["kv"])
+        guard case .resubscribed? = try await events.next() else { return XCTFail("no gap marker after the restart") }
+        // The marker is yielded once the new subscription is registered: the next change reaches it.
+        _ = try await client.call("kv.set", params: ["b", 2], options: RPCCallOptions(timeout: .seconds(10)))
+        guard case .event(1, let second)? = try await events.next() else { return XCTFail("no event after the restart") }
+        XCTAssertEqual(second.key, "b")
+
+        // Closing the client ends the sequence for good.
+        await client.close()
+        do {
+            while try await events.next() != nil {}
+        } catch {
+            XCTAssertEqual(error, .connectionClosed)
+        }
+        _ = daemon
     }
 
     func testRpcctlWatchPrintsEventsAsJSONLines() async throws {

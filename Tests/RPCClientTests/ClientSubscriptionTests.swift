@@ -32,6 +32,7 @@ final class ClientSubscriptionTests: XCTestCase {
             switch element {
             case .event(let seq, let tick): seen.append("event \(seq) \(tick.n)")
             case .lost(let count): seen.append("lost \(count)")
+            case .resubscribed: seen.append("resubscribed")
             }
             if seen.count == count { break }
         }
@@ -61,6 +62,7 @@ final class ClientSubscriptionTests: XCTestCase {
             switch element {
             case .event(let seq, _): rest.append("event \(seq)")
             case .lost(let count): rest.append("lost \(count)")
+            case .resubscribed: rest.append("resubscribed")
             }
         }
         XCTAssertEqual(rest, ["lost 3", "event 6"])
