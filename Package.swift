@@ -225,7 +225,7 @@ let package = Package(
         // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
         .executableTarget(
             name: "rpcd-microbench",
-            dependencies: ["JSONRPC", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: ["JSONRPC", "RPCBinding", "RPCInterface", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
             path: "bench/micro"
         ),
 

@@ -31,7 +31,7 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 }
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
-for name in envelope envelope-batch reply binding; do
+for name in envelope envelope-batch reply binding interface; do
     base=$(instructions "$name" 0)
     full=$(instructions "$name" "$N")
     read -r base_allocs base_bytes <<< "$(allocations "$name" 0)"

@@ -17,44 +17,15 @@ import RPCProtocol
 /// - `null` for an optional parameter counts as absent (so `[null, 5]` skips the first one).
 /// - an absent required parameter is -32602 "missing parameter 'a'"; an optional one is simply not in the
 ///   object `Params` is decoded from, so it must be an `Optional` property.
-/// - each present value is checked against the parameter's schema (`SchemaCheck`), then `Params` is decoded
+/// - each present value is checked against the parameter's schema (`CompiledSchema`), then `Params` is decoded
 ///   from them by `JSONValueDecoder`; a `DecodingError` is -32602 with a detail naming the field.
 ///
 /// Pure functions; thread-agnostic.
 public enum ParamsBinding {
-    /// The params as an object keyed by parameter name, with absent optional parameters left out.
+    /// The params as an object keyed by parameter name, with absent optional parameters left out. (A method
+    /// called often keeps a `ParamsBinder` instead, which reads the schemas once.)
     public static func bind(_ params: JSONValue, to declared: [RPCParam]) throws(RPCError) -> [String: JSONValue] {
-        var members: [String: JSONValue]
-        switch params {
-        case .null:
-            members = [:]
-        case .array(let elements):
-            guard elements.count <= declared.count else {
-                if declared.isEmpty { throw .invalidParams("this method takes no parameters") }
-                throw .invalidParams(
-                    "too many parameters: expected at most \(declared.count), got \(elements.count)")
-            }
-            members = [:]
-            for (param, element) in zip(declared, elements) { members[param.name] = element }
-        case .object(let given):
-            let known = Set(declared.map(\.name))
-            if let unknown = given.keys.filter({ !known.contains($0) }).sorted().first {
-                throw .invalidParams("unknown parameter '\(unknown)'")
-            }
-            members = given
-        default:
-            throw .invalidParams("params must be an array or an object, not \(kindPhrase(params))")
-        }
-        for param in declared {
-            let value = members[param.name]
-            if value == nil || (value == .null && param.optional) {
-                guard param.optional else { throw .invalidParams("missing parameter '\(param.name)'") }
-                members[param.name] = nil
-            } else if let value, let problem = SchemaCheck.problem(with: value, against: param.schema) {
-                throw .invalidParams("parameter '\(param.name)': \(problem)")
-            }
-        }
-        return members
+        try ParamsBinder(declared).bind(params).members
     }
 
     /// Decodes `type` from the bound members (exactly: `JSONValue` properties get the values as sent), turning
@@ -75,7 +46,12 @@ public enum ParamsBinding {
     public static func decode<Value: Decodable>(
         _ type: Value.Type, member name: String, of members: [String: JSONValue]
     ) throws -> Value {
-        guard let value = members[name] else {
+        try decode(type, member: name, value: members[name])
+    }
+
+    /// `decode(_:member:of:)` for a member already looked up (`BoundParams.value(named:)`): nil when absent.
+    public static func decode<Value: Decodable>(_ type: Value.Type, member name: String, value: JSONValue?) throws -> Value {
+        guard let value else {
             if let optional = Value.self as? any AbsentDecodable.Type { return optional.absent as! Value }
             throw RPCError.invalidParams("missing parameter '\(name)'")
         }
@@ -95,7 +71,7 @@ public enum ParamsBinding {
 
     /// What is wrong with `value` under `schema` (the part `bind(_:to:)` enforces), or nil when it passes.
     public static func problem(with value: JSONValue, against schema: JSONValue) -> String? {
-        SchemaCheck.problem(with: value, against: schema)
+        CompiledSchema(schema).problem(with: value)
     }
 
     /// "missing parameter 'a'", "parameter 'a': expected a number, got a string", ...
@@ -206,68 +182,6 @@ extension DecodingError.Context {
     }
 }
 
-/// The part of JSON Schema the SDK enforces: `type`, `minimum`, `maximum`, `enum` at the top level.
-enum SchemaCheck {
-    /// What is wrong with `value`, or nil when it passes (or the schema is not an object).
-    static func problem(with value: JSONValue, against schema: JSONValue) -> String? {
-        guard case .object(let keywords) = schema else { return nil }
-        if let type = keywords["type"] {
-            let names: [String] = type.stringValue.map { [$0] } ?? type.arrayValue?.compactMap(\.stringValue) ?? []
-            if !names.isEmpty && !names.contains(where: { matches(value, type: $0) }) {
-                let wanted = names.map(typePhrase).joined(separator: " or ")
-                return "expected \(wanted), got \(ParamsBinding.kindPhrase(value))"
-            }
-        }
-        if let options = keywords["enum"]?.arrayValue, !options.contains(where: { equal($0, value) }) {
-            return "must be one of \(JSONValue.array(options).jsonText)"
-        }
-        if let number = value.doubleValue {
-            if let minimum = keywords["minimum"], let bound = minimum.doubleValue, number < bound {
-                return "must be at least \(minimum.jsonText)"
-            }
-            if let maximum = keywords["maximum"], let bound = maximum.doubleValue, number > bound {
-                return "must be at most \(maximum.jsonText)"
-            }
-        }
-        return nil
-    }
-
-    private static func matches(_ value: JSONValue, type: String) -> Bool {
-        switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string), ("array", .array),
-            ("object", .object):
-            return true
-        case ("integer", .number(let text)):
-            if value.intValue != nil { return true }
-            guard let number = Double(text), number.isFinite else { return false }
-            return number.rounded(.towardZero) == number
-        case ("null", _), ("boolean", _), ("number", _), ("string", _), ("array", _), ("object", _), ("integer", _):
-            return false
-        default:
-            return true  // a type name this check does not know: leave it to the module
-        }
-    }
-
-    private static func typePhrase(_ type: String) -> String {
-        switch type {
-        case "integer": "an integer"
-        case "number": "a number"
-        case "string": "a string"
-        case "boolean": "a boolean"
-        case "array": "an array"
-        case "object": "an object"
-        case "null": "null"
-        default: type
-        }
-    }
-
-    /// Structural equality, with numbers compared by value (`1` equals `1.0`).
-    private static func equal(_ a: JSONValue, _ b: JSONValue) -> Bool {
-        if let x = a.doubleValue, let y = b.doubleValue { return x == y }
-        return a == b
-    }
-}
-
 /// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder` (sorted keys). A value JSON
 /// cannot carry (a non-finite number) throws an `EncodingError`, which reaches the client as -32603.
 public enum ResultEncoding {
@@ -279,7 +193,10 @@ public enum ResultEncoding {
         // come out exactly as JSONEncoder would write them.
         switch result {
         case let value as JSONValue: return try value.checkedSerialization()
-        case let value as Double: return try JSONValue.number(value).checkedSerialization()
+        case let value as Double where value.isFinite:
+            // A finite Double's text is a valid literal: no need for the check that serialization makes.
+            if case .number(let text) = JSONValue.number(value) { return Array(text.utf8) }
+        case let value as Double: return try JSONValue.number(value).checkedSerialization()  // throws
         case let value as Int: return Array(String(value).utf8)
         case let value as Bool: return Array((value ? "true" : "false").utf8)
         case let value as String: return JSONValue.string(value).serialized()

@@ -125,8 +125,11 @@ private struct DispatchContext {
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
             eventLoop: eventLoop, registry: registry, output: output, pending: pending)
-        if let id = request.id { connection.inFlight.add(id, pending) }
-        route.service.handle(call, responder: RPCResponder { outcome, cause in pending.complete(outcome, cause) })
+        route.service.handle(call, responder: RPCResponder(pending))
+        // Only a call still open when `handle` returns can be cancelled (answers from other threads come back
+        // through this loop, so none has arrived yet): most built-in calls are answered by then and never cost
+        // the table a hash.
+        pending.registerIfOpen()
     }
 }
 
@@ -153,7 +156,7 @@ extension DispatchContext {
 /// (`rpc.cancel`, or its connection ended) is answered -32011 at once, which ends it for the connection's
 /// in-flight count; its service learns of it through the handlers it registered (`RPCCall.onCancel`), and its
 /// own answer, when it comes, is dropped like any second completion.
-final class PendingCall: @unchecked Sendable {
+final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     private let request: RPCRequest
     private let eventLoop: any EventLoop
     private let connection: RPCConnectionInfo
@@ -164,6 +167,8 @@ final class PendingCall: @unchecked Sendable {
     /// What the service asked to run on cancellation; nil (no allocation) for the many that ask nothing.
     private var cancelHandlers: [() -> Void]?
     private var cancelled = false
+    /// In the connection's `inFlight` table, by id (`registerIfOpen`).
+    private var registered = false
 
     init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, statistics: RPCStatistics,
          callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
@@ -181,6 +186,14 @@ final class PendingCall: @unchecked Sendable {
         } else {
             eventLoop.execute { self.finish(outcome, cause) }
         }
+    }
+
+    /// Puts a call with an id that `handle` left unanswered into the connection's in-flight table, where
+    /// `rpc.cancel` and the end of the connection find it. On the connection's event loop.
+    func registerIfOpen() {
+        guard completion != nil, !cancelled, let id = request.id else { return }
+        registered = true
+        connection.inFlight.add(id, self)
     }
 
     /// See `RPCCall.onCancel`. On the connection's event loop.
@@ -213,7 +226,7 @@ final class PendingCall: @unchecked Sendable {
             return
         }
         self.completion = nil
-        if let id = request.id { connection.inFlight.remove(id, self) }
+        if registered, let id = request.id { connection.inFlight.remove(id, self) }
         if cancelled {
             // Not a failure of the service: not logged beyond `cancel`'s debug line, not counted as an error.
             guard let id = request.id else { return completion(nil) }

@@ -149,12 +149,21 @@ public enum RPCOutcome: Sendable {
 
 /// Completes one call. Thread-safe; the first completion wins.
 public struct RPCResponder: Sendable {
-    private let complete: @Sendable (RPCOutcome, (any Error)?) -> Void
+    private let sink: any RPCCompletionSink
 
     /// `complete` receives the outcome and, for failures that were not `RPCError`s, the original error so it can
     /// be logged (clients only see `internalError`).
     public init(_ complete: @escaping @Sendable (RPCOutcome, (any Error)?) -> Void) {
-        self.complete = complete
+        self.sink = ClosureCompletionSink(complete)
+    }
+
+    /// The router's own: the call's state is the sink, so answering costs no closure per call.
+    init(_ sink: any RPCCompletionSink) {
+        self.sink = sink
+    }
+
+    private func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
+        sink.complete(outcome, cause)
     }
 
     /// Succeeds with a result that is already JSON. The bytes are not checked: they must be one valid JSON value.
@@ -177,5 +186,22 @@ public struct RPCResponder: Sendable {
         let rpcError = RPCError(from: error)
         let isInternal = !(error is RPCError) && !(error is RPCErrorConvertible)
         complete(.failure(rpcError), isInternal ? error : nil)
+    }
+}
+
+/// Where an `RPCResponder` delivers the outcome.
+protocol RPCCompletionSink: AnyObject, Sendable {
+    func complete(_ outcome: RPCOutcome, _ cause: (any Error)?)
+}
+
+private final class ClosureCompletionSink: RPCCompletionSink {
+    private let body: @Sendable (RPCOutcome, (any Error)?) -> Void
+
+    init(_ body: @escaping @Sendable (RPCOutcome, (any Error)?) -> Void) {
+        self.body = body
+    }
+
+    func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
+        body(outcome, cause)
     }
 }

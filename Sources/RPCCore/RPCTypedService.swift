@@ -61,10 +61,11 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         flags: RPCMethodDescriptor.Flags, _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
-        RPCServiceMethod(
+        let binder = ParamsBinder(params)
+        return RPCServiceMethod(
             descriptor: RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: flags)
         ) { service, call in
-            let members = try ParamsBinding.bind(try call.paramsValue(), to: params)
+            let members = try binder.bind(try call.paramsValue()).members
             let decoded = try ParamsBinding.decode(Params.self, from: members)
             return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, decoded, call)))
         }
@@ -78,7 +79,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
         RPCServiceMethod(
             descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: readOnly ? .readOnly : [])
         ) { service, call in
-            if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
+            try call.requireNoParams()
             return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, call)))
         }
     }
@@ -89,8 +90,30 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
         RPCServiceMethod(
             descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly)
         ) { _, call in
-            if call.params != nil { _ = try ParamsBinding.bind(try call.paramsValue(), to: []) }
+            try call.requireNoParams()
             return json
+        }
+    }
+}
+
+extension RPCCall {
+    /// -32602 unless the params are absent, `[]` or `{}` (with any whitespace), which are checked without
+    /// building a value tree: they are what clients send to methods without parameters, `rpcd.ping` among them.
+    func requireNoParams() throws(RPCError) {
+        guard let params, !params.isEmptyJSONContainer else { return }
+        _ = try ParamsBinding.bind(try paramsValue(), to: [])
+    }
+}
+
+extension ByteBuffer {
+    /// `[]` or `{}`, with any JSON whitespace around and inside.
+    var isEmptyJSONContainer: Bool {
+        withUnsafeReadableBytes { bytes in
+            var significant = bytes.lazy.filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }.makeIterator()
+            guard let open = significant.next(), let close = significant.next(), significant.next() == nil else {
+                return false
+            }
+            return (open == UInt8(ascii: "{") && close == UInt8(ascii: "}")) || (open == UInt8(ascii: "[") && close == UInt8(ascii: "]"))
         }
     }
 }

@@ -8,6 +8,8 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
     /// Whether the method takes its params as a list by position (`[1, 2, 3]`, any count): a method whose one
     /// parameter is an array declared with `@RPCMethod(paramsList: true)`. Its descriptor lists no parameters.
     public let paramsList: Bool
+    /// Binds calls' params to `descriptor.params`; made once, with the method.
+    let binder: ParamsBinder
     let invoke: @Sendable (Implementation, RPCArguments) async throws -> [UInt8]
     /// The same, for an implementation whose method does not suspend (the `Sync` protocol's): the SDK calls it
     /// straight on the calling thread, without making a task.
@@ -19,6 +21,7 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
     ) {
         self.descriptor = descriptor
         self.paramsList = paramsList
+        self.binder = ParamsBinder(descriptor.params)
         self.invoke = invoke
         self.invokeNow = nil
     }
@@ -29,6 +32,7 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
     ) {
         self.descriptor = descriptor
         self.paramsList = paramsList
+        self.binder = ParamsBinder(descriptor.params)
         self.invoke = { implementation, arguments in try invokeNow(implementation, arguments) }
         self.invokeNow = invokeNow
     }
@@ -52,12 +56,12 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
 
 /// A call's params, bound to a method's declared parameters; the generated code decodes each argument.
 public struct RPCArguments: Sendable {
-    private let members: [String: JSONValue]
+    private let bound: BoundParams?
     private let list: [JSONValue]
 
     init<Implementation>(binding params: JSONValue, for method: RPCMethodImplementation<Implementation>) throws {
         guard method.paramsList else {
-            members = try ParamsBinding.bind(params, to: method.descriptor.params)
+            bound = try method.binder.bind(params)
             list = []
             return
         }
@@ -66,13 +70,13 @@ public struct RPCArguments: Sendable {
         case .array(let elements): list = elements
         default: throw RPCError.invalidParams("\(method.descriptor.name) takes its params as a list, by position")
         }
-        members = [:]
+        bound = nil
     }
 
     /// The argument for parameter `name`: nil for an absent `Optional`; -32602 naming the parameter when it
     /// does not decode.
     public func decode<Value: Decodable>(_ name: String, as type: Value.Type = Value.self) throws -> Value {
-        try ParamsBinding.decode(type, member: name, of: members)
+        try ParamsBinding.decode(type, member: name, value: bound?.value(named: name))
     }
 
     /// The whole list of a `paramsList` method, each element decoded as `Element`.

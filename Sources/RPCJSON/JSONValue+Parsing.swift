@@ -61,7 +61,9 @@ private struct TreeBuilder {
                 if scanner.consume(UInt8(ascii: "}")) {
                     value = .object([:])
                 } else {
-                    stack.append(Frame(isObject: true, pendingKey: try memberName()))
+                    // Room for a few members from the start: a small object (call params, most often) then
+                    // costs one allocation, not one per doubling of its table.
+                    stack.append(Frame(isObject: true, members: Dictionary(minimumCapacity: 4), pendingKey: try memberName()))
                     continue valueLoop
                 }
             default:

@@ -84,10 +84,10 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
     ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+        let binder = ParamsBinder(params)
+        return RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
             module, text in
-            let bound = try ParamsBinding.bind(try Self.parse(text), to: params)
-            let decoded = try ParamsBinding.decode(Params.self, from: bound)
+            let decoded = try ParamsBinding.decode(Params.self, from: try binder.bind(try Self.parse(text)).members)
             return try ResultEncoding.encode(try await body(module, decoded))
         }
     }
@@ -141,9 +141,10 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) throws -> Output
     ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+        let binder = ParamsBinder(params)
+        return RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
             (module: Module, text: [UInt8]) throws -> [UInt8] in
-            let bound = try ParamsBinding.bind(try Self.parse(text), to: params)
+            let bound = try binder.bind(try Self.parse(text)).members
             return try ResultEncoding.encode(try body(module, try ParamsBinding.decode(Params.self, from: bound)))
         }
     }

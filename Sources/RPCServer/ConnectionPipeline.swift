@@ -9,10 +9,13 @@ import RPCWire
 ///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
 ///     FrameAdmissionHandler       charges each frame to MaxBufferedBytes= (shared by all connections) and
 ///                                 refuses one still arriving FrameTimeout= after its length
-///     LengthPrefixedFrameEncoder  reply payloads -> frames
-///     RPCConnectionHandler        payload -> router -> reply; event notifications; backpressure, idle and
-///                                 quiesce handling
+///     RPCConnectionHandler        payload -> router -> reply frame; event notifications; backpressure, idle
+///                                 and quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
+///
+/// The two that write frame their payloads themselves (`LengthPrefixedFrameEncoder.write(_:framedTo:promise:)`)
+/// instead of passing them through an encoder handler: idle connections are counted in thousands, and each
+/// handler costs every one of them a handler and a context.
 ///
 /// One function builds them so that the server and the `EmbeddedChannel` tests use the same pipeline.
 enum ConnectionPipeline {
@@ -26,7 +29,6 @@ enum ConnectionPipeline {
         }
         handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
         handlers.append(FrameAdmissionHandler(budget: budget, timeout: configuration.frameTimeout))
-        handlers.append(LengthPrefixedFrameEncoder())
         handlers.append(
             RPCConnectionHandler(
                 router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,

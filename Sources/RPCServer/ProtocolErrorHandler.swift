@@ -16,7 +16,6 @@ import RPCWire
 /// and the like) are logged at debug level: they are the client's business, not the administrator's.
 final class ProtocolErrorHandler: ChannelInboundHandler {
     typealias InboundIn = Never
-    typealias OutboundOut = ByteBuffer
 
     private let connection: RPCConnectionInfo
     private let statistics: RPCStatistics
@@ -47,7 +46,10 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
         var buffer = context.channel.allocator.buffer(capacity: 128)
         RPCReplyWriter.writeError(reply, id: nil, into: &buffer)
         let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        LengthPrefixedFrameEncoder.write(buffer, framedTo: context, promise: written)
+        context.flush()
+        written.futureResult.whenComplete { _ in channel.close(promise: nil) }
     }
 
     /// The error object that answers a refused frame, and the log message, for the errors that have one.

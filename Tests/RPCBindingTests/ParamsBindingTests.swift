@@ -41,6 +41,39 @@ final class ParamsBindingTests: XCTestCase {
         }
     }
 
+    /// A method keeps one binder for all its calls; each call's values come out by position of declaration.
+    func testABinderBindsEveryCallByDeclaredPosition() throws {
+        let binder = ParamsBinder(declared)
+        let byName = try binder.bind(["b": 2, "a": 1])
+        XCTAssertEqual(byName.values, [1, 2])
+        XCTAssertEqual(byName.value(named: "b"), 2)
+        XCTAssertNil(byName.value(named: "c"))
+        XCTAssertEqual(try binder.bind([5]).values, [5, nil])
+        XCTAssertEqual(try binder.bind(["a": 5, "b": .null]).members, ["a": 5], "null for an optional is absent")
+    }
+
+    /// Of several undeclared names, the first in sorted order is reported, whatever order they were sent in.
+    func testTheFirstUnknownNameInSortedOrderIsReported() {
+        let binder = ParamsBinder(declared)
+        for params: JSONValue in [["a": 1, "z": 1, "m": 1, "q": 1], ["q": 1, "m": 1, "z": 1]] {
+            XCTAssertThrowsError(try binder.bind(params)) { error in
+                XCTAssertEqual(error as? RPCError, .invalidParams("unknown parameter 'm'"))
+            }
+        }
+    }
+
+    /// The schema keywords the binder enforces, read once: a type list, `enum` (numbers by value), bounds.
+    func testCompiledSchemasCheckTypeListsEnumsAndBounds() {
+        let schema: JSONValue = ["type": ["integer", "string"], "enum": [1, "one", 2], "maximum": 1.5]
+        XCTAssertNil(ParamsBinding.problem(with: 1.0, against: schema))
+        XCTAssertNil(ParamsBinding.problem(with: "one", against: schema))
+        XCTAssertEqual(ParamsBinding.problem(with: true, against: schema), "expected an integer or a string, got a boolean")
+        XCTAssertEqual(ParamsBinding.problem(with: "two", against: schema), #"must be one of [1,"one",2]"#)
+        XCTAssertEqual(ParamsBinding.problem(with: 2, against: schema), "must be at most 1.5")
+        XCTAssertNil(ParamsBinding.problem(with: "anything", against: ["type": "uuid"]), "unknown type names pass")
+        XCTAssertNil(ParamsBinding.problem(with: 5, against: "not a schema object"))
+    }
+
     /// Scalars skip JSONEncoder: the bytes must be what it writes (compared as parsed JSON).
     func testScalarFastPathsMatchJSONEncoder() throws {
         func same<T: Encodable>(_ value: T) throws {

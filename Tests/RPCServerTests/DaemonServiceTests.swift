@@ -75,6 +75,11 @@ final class DaemonServiceTests: XCTestCase {
     func testMethodsWithoutParamsRefuseParams() throws {
         XCTAssertEqual(try call("rpcd.ping")["result"], "pong")
         XCTAssertEqual(try call("rpcd.ping", "[]")["result"], "pong")
+        XCTAssertEqual(try call("rpcd.ping", " { \n } ")["result"], "pong")
+        XCTAssertEqual(try call("rpcd.ping", "[ ]")["result"], "pong")
+        XCTAssertEqual(try call("rpcd.ping", "{}}")["error"]?["code"], -32700, "the frame is checked before the method")
+        XCTAssertEqual(try call("rpcd.ping", #"{"":1}"#)["error"]?["data"]?["detail"], "unknown parameter ''")
+        XCTAssertEqual(try call("rpcd.ping", "[[]]")["error"]?["data"]?["detail"], "this method takes no parameters")
         XCTAssertEqual(try call("rpcd.ping", "[1]")["error"]?["data"]?["detail"], "this method takes no parameters")
         XCTAssertEqual(try call("rpcd.info", #"{"x":1}"#)["error"]?["data"]?["detail"], "unknown parameter 'x'")
     }

@@ -6,10 +6,12 @@
 // Runs benchmark NAME ITERATIONS times and prints the wall time per iteration (indicative only: the counts
 // are what to compare). Benchmarks: envelope (scan a calc.add request), envelope-batch (a batch of 10),
 // reply (write a result reply), binding (a Swift SDK method's params: parse, bind by name, decode into a
-// struct, and its Double result), all on inputs built before the loop.
+// struct, and its Double result), interface (the same through a typed interface's method, as `calc.add`
+// runs), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
+import RPCInterface
 import RPCJSON
 
 #if canImport(Glibc)
@@ -28,9 +30,21 @@ let request = ByteBuffer(string: #"{"jsonrpc":"2.0","method":"calc.add","params"
 let batch = ByteBuffer(string: "[" + Array(repeating: String(buffer: request), count: 10).joined(separator: ",") + "]")
 let parser = RPCEnvelopeParser()
 let declared = [RPCParam("a", schema: ["type": "number"]), RPCParam("b", schema: ["type": "number"])]
+let binder = ParamsBinder(declared)  // made once per method, as the SDK does
 let paramsText: [UInt8] = Array(#"{"a":1,"b":2}"#.utf8)
 let result = ByteBuffer(string: "3")
 let id = RPCID(42)
+
+/// `calc.add` as `@RPCInterface` writes it for a module whose methods do not suspend (`SyncCalculator`).
+struct Adder: Sendable {
+    func add(a: Double, b: Double) -> Double { a + b }
+}
+let add = RPCMethodImplementation<Adder>(
+    RPCMethodDescriptor(name: "add", params: [RPCParam("a", schema: ["type": "number"]), RPCParam("b", schema: ["type": "number"])],
+                        result: RPCParam("sum", schema: ["type": "number"]), flags: [.readOnly]),
+    invokeNow: { implementation, arguments in
+        try ResultEncoding.encode(implementation.add(a: arguments.decode("a"), b: arguments.decode("b")))
+    })
 
 let benchmarks: [String: () throws -> Void] = [
     "envelope": {
@@ -47,9 +61,13 @@ let benchmarks: [String: () throws -> Void] = [
     },
     "binding": {
         let value = try paramsText.withUnsafeBytes { try JSONValue(parsing: $0) }
-        let members = try ParamsBinding.bind(value, to: declared)
+        let members = try binder.bind(value).members
         let params = try ParamsBinding.decode(AddParams.self, from: members)
         sink &+= try ResultEncoding.encode(params.a + params.b).count
+    },
+    "interface": {
+        let value = try paramsText.withUnsafeBytes { try JSONValue(parsing: $0) }
+        sink &+= try add.runNow(Adder(), params: value).count
     },
 ]
 
