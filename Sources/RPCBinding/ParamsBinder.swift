@@ -22,26 +22,72 @@ public struct ParamsBinder: Sendable {
         case .null:
             break
         case .array(let elements):
-            guard elements.count <= declared.count else {
-                if declared.isEmpty { throw .invalidParams("this method takes no parameters") }
-                throw .invalidParams("too many parameters: expected at most \(declared.count), got \(elements.count)")
-            }
+            try checkCount(elements.count)
             for (position, element) in elements.enumerated() { values[position] = element }
         case .object(let given):
-            // Of several names that are not declared, the first in sorted order is reported, whatever order the
-            // object's members come in.
             var unknown: String?
-            for (name, value) in given {
-                if let position = declared.firstIndex(where: { $0.name == name }) {
-                    values[position] = value
-                } else if unknown.map({ name < $0 }) ?? true {
-                    unknown = name
-                }
-            }
+            for (name, value) in given { place(value, named: name, in: &values, unknown: &unknown) }
             if let unknown { throw .invalidParams("unknown parameter '\(unknown)'") }
         default:
             throw .invalidParams("params must be an array or an object, not \(ParamsBinding.kindPhrase(params))")
         }
+        return try checked(values)
+    }
+
+    /// `bind(_:)` for params still as JSON text (empty when absent), read member by member into place: the
+    /// params object is never built. Text that is not JSON is -32602 "params are not valid JSON".
+    public func bind(text: UnsafeRawBufferPointer) throws -> BoundParams {
+        guard text.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+            return try bind(.null)
+        }
+        var values = [JSONValue?](repeating: nil, count: declared.count)
+        var unknown: String?
+        var elements = 0
+        let topLevel: JSONTopLevel
+        do {
+            topLevel = try JSONValue.visitTopLevel(text) { name, value in
+                if let name {
+                    place(value, named: name, in: &values, unknown: &unknown)
+                } else {
+                    if elements < values.count { values[elements] = value }
+                    elements += 1
+                }
+            }
+        } catch let error as JSONSyntaxError {
+            throw RPCError.invalidParams("params are not valid JSON: \(error)")
+        }
+        switch topLevel {
+        case .object:
+            if let unknown { throw RPCError.invalidParams("unknown parameter '\(unknown)'") }
+        case .array:
+            try checkCount(elements)
+        case .scalar(let value):
+            return try bind(value)
+        }
+        return try checked(values)
+    }
+
+    /// A member of a params object into its parameter's place. Of several names that are not declared, the
+    /// first in sorted order is reported, whatever order the object's members come in.
+    private func place(_ value: JSONValue, named name: String, in values: inout [JSONValue?], unknown: inout String?) {
+        // A method has a handful of parameters: comparing names costs less than hashing one.
+        if let position = declared.firstIndex(where: { $0.name == name }) {
+            values[position] = value
+        } else if unknown.map({ name < $0 }) ?? true {
+            unknown = name
+        }
+    }
+
+    private func checkCount(_ count: Int) throws(RPCError) {
+        guard count <= declared.count else {
+            if declared.isEmpty { throw .invalidParams("this method takes no parameters") }
+            throw .invalidParams("too many parameters: expected at most \(declared.count), got \(count)")
+        }
+    }
+
+    /// Absent and `null` optional parameters taken out, required ones insisted on, schemas checked.
+    private func checked(_ values: [JSONValue?]) throws(RPCError) -> BoundParams {
+        var values = values
         for (position, param) in declared.enumerated() {
             let value = values[position]
             if value == nil || (param.optional && value == .null) {

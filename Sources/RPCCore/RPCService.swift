@@ -17,8 +17,10 @@ public protocol RPCService: Sendable {
     func handle(_ call: RPCCall, responder: RPCResponder)
 }
 
-/// One routed call, as a service sees it.
-public struct RPCCall: Sendable {
+/// One routed call, as a service sees it. Immutable; a class because it travels (into the service, its
+/// closures, a module's pending state) and a reference costs one count where a struct of this many
+/// references costs one per field at every copy.
+public final class RPCCall: Sendable {
     /// The request as received; `params` are raw JSON bytes, decoded only by whoever needs them.
     public let request: RPCRequest
     /// Index of the method in the service descriptor's `methods`.
@@ -36,7 +38,7 @@ public struct RPCCall: Sendable {
     /// connection to send them on (a test dispatching without one). Use only on `eventLoop`.
     public let output: (any RPCConnectionOutput)?
 
-    public init(
+    public convenience init(
         request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
         eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)? = nil
     ) {

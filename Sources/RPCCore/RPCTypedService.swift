@@ -30,6 +30,9 @@ extension RPCTypedService {
             name: name, version: version, summary: summary, methods: methods.map(\.descriptor), events: events)
     }
 
+    // Inlinable so that each service's conformance gets a copy specialised for it: the generic one looks up
+    // the metadata of `[RPCServiceMethod<Self>]` on every call.
+    @inlinable
     public func handle(_ call: RPCCall, responder: RPCResponder) {
         // The router found the method in `descriptor`, built from `methods` in the same order.
         let method = Self.methods[call.methodIndex]
@@ -44,7 +47,7 @@ extension RPCTypedService {
 /// One method of an `RPCTypedService`: how it is described, and the code that runs it.
 public struct RPCServiceMethod<Service: Sendable>: Sendable {
     public let descriptor: RPCMethodDescriptor
-    let run: @Sendable (Service, RPCCall) throws -> ByteBuffer
+    @usableFromInline let run: @Sendable (Service, RPCCall) throws -> ByteBuffer
 
     /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
     /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.

@@ -52,6 +52,18 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
         guard let invokeNow else { preconditionFailure("\(descriptor.name) has an async implementation") }
         return try invokeNow(implementation, try RPCArguments(binding: params, for: self))
     }
+
+    /// `run(_:params:)` for params still as JSON text (empty when absent), as a module receives them: bound
+    /// member by member, without a tree of the whole params. Text that is not JSON is -32602.
+    public func run(_ implementation: Implementation, paramsText: UnsafeRawBufferPointer) async throws -> [UInt8] {
+        try await invoke(implementation, try RPCArguments(bindingText: paramsText, for: self))
+    }
+
+    /// `run(_:paramsText:)` for a method that `runsNow`, on the calling thread.
+    public func runNow(_ implementation: Implementation, paramsText: UnsafeRawBufferPointer) throws -> [UInt8] {
+        guard let invokeNow else { preconditionFailure("\(descriptor.name) has an async implementation") }
+        return try invokeNow(implementation, try RPCArguments(bindingText: paramsText, for: self))
+    }
 }
 
 /// A call's params, bound to a method's declared parameters; the generated code decodes each argument.
@@ -59,18 +71,35 @@ public struct RPCArguments: Sendable {
     private let bound: BoundParams?
     private let list: [JSONValue]
 
+    private init(bound: BoundParams?, list: [JSONValue]) {
+        self.bound = bound
+        self.list = list
+    }
+
     init<Implementation>(binding params: JSONValue, for method: RPCMethodImplementation<Implementation>) throws {
         guard method.paramsList else {
-            bound = try method.binder.bind(params)
-            list = []
+            self.init(bound: try method.binder.bind(params), list: [])
             return
         }
         switch params {
-        case .null: list = []
-        case .array(let elements): list = elements
+        case .null: self.init(bound: nil, list: [])
+        case .array(let elements): self.init(bound: nil, list: elements)
         default: throw RPCError.invalidParams("\(method.descriptor.name) takes its params as a list, by position")
         }
-        bound = nil
+    }
+
+    init<Implementation>(bindingText text: UnsafeRawBufferPointer, for method: RPCMethodImplementation<Implementation>) throws {
+        guard method.paramsList else {
+            self.init(bound: try method.binder.bind(text: text), list: [])
+            return
+        }
+        let params: JSONValue
+        do {
+            params = text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) ? .null : try JSONValue(parsing: text)
+        } catch {
+            throw RPCError.invalidParams("params are not valid JSON: \(error)")
+        }
+        try self.init(binding: params, for: method)
     }
 
     /// The argument for parameter `name`: nil for an absent `Optional`; -32602 naming the parameter when it

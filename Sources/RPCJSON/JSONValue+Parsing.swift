@@ -107,3 +107,50 @@ private struct TreeBuilder {
         }
     }
 }
+
+/// How a JSON text's top level came out of `JSONValue.visitTopLevel`.
+public enum JSONTopLevel: Sendable {
+    /// An object; its members went to the visitor, keyed.
+    case object
+    /// An array; its elements went to the visitor, without keys.
+    case array
+    /// Any other value, which is here.
+    case scalar(JSONValue)
+}
+
+extension JSONValue {
+    /// Parses a complete JSON text like `init(parsing:)` (the same validation and limits), but an object's
+    /// members or an array's elements go to `visit` one by one, in order (repeated keys included), and the
+    /// container itself is never built: for readers that sort the members into places of their own, such as
+    /// call params bound to declared parameters, and would otherwise pay for a dictionary and throw it away.
+    public static func visitTopLevel(
+        _ bytes: UnsafeRawBufferPointer, maxDepth: Int = 512, _ visit: (_ key: String?, _ value: JSONValue) throws -> Void
+    ) throws -> JSONTopLevel {
+        var scanner = JSONScanner(bytes: bytes, maxDepth: maxDepth)
+        _ = try scanner.scanValue(depth: 0)
+        try scanner.expectEnd()
+        // Valid from here on: the walk below reads tokens without checking them again.
+        scanner.offset = 0
+        let open = scanner.peekNonWhitespace()
+        guard open == UInt8(ascii: "{") || open == UInt8(ascii: "[") else {
+            var builder = TreeBuilder(scanner: scanner)
+            return .scalar(try builder.build())
+        }
+        let isObject = open == UInt8(ascii: "{")
+        scanner.offset += 1
+        if scanner.consume(isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) { return isObject ? .object : .array }
+        repeat {
+            var key: String?
+            if isObject {
+                let (range, _) = try scanner.scanString()
+                _ = scanner.consume(UInt8(ascii: ":"))
+                key = JSONString.decode(UnsafeRawBufferPointer(rebasing: scanner.bytes[range]))
+            }
+            var builder = TreeBuilder(scanner: scanner)
+            let value = try builder.build()
+            scanner.offset = builder.scanner.offset
+            try visit(key, value)
+        } while scanner.consume(UInt8(ascii: ","))
+        return isObject ? .object : .array
+    }
+}

@@ -42,7 +42,7 @@ extension RPCModuleMethod {
             self.init(
                 name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
                 result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
-                runNow: { module, text in try method.runNow(module, params: try Self.parse(text)) })
+                runNow: { module, text in try text.withUnsafeBytes { try method.runNow(module, paramsText: $0) } })
         } else {
             self.init(
                 name: descriptor.name, summary: descriptor.summary, params: descriptor.params,

@@ -6,9 +6,9 @@ import RPCWire
 /// The handlers of one client connection, head to tail:
 ///
 ///     IdleTimeoutHandler          an idle event after IdleTimeout= without traffic (when configured)
-///     LengthPrefixedFrameDecoder  bytes -> frame payloads; refuses oversize lengths
-///     FrameAdmissionHandler       charges each frame to MaxBufferedBytes= (shared by all connections) and
-///                                 refuses one still arriving FrameTimeout= after its length
+///     FrameReceiver               bytes -> frame payloads; refuses a length above MaxFrameSize=, charges each
+///                                 frame to MaxBufferedBytes= (shared by all connections) and refuses one still
+///                                 arriving FrameTimeout= after its length
 ///     RPCConnectionHandler        payload -> router -> reply frame; event notifications; backpressure, idle
 ///                                 and quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
@@ -27,8 +27,7 @@ enum ConnectionPipeline {
         if let idle = configuration.idleTimeout {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
-        handlers.append(ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: configuration.maxFrameSize)))
-        handlers.append(FrameAdmissionHandler(budget: budget, timeout: configuration.frameTimeout))
+        handlers.append(FrameReceiver(maxFrameSize: configuration.maxFrameSize, budget: budget, timeout: configuration.frameTimeout))
         handlers.append(
             RPCConnectionHandler(
                 router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,

@@ -155,7 +155,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {
-        // The frame holds its length of the budget (`FrameAdmissionHandler`); its calls keep what they retain.
+        // The frame holds its length of the budget (`FrameReceiver`); its calls keep what they retain.
         if charge < frameSize { budget.release(frameSize - charge) }
         // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
         let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))

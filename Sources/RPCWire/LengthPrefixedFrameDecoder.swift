@@ -36,24 +36,54 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     }
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+        switch try Self.scan(buffer, maxFrameSize: maxFrameSize) {
+        case .needLength:
             return .needMoreData
-        }
-        guard length <= self.maxFrameSize else {
-            throw FrameTooLargeError(announcedLength: Int(length), maxFrameSize: self.maxFrameSize)
-        }
-        guard buffer.readableBytes >= Self.headerSize + Int(length) else {
+        case .incomplete(let announcedLength):
             if !announcedIncomplete {
                 announcedIncomplete = true
-                context.fireUserInboundEventTriggered(IncompleteFrameEvent(announcedLength: Int(length)))
+                context.fireUserInboundEventTriggered(IncompleteFrameEvent(announcedLength: announcedLength))
             }
             return .needMoreData
+        case .frame:
+            announcedIncomplete = false
+            context.fireChannelRead(Self.wrapInboundOut(Self.readFrame(from: &buffer)!))
+            return .continue
         }
-        announcedIncomplete = false
-        buffer.moveReaderIndex(forwardBy: Self.headerSize)
-        let payload = buffer.readSlice(length: Int(length))!
-        context.fireChannelRead(Self.wrapInboundOut(payload))
-        return .continue
+    }
+
+    /// What the readable bytes of `buffer` start with.
+    public enum Scan: Hashable, Sendable {
+        /// Fewer than the four bytes of a length.
+        case needLength
+        /// A length (at most the maximum), and not all of its payload yet.
+        case incomplete(announcedLength: Int)
+        /// A whole frame with a payload of `length` bytes: `readFrame(from:)` takes it.
+        case frame(length: Int)
+    }
+
+    /// Reads the length at the start of `buffer` without consuming anything; a length above `maxFrameSize`
+    /// throws `FrameTooLargeError`. The wire format's one reading, shared by this decoder and by handlers that
+    /// cut frames themselves (rpcd's `FrameReceiver`).
+    public static func scan(_ buffer: ByteBuffer, maxFrameSize: Int) throws(FrameTooLargeError) -> Scan {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
+            return .needLength
+        }
+        guard length <= maxFrameSize else {
+            throw FrameTooLargeError(announcedLength: Int(length), maxFrameSize: maxFrameSize)
+        }
+        guard buffer.readableBytes >= headerSize + Int(length) else { return .incomplete(announcedLength: Int(length)) }
+        return .frame(length: Int(length))
+    }
+
+    /// Takes the whole frame at the start of `buffer` (see `scan`) and returns its payload, a slice; nil, and
+    /// nothing consumed, when the frame is not complete.
+    public static func readFrame(from buffer: inout ByteBuffer) -> ByteBuffer? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self),
+              buffer.readableBytes >= headerSize + Int(length)
+        else { return nil }
+        buffer.moveReaderIndex(forwardBy: headerSize)
+        return buffer.readSlice(length: Int(length))
     }
 
     public mutating func decodeLast(

@@ -52,6 +52,32 @@ final class ParamsBindingTests: XCTestCase {
         XCTAssertEqual(try binder.bind(["a": 5, "b": .null]).members, ["a": 5], "null for an optional is absent")
     }
 
+    /// Params bound from their text member by member come out exactly as from the parsed tree: the same values,
+    /// the same errors.
+    func testBindingFromTextAgreesWithBindingTheTree() throws {
+        let binder = ParamsBinder(declared)
+        let texts = [
+            "", " ", "null", "[]", "{}", "[1]", "[1, 2]", "[1,2,3]", #"{"a":1}"#, #"{"b":2,"a":1.5}"#, #"{"a":1,"a":2}"#,
+            #"{"a":1,"c":2,"b":0}"#, #"{"a":"x"}"#, "[1,-1]", "[1,null]", #" { "a" : [1,{"x":[]}] } "#, "\"text\"", "7",
+            #"{"\u0061":3}"#,
+        ]
+        for text in texts {
+            let bytes = Array(text.utf8)
+            let fromText = Result { try bytes.withUnsafeBytes { try binder.bind(text: $0) } }
+            let tree: JSONValue = text.allSatisfy(\.isWhitespace) ? .null : try JSONValue(parsing: text)
+            let fromTree = Result { try binder.bind(tree) }
+            switch (fromText, fromTree) {
+            case (.success(let a), .success(let b)): XCTAssertEqual(a.values, b.values, text)
+            case (.failure(let a), .failure(let b)): XCTAssertEqual(a as? RPCError, b as? RPCError, text)
+            default: XCTFail("\(text): \(fromText) from the text, \(fromTree) from the tree")
+            }
+        }
+        XCTAssertThrowsError(try Array("{\"a\":".utf8).withUnsafeBytes { try binder.bind(text: $0) }) { error in
+            XCTAssertEqual((error as? RPCError)?.code, -32602)
+            XCTAssertTrue("\(error)".contains("params are not valid JSON"), "\(error)")
+        }
+    }
+
     /// Of several undeclared names, the first in sorted order is reported, whatever order they were sent in.
     func testTheFirstUnknownNameInSortedOrderIsReported() {
         let binder = ParamsBinder(declared)

@@ -14,6 +14,33 @@ final class JSONValueParsingTests: XCTestCase {
             ]))
     }
 
+    /// `visitTopLevel`: an object's members in order, repeats included, an array's elements without keys, a
+    /// scalar returned; invalid text and too deep nesting refused as `init(parsing:)` refuses them.
+    func testVisitingTheTopLevelMemberByMember() throws {
+        func visit(_ text: String, maxDepth: Int = 512) throws -> (JSONTopLevel, [String]) {
+            var seen: [String] = []
+            let bytes = Array(text.utf8)
+            let top = try bytes.withUnsafeBytes { buffer in
+                try JSONValue.visitTopLevel(buffer, maxDepth: maxDepth) { key, value in seen.append("\(key ?? "-")=\(value.jsonText)") }
+            }
+            return (top, seen)
+        }
+        let (object, members) = try visit(#" {"b": [1, {"c": null}], "a": "x", "b": 2} "#)
+        guard case .object = object else { return XCTFail("\(object)") }
+        XCTAssertEqual(members, [#"b=[1,{"c":null}]"#, #"a="x""#, "b=2"])
+        let (array, elements) = try visit("[true, [], {}]")
+        guard case .array = array else { return XCTFail("\(array)") }
+        XCTAssertEqual(elements, ["-=true", "-=[]", "-={}"])
+        XCTAssertEqual(try visit("{}").1, [])
+        guard case .scalar(let scalar) = try visit(" 12 ").0 else { return XCTFail("a scalar") }
+        XCTAssertEqual(scalar, .number("12"))
+        for invalid in ["{\"a\":1,}", "[1] 2", "", "{\"a\" 1}"] {
+            XCTAssertThrowsError(try visit(invalid), invalid) { XCTAssertTrue($0 is JSONSyntaxError, "\($0)") }
+        }
+        XCTAssertThrowsError(try visit("[[[1]]]", maxDepth: 2)) { XCTAssertTrue($0 is JSONSyntaxError, "\($0)") }
+        XCTAssertNoThrow(try visit("[[1]]", maxDepth: 2))
+    }
+
     func testParsesScalarsAtTopLevel() throws {
         XCTAssertEqual(try JSONValue(parsing: "null"), .null)
         XCTAssertEqual(try JSONValue(parsing: " true "), .bool(true))

@@ -1,0 +1,137 @@
+import NIOCore
+import NIOEmbedded
+import RPCCore
+@testable import RPCServer
+import RPCWire
+import XCTest
+
+/// `FrameReceiver` alone: frames as the wire format defines them however the stream is cut into reads, what
+/// each frame holds of the budget, and input that arrives while frames are handed on. (The pipeline's limits
+/// are `FrameLimitsTests`; the wire format's reading is fuzzed with the decoder, `fuzz/fuzz-frame`.)
+final class FrameReceiverTests: XCTestCase {
+    /// Random streams of frames, some longer than the maximum, each cut into reads of 1 to 40 bytes at
+    /// random: the frames delivered, the refusal and the budget held are what a plain reading of the stream
+    /// gives. Seeded, so a failure repeats.
+    func testFramesAreTheSameHoweverTheStreamIsCut() throws {
+        var random = SeededLCG(seed: 14)
+        for round in 0..<300 {
+            let maxFrameSize = 200
+            var stream: [UInt8] = []
+            for _ in 0..<Int(random.next() % 12) {
+                let length = Int(random.next() % 230)
+                stream += withUnsafeBytes(of: UInt32(length).bigEndian, Array.init)
+                stream += (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            }
+            stream += (0..<Int(random.next() % 6)).map { _ in UInt8(truncatingIfNeeded: random.next()) }  // a tail
+            let expected = Reading(stream, maxFrameSize: maxFrameSize)
+
+            let budget = InboundByteBudget(limit: 1 << 20, statistics: RPCStatistics())
+            let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: maxFrameSize, budget: budget, timeout: .seconds(60)))
+            var frames: [[UInt8]] = []
+            var refused = false
+            var offset = 0
+            while offset < stream.count, !refused {
+                let length = min(Int(random.next() % 40) + 1, stream.count - offset)
+                do {
+                    try channel.writeInbound(channel.allocator.buffer(bytes: stream[offset..<(offset + length)]))
+                } catch is FrameTooLargeError {
+                    refused = true
+                }
+                offset += length
+                while let frame = try channel.readInbound(as: ByteBuffer.self) { frames.append(Array(frame.readableBytesView)) }
+            }
+            XCTAssertEqual(frames, expected.frames, "round \(round)")
+            XCTAssertEqual(refused, expected.tooLarge, "round \(round)")
+            let held = frames.reduce(0) { $0 + $1.count } + (refused ? 0 : expected.incompleteLength ?? 0)
+            XCTAssertEqual(budget.bytesInUse, held, "round \(round): the frames handed on and the one still arriving")
+            _ = try? channel.finish()
+            XCTAssertEqual(budget.bytesInUse, frames.reduce(0) { $0 + $1.count }, "round \(round): removal gives back the incomplete frame's share")
+        }
+    }
+
+    /// A frame whose length has arrived holds its announced length of the budget at once; one the budget cannot
+    /// cover is refused before its bytes come.
+    func testAFrameStillArrivingIsChargedItsAnnouncedLength() throws {
+        let budget = InboundByteBudget(limit: 1000, statistics: RPCStatistics())
+        let first = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 4096, budget: budget, timeout: .seconds(60)))
+        try first.writeInbound(first.allocator.buffer(bytes: [0, 0, 3, 0x20, 1, 2]))  // 800 announced
+        XCTAssertEqual(budget.bytesInUse, 800)
+        let second = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 4096, budget: budget, timeout: .seconds(60)))
+        XCTAssertThrowsError(try second.writeInbound(second.allocator.buffer(bytes: [0, 0, 1, 0x00]))) { error in
+            XCTAssertTrue(error is BufferBudgetExceeded, "\(error)")
+        }
+        XCTAssertNoThrow(try first.writeInbound(first.allocator.buffer(bytes: Array(repeating: 7, count: 798))))
+        XCTAssertEqual(try first.readInbound(as: ByteBuffer.self)?.readableBytes, 800)
+        XCTAssertEqual(budget.bytesInUse, 800, "the whole frame holds what its length reserved, once")
+        _ = try? first.finish()
+        _ = try? second.finish()
+    }
+
+    /// Input that arrives while a frame is being handled (here: the next handler feeds the channel from inside
+    /// `channelRead`) is read after the frames already there, in order.
+    func testInputArrivingWhileFramesAreHandedOnKeepsItsOrder() throws {
+        let budget = InboundByteBudget(limit: 1 << 20, statistics: RPCStatistics())
+        let channel = EmbeddedChannel()
+        let feeder = Feeder()
+        try channel.pipeline.syncOperations.addHandlers(
+            FrameReceiver(maxFrameSize: 100, budget: budget, timeout: .seconds(60)), feeder)
+        var bytes = ByteBuffer()
+        for payload in ["a", "b"] { bytes.writeLengthPrefixedFrame(payload) }
+        bytes.writeBytes([0, 0])  // half of the next length
+        feeder.more = [0, 1, UInt8(ascii: "c"), 0, 0, 0, 1, UInt8(ascii: "d")]
+        try channel.writeInbound(bytes)
+        XCTAssertEqual(feeder.received, ["a", "b", "c", "d"])
+        _ = try? channel.finish()
+    }
+}
+
+/// Passes on the frames it gets and, on the first, writes `more` into the pipeline's head.
+private final class Feeder: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    var more: [UInt8] = []
+    var received: [String] = []
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        received.append(String(buffer: unwrapInboundIn(data)))
+        if !more.isEmpty {
+            let bytes = context.channel.allocator.buffer(bytes: more)
+            more = []
+            context.pipeline.fireChannelRead(NIOAny(bytes))
+        }
+    }
+}
+
+/// The wire format read plainly: the frames, whether a length above the maximum comes before the end, and the
+/// announced length of a frame left incomplete.
+private struct Reading {
+    var frames: [[UInt8]] = []
+    var tooLarge = false
+    var incompleteLength: Int?
+
+    init(_ stream: [UInt8], maxFrameSize: Int) {
+        var position = 0
+        while stream.count - position >= 4 {
+            let length = stream[position..<(position + 4)].reduce(0) { $0 << 8 | Int($1) }
+            if length > maxFrameSize {
+                tooLarge = true
+                return
+            }
+            guard stream.count - position - 4 >= length else {
+                incompleteLength = length
+                return
+            }
+            frames.append(Array(stream[(position + 4)..<(position + 4 + length)]))
+            position += 4 + length
+        }
+    }
+}
+
+/// A seeded linear congruential generator (Knuth's MMIX constants): enough to vary lengths and cuts.
+private struct SeededLCG {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+        return state >> 29
+    }
+}
