@@ -24,14 +24,11 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    /// The largest buffer set aside at once for a frame still arriving; a larger one grows as it comes.
-    static let largestPresizedFrame = 64 << 10
-
     private let maxFrameSize: Int
     private let budget: InboundByteBudget
     private let timeout: TimeAmount
     /// Bytes after the last whole frame: the start of the next one. A buffer of our own, so that the channel
-    /// can reuse its receive buffer.
+    /// can reuse its receive buffer, and sized for the whole frame, so that each read is appended in place.
     private var partial: ByteBuffer?
     /// What the frame that is still arriving holds of the budget: its announced length.
     private var reservedForIncompleteFrame: Int?
@@ -56,10 +53,14 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !stopped else { return }
         var input = unwrapInboundIn(data)
+        /// Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
+        /// where it is, and the next read is appended to it in place.
+        var ownsInput = false
         if var buffered = partial {
             partial = nil  // so that the append below finds the buffer unshared, and grows it in place
             buffered.writeBuffer(&input)
             input = buffered
+            ownsInput = true
         }
         if delivering {
             partial = input
@@ -68,13 +69,21 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         delivering = true
         defer { delivering = false }
         while true {
-            deliverFrames(from: &input, context: context)
+            // Frames handed on are slices of `input`: from then on its storage is shared.
+            if deliverFrames(from: &input, context: context) { ownsInput = false }
             guard !stopped else { return }
             guard var arrived = partial else { break }  // bytes that came in while frames were handed on
             partial = nil
             input.writeBuffer(&arrived)
+            ownsInput = false
         }
-        if input.readableBytes > 0 { keep(input, context: context) }
+        guard input.readableBytes > 0 else { return }
+        let frameSize = reservedForIncompleteFrame.map { LengthPrefixedFrameDecoder.headerSize + $0 } ?? 0
+        if ownsInput && input.capacity - input.readerIndex >= frameSize {
+            partial = input
+        } else {
+            keep(input, frameSize: frameSize, context: context)
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -91,31 +100,37 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Hands on every whole frame at the start of `input`, and admits the incomplete one that may follow.
-    private func deliverFrames(from input: inout ByteBuffer, context: ChannelHandlerContext) {
+    /// Returns whether any frame was handed on.
+    private func deliverFrames(from input: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
+        var delivered = false
         while !stopped {
             let scan: LengthPrefixedFrameDecoder.Scan
             do {
                 scan = try LengthPrefixedFrameDecoder.scan(input, maxFrameSize: maxFrameSize)
             } catch {
-                return refuse(error, context: context)
+                refuse(error, context: context)
+                return delivered
             }
             switch scan {
             case .needLength:
-                return
+                return delivered
             case .incomplete(let announcedLength):
                 if reservedForIncompleteFrame == nil { admitIncomplete(announcedLength, context: context) }
-                return
+                return delivered
             case .frame(let length):
                 incompleteSince = nil
                 if reservedForIncompleteFrame != nil {
                     reservedForIncompleteFrame = nil  // reserved when its length arrived: the same number of bytes
                 } else if !budget.reserve(length) {
-                    return refuse(BufferBudgetExceeded(limit: budget.limit), context: context)
+                    refuse(BufferBudgetExceeded(limit: budget.limit), context: context)
+                    return delivered
                 }
                 let frame = LengthPrefixedFrameDecoder.readFrame(from: &input)!
+                delivered = true
                 context.fireChannelRead(wrapInboundOut(frame))
             }
         }
+        return delivered
     }
 
     private func admitIncomplete(_ announcedLength: Int, context: ChannelHandlerContext) {
@@ -128,13 +143,13 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         if timer == nil { schedule(context: context, at: now + timeout) }
     }
 
-    /// Keeps the start of the next frame in a buffer of its own, sized for the whole frame when its length is
-    /// known (up to `largestPresizedFrame`: its bytes are charged to the budget already, but a peer that
-    /// announces much and sends little should not make rpcd set it all aside).
-    private func keep(_ tail: ByteBuffer, context: ChannelHandlerContext) {
+    /// Keeps the start of the next frame in a buffer of its own, sized for the whole frame once its length is
+    /// known, so that the rest is appended without a copy each time the buffer would have doubled. That size
+    /// is what the frame is charged to `MaxBufferedBytes=` from its length on, so the budget bounds it; and
+    /// memory the peer never sends is never written.
+    private func keep(_ tail: ByteBuffer, frameSize: Int, context: ChannelHandlerContext) {
         var tail = tail
-        let announced = reservedForIncompleteFrame ?? 0
-        let capacity = max(tail.readableBytes, min(LengthPrefixedFrameDecoder.headerSize + announced, Self.largestPresizedFrame))
+        let capacity = max(tail.readableBytes, frameSize)
         var own = context.channel.allocator.buffer(capacity: capacity)
         own.writeBuffer(&tail)
         partial = own
