@@ -37,9 +37,7 @@ public struct ParamsBinder: Sendable {
     /// `bind(_:)` for params still as JSON text (empty when absent), read member by member into place: the
     /// params object is never built. Text that is not JSON is -32602 "params are not valid JSON".
     public func bind(text: UnsafeRawBufferPointer) throws -> BoundParams {
-        guard text.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
-            return try bind(.null)
-        }
+        guard !JSONScanner.isBlank(text) else { return try bind(.null) }
         var values = [JSONValue?](repeating: nil, count: declared.count)
         var unknown: String?
         var elements = 0

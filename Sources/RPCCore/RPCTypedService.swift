@@ -112,11 +112,15 @@ extension ByteBuffer {
     /// `[]` or `{}`, with any JSON whitespace around and inside.
     var isEmptyJSONContainer: Bool {
         withUnsafeReadableBytes { bytes in
-            var significant = bytes.lazy.filter { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }.makeIterator()
-            guard let open = significant.next(), let close = significant.next(), significant.next() == nil else {
-                return false
+            var scanner = JSONScanner(bytes: bytes, maxDepth: 1)
+            let close: UInt8
+            switch scanner.peekNonWhitespace() {
+            case UInt8(ascii: "{"): close = UInt8(ascii: "}")
+            case UInt8(ascii: "["): close = UInt8(ascii: "]")
+            default: return false
             }
-            return (open == UInt8(ascii: "{") && close == UInt8(ascii: "}")) || (open == UInt8(ascii: "[") && close == UInt8(ascii: "]"))
+            scanner.offset += 1
+            return scanner.consume(close) && scanner.peekNonWhitespace() == nil
         }
     }
 }

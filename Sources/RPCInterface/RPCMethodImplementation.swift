@@ -55,8 +55,9 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
 
     /// `run(_:params:)` for params still as JSON text (empty when absent), as a module receives them: bound
     /// member by member, without a tree of the whole params. Text that is not JSON is -32602.
-    public func run(_ implementation: Implementation, paramsText: UnsafeRawBufferPointer) async throws -> [UInt8] {
-        try await invoke(implementation, try RPCArguments(bindingText: paramsText, for: self))
+    public func run(_ implementation: Implementation, paramsText: [UInt8]) async throws -> [UInt8] {
+        let arguments = try paramsText.withUnsafeBytes { try RPCArguments(bindingText: $0, for: self) }
+        return try await invoke(implementation, arguments)
     }
 
     /// `run(_:paramsText:)` for a method that `runsNow`, on the calling thread.
@@ -95,7 +96,7 @@ public struct RPCArguments: Sendable {
         }
         let params: JSONValue
         do {
-            params = text.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) ? .null : try JSONValue(parsing: text)
+            params = JSONScanner.isBlank(text) ? .null : try JSONValue(parsing: text)
         } catch {
             throw RPCError.invalidParams("params are not valid JSON: \(error)")
         }

@@ -36,6 +36,12 @@ public struct JSONScanner {
         offset = i
     }
 
+    /// Whether `bytes` hold nothing but whitespace, or nothing at all: how a JSON text that is absent looks.
+    public static func isBlank(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var scanner = JSONScanner(bytes: bytes, maxDepth: 0)
+        return scanner.peekNonWhitespace() == nil
+    }
+
     /// Skips whitespace and returns the next byte without consuming it, or nil at the end of the input.
     public mutating func peekNonWhitespace() -> UInt8? {
         skipWhitespace()

@@ -47,7 +47,7 @@ extension RPCModuleMethod {
             self.init(
                 name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
                 result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
-                run: { module, text in try await method.run(module, params: try Self.parse(text)) })
+                run: { module, text in try await method.run(module, paramsText: text) })
         }
     }
 }
