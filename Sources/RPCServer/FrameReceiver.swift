@@ -53,8 +53,8 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !stopped else { return }
         var input = unwrapInboundIn(data)
-        /// Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
-        /// where it is, and the next read is appended to it in place.
+        // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
+        // where it is, and the next read is appended to it in place.
         var ownsInput = false
         if var buffered = partial {
             partial = nil  // so that the append below finds the buffer unshared, and grows it in place

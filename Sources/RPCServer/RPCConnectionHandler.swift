@@ -13,7 +13,7 @@ import RPCWire
 /// down instead of flooding memory or being sent errors. Each frame's share of `MaxBufferedBytes=` is given
 /// back once its calls are answered; while they run, the message keeps only what its calls use of the frame
 /// (`RPCMessage.retainingOnlyWhatCallsUse`). The handler also ends the connection when it is idle with nothing in flight (on
-/// `IdleStateHandler`'s event) and when the server quiesces (once the last call has been answered).
+/// `IdleTimeoutHandler`'s event) and when the server quiesces (once the last call has been answered).
 ///
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
 /// pipelining client costs one `writev` per burst rather than one per call. It frames what it writes itself
