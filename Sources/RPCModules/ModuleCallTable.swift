@@ -61,6 +61,7 @@ final class PendingModuleCall: Sendable {
     private let method: String
     private let answered = Atomic<Bool>(false)
     private let cancelled = Atomic<Bool>(false)
+    private let timedOut = Atomic<Bool>(false)
     private let holdsSlot = Atomic<Bool>(true)
     private let timeout = Mutex<Scheduled<Void>?>(nil)
 
@@ -70,17 +71,24 @@ final class PendingModuleCall: Sendable {
         self.method = method
     }
 
-    func armTimeout(on loop: any EventLoop, after duration: Duration) {
+    /// `Timeout=`: unless the module has answered by then, the caller gets -32003 and the module is told as
+    /// for a cancellation (`call_cancelled` turns 1, and `tellModule` calls its `cancel`), since nobody waits
+    /// for its answer any more. The call keeps its `MaxConcurrency=` slot until the module answers: unlike a
+    /// cancelled call's, its work was never abandoned by the client, and may still be running.
+    func armTimeout(on loop: any EventLoop, after duration: Duration, tellModule: @escaping () -> Void) {
         let milliseconds = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         let task = loop.scheduleTask(in: .milliseconds(Int64(milliseconds))) {
             guard self.claimAnswer() else { return }
+            self.timedOut.store(true, ordering: .releasing)
             self.service.logger.warning("Call timed out", metadata: [LogField.method: "\(self.method)"])
+            tellModule()
             self.responder.fail(RPCError.timeout(after: milliseconds))
         }
         timeout.withLock { $0 = task }
     }
 
-    var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
+    /// Whether nobody waits for the module's answer any more: the caller gave up, or `Timeout=` passed.
+    var isCancelled: Bool { cancelled.load(ordering: .acquiring) || timedOut.load(ordering: .acquiring) }
 
     /// The caller gave up (the router has answered it -32011): frees the call's slot and marks it for
     /// `call_cancelled`. Returns false when the module had answered already (nothing left to tell it).
@@ -97,7 +105,7 @@ final class PendingModuleCall: Sendable {
         defer { service.moduleCallFinished(releasingSlot: releaseSlot()) }
         guard claimAnswer() else {
             service.logger.debug(
-                isCancelled ? "Answer to a cancelled call dropped" : "Late answer after timeout dropped",
+                cancelled.load(ordering: .acquiring) ? "Answer to a cancelled call dropped" : "Late answer after timeout dropped",
                 metadata: [LogField.method: "\(method)"])
             return
         }

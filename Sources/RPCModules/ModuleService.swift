@@ -89,7 +89,7 @@ public final class ModuleService: RPCService, Sendable {
         let pending = PendingModuleCall(responder: responder, service: self, method: call.request.method)
         let token = ModuleCallTable.shared.register(pending)
         if let timeout = configuration.timeout {
-            pending.armTimeout(on: call.eventLoop, after: timeout)
+            pending.armTimeout(on: call.eventLoop, after: timeout) { [self] in tellModuleCancelled(token) }
         }
         call.onCancel { [self] in
             guard pending.cancel() else { return }
@@ -109,7 +109,7 @@ public final class ModuleService: RPCService, Sendable {
         if call.method.flags.contains(.mayBlock) {
             pool.submit { workState in
                 if pending.isCancelled {
-                    // Cancelled while it waited for a worker: the module never sees it.
+                    // Cancelled or timed out while it waited for a worker: the module never sees it.
                     ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.callCancelled))
                 } else if workState == .active {
                     enter()

@@ -119,6 +119,29 @@ final class ModuleServiceTests: XCTestCase {
         wait(for: [drained], timeout: 10)
     }
 
+    /// Past `Timeout=` nobody waits for the module's answer: the module is told as for a cancellation (its
+    /// cancel() runs, call_cancelled() turns 1 for its polling thread), and the call keeps its slot until the
+    /// module answers.
+    func testTimeoutTellsTheModuleAsACancellation() throws {
+        let service = try service { $0.timeout = .milliseconds(50) }
+        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let cancelCalls = try XCTUnwrap(dlsym(handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
+        let callsBefore = cancelCalls.pointee
+        let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("wait_cancel"))))
+        XCTAssertEqual(reply["error"]?["code"], -32003)
+        XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, when the timeout answered")
+        let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
+        XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
+        let drained = expectation(description: "the module's answer ended the call")
+        DispatchQueue.global().async {
+            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
+            drained.fulfill()
+        }
+        wait(for: [drained], timeout: 15)
+        XCTAssertEqual(service.callsInModule, 0)
+        XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
+    }
+
     func testMaxConcurrencyRefusesPastTheLimit() throws {
         let service = try service { $0.maxConcurrency = 1 }
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
@@ -140,6 +163,10 @@ final class ModuleServiceTests: XCTestCase {
     /// later is dropped, and then the instance holds no call.
     func testCancelReachesTheModuleAndFreesTheSlotAtOnce() throws {
         let service = try service { $0.maxConcurrency = 1 }
+        let counters = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let cancelCalls = try XCTUnwrap(dlsym(counters, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
+        let cancelPolls = try XCTUnwrap(dlsym(counters, "test_cancel_polled")).assumingMemoryBound(to: Int32.self)
+        let (callsBefore, pollsBefore) = (cancelCalls.pointee, cancelPolls.pointee)
         let router = RPCRouter(
             registry: try RPCServiceRegistry(services: [service, RPCDiscoverService()]), parser: RPCEnvelopeParser())
         let loop = group.next()
@@ -166,8 +193,8 @@ final class ModuleServiceTests: XCTestCase {
         let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
-        XCTAssertEqual(try XCTUnwrap(dlsym(handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self).pointee, 1)
-        XCTAssertEqual(try XCTUnwrap(dlsym(handle, "test_cancel_polled")).assumingMemoryBound(to: Int32.self).pointee, 1)
+        XCTAssertEqual(cancelCalls.pointee, callsBefore + 1)
+        XCTAssertEqual(cancelPolls.pointee, pollsBefore + 1)
         let drained = expectation(description: "the module's late answer ended the call")
         DispatchQueue.global().async {
             for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }

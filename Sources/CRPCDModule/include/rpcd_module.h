@@ -67,6 +67,8 @@
  *     host->call_cancelled(call) returns 1 from then on. The call handle stays valid until the
  *     module answers it as usual; that answer is dropped. Long-running methods poll
  *     call_cancelled() or act on cancel() to stop early; others need do nothing.
+ *     The handler's Timeout= passing is told the same way (the caller gets -32003 instead),
+ *     except that the call keeps its MaxConcurrency= slot until the module answers.
  *
  * EVENTS
  *     A module declares the events it emits in events[] (name, summary, payload schema), and
