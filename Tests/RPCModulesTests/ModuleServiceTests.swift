@@ -50,6 +50,17 @@ final class ModuleServiceTests: XCTestCase {
         return try reply.futureResult.wait()
     }
 
+    /// Waits (at most about 10 s) until the module has answered every call it was given, late answers included.
+    private func waitUntilTheModuleAnswered(_ service: ModuleService, file: StaticString = #filePath, line: UInt = #line) {
+        let drained = expectation(description: "the module answered its calls")
+        DispatchQueue.global().async {
+            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
+            drained.fulfill()
+        }
+        wait(for: [drained], timeout: 15)
+        XCTAssertEqual(service.callsInModule, 0, "the module still holds a call", file: file, line: line)
+    }
+
     private func request(_ method: String, _ params: String? = nil, id: Int = 1) -> String {
         #"{"jsonrpc":"2.0","method":"testmod.\#(method)""# + (params.map { #","params":\#($0)"# } ?? "") + #","id":\#(id)}"#
     }
@@ -111,12 +122,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(reply["error"]?["code"], -32003)
         XCTAssertEqual(reply["error"]?["data"]?["timeout_ms"], 50)
         XCTAssertEqual(service.callsInModule, 1, "the module still holds the call until it answers")
-        let drained = expectation(description: "late answer released the slot")
-        DispatchQueue.global().async {
-            while service.callsInModule > 0 { usleep(10_000) }
-            drained.fulfill()
-        }
-        wait(for: [drained], timeout: 10)
+        waitUntilTheModuleAnswered(service)
     }
 
     /// Past `Timeout=` nobody waits for the module's answer: the module is told as for a cancellation (its
@@ -132,13 +138,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, when the timeout answered")
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
-        let drained = expectation(description: "the module's answer ended the call")
-        DispatchQueue.global().async {
-            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
-            drained.fulfill()
-        }
-        wait(for: [drained], timeout: 15)
-        XCTAssertEqual(service.callsInModule, 0)
+        waitUntilTheModuleAnswered(service)
         XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
     }
 
@@ -195,13 +195,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1)
         XCTAssertEqual(cancelPolls.pointee, pollsBefore + 1)
-        let drained = expectation(description: "the module's late answer ended the call")
-        DispatchQueue.global().async {
-            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
-            drained.fulfill()
-        }
-        wait(for: [drained], timeout: 15)
-        XCTAssertEqual(service.callsInModule, 0)
+        waitUntilTheModuleAnswered(service)
         XCTAssertEqual(connection.inFlight.count, 0)
     }
 
