@@ -14,7 +14,7 @@ import Glibc
 ///
 /// Immutable after loading; safe to share between threads.
 public final class ModuleImage: @unchecked Sendable {
-    /// The configured path (for messages), not the memfd a changed file may have been loaded from.
+    /// The configured path (for messages), not the sealed copy the image was mapped from.
     public let path: String
     let identity: FileIdentity
     /// The module's descriptor, copied so that fields its header did not have yet read as NULL or 0.

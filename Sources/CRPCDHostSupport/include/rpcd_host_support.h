@@ -2,8 +2,16 @@
 #ifndef RPCD_HOST_SUPPORT_H
 #define RPCD_HOST_SUPPORT_H
 
-/* memfd_create(2) with MFD_CLOEXEC: glibc declares it only under _GNU_SOURCE. Returns -1 and sets errno
- * on failure. */
-int rpcd_memfd_create(const char *name);
+#include <sys/types.h>
+
+/* A private, sealed copy of the first `size` bytes of the open file `source`, as an anonymous memory file
+ * (memfd_create(2) with MFD_CLOEXEC | MFD_ALLOW_SEALING) that nobody can write, shrink or grow once this
+ * returns (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL). A module is mapped from such a copy,
+ * never from its file, so `cp` over the file, truncating it or rewriting it in place cannot change code
+ * that is already mapped (a MAP_PRIVATE mapping of the file itself still reads pages the file's new
+ * contents, or SIGBUS past a truncation, until they are first touched).
+ * Returns the descriptor, or -1 with errno set; EIO means the file had fewer than `size` bytes when read
+ * (it changed while being copied). */
+int rpcd_sealed_copy(int source, off_t size, const char *name);
 
 #endif
