@@ -17,6 +17,8 @@ public final class ModuleImage: @unchecked Sendable {
     /// The configured path (for messages), not the sealed copy the image was mapped from.
     public let path: String
     let identity: FileIdentity
+    /// What `dlopen` returned for the image (never closed): for `dlsym` into this image, whatever file it came from.
+    let handle: UnsafeMutableRawPointer
     /// The module's descriptor, copied so that fields its header did not have yet read as NULL or 0.
     let module: rpcd_module
     /// The module's name, version, description and methods, copied out of the C structures.
@@ -27,9 +29,12 @@ public final class ModuleImage: @unchecked Sendable {
     /// The events the module declares (`rpcd_module.events`; none for modules built before rpcd 0.3).
     public let events: [RPCEventDescriptor]
 
-    init(path: String, identity: FileIdentity, module: UnsafePointer<rpcd_module>) throws(ModuleLoadError) {
+    init(
+        path: String, identity: FileIdentity, handle: UnsafeMutableRawPointer, module: UnsafePointer<rpcd_module>
+    ) throws(ModuleLoadError) {
         self.path = path
         self.identity = identity
+        self.handle = handle
         let header = UnsafeRawPointer(module)
         let abiVersion = header.load(as: UInt32.self)
         guard abiVersion == RPCD_MODULE_ABI_VERSION else {

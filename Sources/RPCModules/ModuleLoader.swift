@@ -69,7 +69,7 @@ public final class ModuleLoader: Sendable {
         guard let module = entry() else {
             throw ModuleLoadError(path, "\(RPCD_MODULE_ENTRY_SYMBOL) returned NULL")
         }
-        return try ModuleImage(path: path, identity: identity, module: module)
+        return try ModuleImage(path: path, identity: identity, handle: handle, module: module)
     }
 
     /// A Swift module (one built with the SDK, which exports `rpcd_module_swift_version`) must come from the

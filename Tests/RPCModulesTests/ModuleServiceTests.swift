@@ -130,7 +130,7 @@ final class ModuleServiceTests: XCTestCase {
     /// module answers.
     func testTimeoutTellsTheModuleAsACancellation() throws {
         let service = try service { $0.timeout = .milliseconds(50) }
-        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let handle = image.handle
         let cancelCalls = try XCTUnwrap(dlsym(handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
         let callsBefore = cancelCalls.pointee
         let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("wait_cancel"))))
@@ -163,7 +163,7 @@ final class ModuleServiceTests: XCTestCase {
     /// later is dropped, and then the instance holds no call.
     func testCancelReachesTheModuleAndFreesTheSlotAtOnce() throws {
         let service = try service { $0.maxConcurrency = 1 }
-        let counters = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let counters = image.handle
         let cancelCalls = try XCTUnwrap(dlsym(counters, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
         let cancelPolls = try XCTUnwrap(dlsym(counters, "test_cancel_polled")).assumingMemoryBound(to: Int32.self)
         let (callsBefore, pollsBefore) = (cancelCalls.pointee, cancelPolls.pointee)
@@ -190,7 +190,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(service.callsHoldingSlots, 0, "the slot is free before the module answers")
         XCTAssertEqual(try call(service, request("ok")), #"{"jsonrpc":"2.0","result":42,"id":1}"#)
 
-        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let handle = image.handle
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1)
@@ -213,7 +213,7 @@ final class ModuleServiceTests: XCTestCase {
             connection.inFlight.cancelAll()
         }
         XCTAssertEqual(try inFlight.futureResult.wait(), 1)
-        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let handle = image.handle
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0)
         XCTAssertEqual(service.callsHoldingSlots, 0)
@@ -242,7 +242,7 @@ final class ModuleServiceTests: XCTestCase {
 
     func testRetiredInstanceIsDeinitialisedOnlyAfterItsLastCall() throws {
         let service = try service()
-        let handle = try XCTUnwrap(dlopen(image.path, RTLD_NOW | RTLD_NOLOAD))
+        let handle = image.handle
         let deinitCount = try XCTUnwrap(dlsym(handle, "test_deinit_count")).assumingMemoryBound(to: Int32.self)
         let before = deinitCount.pointee
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
