@@ -304,7 +304,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCProtocol", "RPCClient", "RPCJSON", "RPCWire"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCWire"]
         ),
         // An in-process JSON-RPC server for the client's and the tools' tests (a library, so both can use it).
         .target(

@@ -35,11 +35,15 @@ extension RPCTypedService {
     @inlinable
     public func handle(_ call: RPCCall, responder: RPCResponder) {
         // The router found the method in `descriptor`, built from `methods` in the same order.
-        let method = Self.methods[call.methodIndex]
-        do {
-            responder.succeed(rawJSON: try method.run(self, call))
-        } catch {
-            responder.fail(error)
+        switch Self.methods[call.methodIndex].body {
+        case .immediate(let run):
+            do {
+                responder.succeed(rawJSON: try run(self, call))
+            } catch {
+                responder.fail(error)
+            }
+        case .later(let start):
+            start(self, call, responder)
         }
     }
 }
@@ -47,7 +51,47 @@ extension RPCTypedService {
 /// One method of an `RPCTypedService`: how it is described, and the code that runs it.
 public struct RPCServiceMethod<Service: Sendable>: Sendable {
     public let descriptor: RPCMethodDescriptor
-    @usableFromInline let run: @Sendable (Service, RPCCall) throws -> ByteBuffer
+    @usableFromInline let body: Body
+
+    /// How a method answers: at once, on the event loop (every method but a few), or later from a task.
+    @usableFromInline enum Body: Sendable {
+        case immediate(@Sendable (Service, RPCCall) throws -> ByteBuffer)
+        case later(@Sendable (Service, RPCCall, RPCResponder) -> Void)
+    }
+
+    init(descriptor: RPCMethodDescriptor, run: @escaping @Sendable (Service, RPCCall) throws -> ByteBuffer) {
+        self.descriptor = descriptor
+        self.body = .immediate(run)
+    }
+
+    /// A method without parameters that answers when `body` returns, from a task of its own: for work the
+    /// event loop must not wait for (`rpcd.reload`). The call holds its slot until then.
+    public static func asyncMethod<Output: Encodable>(
+        _ name: String, summary: String = "", result: RPCParam? = nil,
+        _ body: @escaping @Sendable (Service, RPCCall) async throws -> Output
+    ) -> RPCServiceMethod {
+        RPCServiceMethod(
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result),
+            body: .later { service, call, responder in
+                do {
+                    try call.requireNoParams()
+                } catch {
+                    return responder.fail(error)
+                }
+                Task {
+                    do {
+                        responder.succeed(rawJSON: ByteBuffer(bytes: try ResultEncoding.encode(try await body(service, call))))
+                    } catch {
+                        responder.fail(error)
+                    }
+                }
+            })
+    }
+
+    private init(descriptor: RPCMethodDescriptor, body: Body) {
+        self.descriptor = descriptor
+        self.body = body
+    }
 
     /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
     /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.

@@ -49,6 +49,7 @@ extension RPCError {
         public static let frameTimeout = -32010
         public static let callCancelled = -32011
         public static let tooManySubscriptions = -32012
+        public static let reloadFailed = -32013
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -58,6 +59,7 @@ extension RPCError {
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
             accessDenied: "Access denied", replyTooLarge: "Reply too large", serverBusy: "Server busy",
             frameTimeout: "Frame timeout", callCancelled: "Call cancelled", tooManySubscriptions: "Too many subscriptions",
+            reloadFailed: "Reload failed",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -114,6 +116,11 @@ extension RPCError {
     }
 
     public static let shuttingDown = RPCError(Code.shuttingDown)
+
+    /// `rpcd.reload` could not apply the configuration (`detail` says why); the previous one keeps serving.
+    public static func reloadFailed(_ detail: String) -> RPCError {
+        RPCError(Code.reloadFailed, data: ["detail": .string(detail)])
+    }
 
     /// The caller gave up on the call (`rpc.cancel`, or its deadline passed).
     public static let callCancelled = RPCError(Code.callCancelled)

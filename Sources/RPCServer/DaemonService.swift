@@ -12,23 +12,26 @@ import RPCLogging
 import RPCProtocol
 
 /// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop), `rpcd.info`
-/// (version, uptime, listeners, services and counters), and `rpcd.logLevel`/`rpcd.setLogLevel` (the log
-/// level every handler reads, changed at once until the next reload or restart). Declared and bound like a
-/// module's methods (`RPCTypedService`).
+/// (version, uptime, listeners, services and counters), `rpcd.logLevel`/`rpcd.setLogLevel` (the log
+/// level every handler reads, changed at once until the next reload or restart), and `rpcd.reload` (a reload
+/// whose outcome the caller waits for). Declared and bound like a module's methods (`RPCTypedService`).
 public struct DaemonService: RPCTypedService {
     private let state: RPCServerState
     private let statistics: RPCStatistics
     private let logLevel: LogLevelControl
     private let events: RPCEventHub
+    /// Where `rpcd.reload` queues its reload; nil where nothing runs reloads (it then answers -32013).
+    private let reloads: ReloadRequests?
 
     public init(
         state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
-        logLevel: LogLevelControl = LogLevelControl()
+        logLevel: LogLevelControl = LogLevelControl(), reloads: ReloadRequests? = nil
     ) {
         self.state = state
         self.statistics = statistics
         self.events = events
         self.logLevel = logLevel
+        self.reloads = reloads
     }
 
     public static let name = "rpcd"
@@ -58,6 +61,13 @@ public struct DaemonService: RPCTypedService {
             call.logger.notice(
                 "Log level changed", metadata: [LogField.logLevel: "\(params.level)", LogField.previousLogLevel: "\(previous)"])
             return previous.rawValue
+        },
+        .asyncMethod(
+            "reload", summary: "Reloads the configuration as SIGHUP does, and answers when the reload is over",
+            result: RPCParam("reloaded", schema: ["type": "object"])
+        ) { service, _ in
+            guard let reloads = service.reloads else { throw RPCError.reloadFailed("this rpcd does not reload") }
+            return try await reloads.reload().result()
         },
     ]
 

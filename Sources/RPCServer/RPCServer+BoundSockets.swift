@@ -32,6 +32,48 @@ extension RPCServer {
         }
     }
 
+    /// Which `Listen=` endpoints to bind, given the sockets already `adopted` (as the kernel reports them:
+    /// plain `.tcp` or `.unix`), and which not, because a socket serves their address anyway: a passed socket
+    /// with the same address, or a wildcard listener (`0.0.0.0:P`, `[::]:P`) of the same family, port and
+    /// scheme. Binding those would fail (the address is in use); skipping them makes rpcd.conf's `Listen=` mean
+    /// the same with or without rpcd.socket, and lets an administrator add `Listen=0.0.0.0:7390` beside the
+    /// shipped `Listen=127.0.0.1:7390`. Throws for a `tls://` address a passed (plain) socket holds.
+    static func plan(listen: [RPCEndpoint], adopted: [RPCEndpoint]) throws -> (bind: [RPCEndpoint], covered: [RPCEndpoint]) {
+        var bind: [RPCEndpoint] = []
+        var covered: [RPCEndpoint] = []
+        let adoptedAddresses = adopted.compactMap(\.socketAddress)
+        let wildcards = listen.filter(\.isWildcard)
+        for endpoint in listen {
+            if case .unix = endpoint {
+                if adopted.contains(endpoint) {
+                    covered.append(endpoint)
+                } else if !bind.contains(endpoint) {
+                    bind.append(endpoint)
+                }
+                continue
+            }
+            guard let address = endpoint.socketAddress, address.port != 0 else {
+                bind.append(endpoint)
+                continue
+            }
+            if adoptedAddresses.contains(address) {
+                guard !endpoint.isTLS else {
+                    throw RPCServerError(
+                        endpoint: endpoint,
+                        reason: "a socket systemd passed (rpcd.socket) holds this address and serves plain TCP; "
+                            + "remove the address from the socket unit or from Listen=",
+                        errno: EADDRINUSE)
+                }
+                covered.append(endpoint)
+            } else if !endpoint.isWildcard, wildcards.contains(where: { $0.covers(endpoint) }) {
+                covered.append(endpoint)
+            } else if !bind.contains(endpoint) {
+                bind.append(endpoint)
+            }
+        }
+        return (bind, covered)
+    }
+
     /// The address a listening socket is bound to, as an endpoint.
     static func localEndpoint(of descriptor: Int32) throws -> RPCEndpoint {
         var storage = sockaddr_storage()
@@ -59,5 +101,29 @@ extension RPCServer {
             return .unix(path: address.pathname ?? "")
         }
         return .tcp(host: address.ipAddress ?? "", port: address.port ?? 0)
+    }
+}
+
+extension RPCEndpoint {
+    /// The IP address and port of a TCP or TLS endpoint, compared as addresses (so that the spellings of one
+    /// IPv6 address match); nil for a Unix socket.
+    fileprivate var socketAddress: SocketAddress? {
+        tcpAddress.flatMap { try? SocketAddress(ipAddress: $0.host, port: $0.port) }
+    }
+
+    /// `0.0.0.0:P` or `[::]:P`: every address of its family.
+    fileprivate var isWildcard: Bool {
+        guard let address = socketAddress else { return false }
+        switch address {
+        case .v4(let v4): return v4.address.sin_addr.s_addr == INADDR_ANY
+        case .v6(let v6): return withUnsafeBytes(of: v6.address.sin6_addr) { $0.allSatisfy { $0 == 0 } }
+        case .unixDomainSocket: return false
+        }
+    }
+
+    /// Whether this wildcard endpoint receives `other`'s connections: same family, port and scheme.
+    fileprivate func covers(_ other: RPCEndpoint) -> Bool {
+        guard isWildcard, isTLS == other.isTLS, let mine = socketAddress, let theirs = other.socketAddress else { return false }
+        return mine.protocol == theirs.protocol && mine.port == theirs.port
     }
 }

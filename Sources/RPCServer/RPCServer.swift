@@ -128,7 +128,11 @@ public final class RPCServer: Service, Sendable {
             for descriptor in configuration.boundSockets {
                 bound.append(try await adopt(descriptor))
             }
-            for endpoint in configuration.listen {
+            let plan = try Self.plan(listen: configuration.listen, adopted: bound.map(\.endpoint))
+            for endpoint in plan.covered {
+                logger.notice("Listen= address served by another listener", metadata: [LogField.listener: "\(endpoint)"])
+            }
+            for endpoint in plan.bind {
                 bound.append(try await bind(endpoint))
             }
         } catch {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import RPCClientTools
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -23,13 +24,15 @@ struct RPCCtl: AsyncParsableCommand {
             """,
         subcommands: [
             CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self,
-            BrowseCommand.self, BenchCommand.self, WatchCommand.self,
+            ReloadCommand.self, BrowseCommand.self, BenchCommand.self, WatchCommand.self,
         ])
 
     /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            let subcommands = Set(configuration.subcommands.compactMap { $0.configuration.commandName })
+            var command = try parseAsRoot(
+                LeadingOptions.reordered(Array(CommandLine.arguments.dropFirst()), subcommands: subcommands))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -26,7 +26,8 @@ struct Daemon {
     let logger: Logger
     let logLevel: LogLevelControl
     let notifier: any ServiceNotifier
-    /// Sockets systemd opened for rpcd; when there are any, `Listen=` is not bound.
+    /// Sockets systemd opened for rpcd. They are served as they are, and every `Listen=` address none of them
+    /// holds is bound as well.
     let activatedSockets: [ActivatedSocket]
     /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
     let tls: TLSServerContext?
@@ -34,9 +35,10 @@ struct Daemon {
     /// Built-in services, which no handler may replace.
     static func builtinServices(
         state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
-        logLevel: LogLevelControl = LogLevelControl()
+        logLevel: LogLevelControl = LogLevelControl(), reloads: ReloadRequests? = nil
     ) -> [any RPCService] {
-        [RPCDiscoverService(), DaemonService(state: state, statistics: statistics, events: events, logLevel: logLevel)]
+        [RPCDiscoverService(),
+         DaemonService(state: state, statistics: statistics, events: events, logLevel: logLevel, reloads: reloads)]
     }
 
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
@@ -47,7 +49,9 @@ struct Daemon {
     ) async throws {
         let statistics = RPCStatistics()
         let state = RPCServerState()
-        let builtins = Self.builtinServices(state: state, statistics: statistics, events: host.events, logLevel: logLevel)
+        let reloads = ReloadRequests()
+        let builtins = Self.builtinServices(
+            state: state, statistics: statistics, events: host.events, logLevel: logLevel, reloads: reloads)
 
         notifier.send(.status("Loading handlers"))
         let generation = try await StartupTimeout(notifier: notifier).extending {
@@ -64,10 +68,9 @@ struct Daemon {
             maxReplySize: settings.maxFrameSize, events: host.events)
         host.commit(generation)
 
-        let listen = activatedSockets.isEmpty ? settings.listen : []
         if !activatedSockets.isEmpty {
             logger.notice(
-                "Socket activated; Listen= is not bound",
+                "Socket activated",
                 metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners })
@@ -77,7 +80,7 @@ struct Daemon {
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
-                listen: listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
+                listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
                 maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
                 maxCallsPerConnection: settings.maxCallsPerConnection,
                 maxSubscriptionsPerConnection: settings.maxSubscriptionsPerConnection,
@@ -103,7 +106,7 @@ struct Daemon {
 
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, tls: tls, reloadConfiguration: reloadConfiguration,
-            logLevel: logLevel, notifier: notifier, status: status, logger: logger,
+            logLevel: logLevel, notifier: notifier, status: status, logger: logger, requests: reloads,
             didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]
         if let interval = try WatchdogService.configuredInterval() {

@@ -3,6 +3,7 @@ import RPCConfig
 import RPCCore
 import RPCLogging
 import RPCModules
+import RPCServer
 import RPCSystemd
 import RPCTLS
 import ServiceLifecycle
@@ -26,6 +27,8 @@ struct ReloadService: Service, CustomStringConvertible {
     let notifier: any ServiceNotifier
     let status: DaemonStatus
     let logger: Logger
+    /// Where SIGHUP and `rpcd.reload` queue reloads; this service runs them.
+    let requests: ReloadRequests
     /// Told about each generation that now serves (the DNS-SD publisher updates its records).
     var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
 
@@ -33,12 +36,17 @@ struct ReloadService: Service, CustomStringConvertible {
     var description: String { "ReloadService" }
 
     func run() async throws {
+        // SIGHUP and `rpcd.reload` both go through `requests`, so reloads never overlap.
+        await requests.serve { await reload() }
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
-            await reload()
+            _ = await requests.reload()
         }
+        await requests.stop()
     }
 
-    func reload() async {
+    /// Reloads now; call it through `requests`, which runs one reload at a time.
+    func reload() async -> ReloadRequests.Outcome {
+        let outcome: ReloadRequests.Outcome
         notifier.send(.reloading, .monotonicNow(), .status("Reloading"))
         logger.notice("Reloading configuration")
         do {
@@ -62,17 +70,21 @@ struct ReloadService: Service, CustomStringConvertible {
             host.commit(generation)
             didReload(generation)
             if let problem = generation.problems.last { router.statistics.recordError(problem) }
+            let services = generation.services.map(\.descriptor.name).sorted()
             logger.notice(
                 "Reloaded",
                 metadata: [LogField.messageID: "\(LogMessageID.reloaded)", LogField.exposure: "\(status.exposure())",
-                           LogField.services: "\(generation.services.map(\.descriptor.name).sorted().joined(separator: ","))"])
+                           LogField.services: "\(services.joined(separator: ","))"])
+            outcome = .reloaded(services: services)
         } catch {
             router.statistics.recordError("reload: \(error)")
             logger.error(
                 "Reload failed; the previous configuration keeps serving",
                 metadata: [LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.reloadFailed)"])
+            outcome = .failed("\(error)")
         }
         notifier.send(.ready, .status(status.text()))
+        return outcome
     }
 
     /// Re-reads the TLS files (a renewed certificate, a new client CA): connections accepted from now on use

@@ -202,6 +202,31 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
     }
 
+    /// `rpcctl reload` (what `systemctl reload` runs) returns when the reload is over, with its outcome: the
+    /// services now served, or exit status 1 and the reason when the previous configuration keeps serving.
+    func testRpcctlReloadWaitsForTheOutcomeAndFailsWhenRefused() throws {
+        let daemon = try startDaemon(["calc"])
+        try handler("kv", "[Handler]\nModule=kv\n")
+        let good = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertEqual(good.stdout, "reloaded; serving calc, kv\n")
+        // Served already: the reload was over when rpcctl returned.
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
+
+        try handler("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
+        let bad = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
+        XCTAssertEqual(bad.status, 1, bad.stdout)
+        XCTAssertTrue(bad.stderr.contains("Reload failed (-32013)"), bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("calc.conf:3"), bad.stderr)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
+
+        // A peer without the right to change state may not reload.
+        let tcp = try DaemonProcess.runTool("rpcctl", ["reload", "--address", "\(daemon.tcpEndpoint!)"])
+        XCTAssertEqual(tcp.status, 1)
+        XCTAssertTrue(tcp.stderr.contains("-32007"), tcp.stderr)
+    }
+
     func testCheckConfigListsHandlersWithTheirFiles() throws {
         try handler("calc", "[Handler]\nModule=calc\n")
         try FileManager.default.createSymbolicLink(

@@ -28,6 +28,7 @@ final class RPCErrorTests: XCTestCase {
             .frameTooLarge(announced: 2, limit: 1), .batchTooLarge(limit: 1), .nestingTooDeep(limit: 1),
             .timeout(after: 1), .serviceBusy("s"), .serviceUnavailable("s"), .shuttingDown, .accessDenied("a.b"), .replyTooLarge(limit: 1),
             .serverBusy(limit: 1), .frameTimeout(seconds: 1), .callCancelled, .tooManySubscriptions(limit: 1),
+            .reloadFailed("x"),
         ]
         XCTAssertEqual(Set(errors.map(\.code)), Set(RPCError.Code.messages.keys))
         for error in errors { XCTAssertEqual(error.message, RPCError.Code.messages[error.code]) }

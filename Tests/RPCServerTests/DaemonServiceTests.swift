@@ -86,11 +86,11 @@ final class DaemonServiceTests: XCTestCase {
 
     /// Every built-in method is reached through its declaration, and `rpc.discover` lists them in that order.
     func testEveryDeclaredMethodAnswersItself() throws {
-        XCTAssertEqual(DaemonService.methods.map(\.descriptor.name), ["ping", "info", "logLevel", "setLogLevel"])
+        XCTAssertEqual(DaemonService.methods.map(\.descriptor.name), ["ping", "info", "logLevel", "setLogLevel", "reload"])
         XCTAssertNotNil(try call("rpcd.info")["result"]?["uptime_seconds"])
         XCTAssertEqual(try call("rpcd.logLevel")["result"], "info")
         let discover = try call("rpc.discover")["result"]
         let names = discover?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel"])
+        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel", "rpcd.reload"])
     }
 }

@@ -25,6 +25,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from systemd_namespace import SystemdNamespace  # noqa: E402
+from test_systemd import make_pki  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.path.join(ROOT, ".build-deb")
@@ -160,6 +161,13 @@ class PackageTests(unittest.TestCase):
             self.assertEqual(result.returncode, 0, f"{script}\nstdout: {result.stdout}\nstderr: {result.stderr}")
         return result
 
+    def put(self, path, text):
+        """Writes a file into the root, as an administrator with an editor would."""
+        target = root + path
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w") as file:
+            file.write(text)
+
     def wait_active(self):
         try:
             namespace.wait_for(
@@ -192,6 +200,35 @@ class PackageTests(unittest.TestCase):
         namespace.wait_for(lambda: "Reloaded" in self.sh("journalctl -u rpcd.service --no-pager -o cat").stdout,
                            timeout=30, what="the reload's journal entry")
         self.assertEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid)
+        # `systemctl reload` tells the truth: it fails on a configuration rpcd refuses (which keeps serving the
+        # previous one), and returns only once a good one serves.
+        self.put("/etc/rpcd/rpcd.conf.d/60-broken.conf", "[Server]\nMaxFrameSize=16MB\n")
+        refused = self.sh("systemctl reload rpcd.service", check=False)
+        self.assertNotEqual(refused.returncode, 0, "a refused reload fails systemctl reload")
+        self.assertEqual(self.sh("systemctl is-active rpcd.service").stdout.strip(), "active")
+        self.assertEqual(self.sh("rpcctl call calc.add 1 1").stdout.strip(), "2")
+        self.sh("rm /etc/rpcd/rpcd.conf.d/60-broken.conf && systemctl reload rpcd.service")
+
+        # Listen= as README and SECURITY.md say, in a drop-in beside the shipped conffile: TCP on every address
+        # and TLS. The package enables rpcd.service only, which binds them after a restart.
+        self.assertEqual(self.sh("systemctl is-enabled rpcd.socket", check=False).stdout.strip(), "disabled")
+        pki = make_pki([])
+        for name in ("server.pem", "server.key", "ca.pem"):
+            self.put(f"/etc/rpcd/tls/{name}", pki[name])
+        self.sh("chgrp rpcd /etc/rpcd/tls/server.key && chmod 0640 /etc/rpcd/tls/server.key")
+        self.put("/etc/rpcd/rpcd.conf.d/50-listen.conf",
+                 "[Server]\nListen=0.0.0.0:7390\nListen=tls://0.0.0.0:7391\n"
+                 "[TLS]\nCertificate=/etc/rpcd/tls/server.pem\nPrivateKey=/etc/rpcd/tls/server.key\n")
+        self.sh("systemctl restart rpcd.service")
+        self.wait_active()
+        self.assertEqual(self.sh("rpcctl call calc.add 1 2 --address 127.0.0.2:7390").stdout.strip(), "3")
+        self.assertEqual(self.sh("rpcctl call calc.add 2 2 --address tls://127.0.0.1:7391 --server-name localhost "
+                                 "--ca /etc/rpcd/tls/ca.pem").stdout.strip(), "4")
+        listeners = self.sh("rpcctl info --json").stdout
+        self.assertIn('"0.0.0.0:7390"', listeners)
+        self.assertIn('"tls://0.0.0.0:7391"', listeners)
+        pid = self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip()
+
         sizes = self.sh(f"dpkg-deb -I {DEBS_INSIDE}/{rpcd} | sed -n 's/ *Installed-Size: //p'; du -k {DEBS_INSIDE}/{rpcd}").stdout.split()
         print(f"\nrpcd .deb {sizes[1]} KiB, installed {sizes[0]} KiB", file=sys.stderr)
 
@@ -200,8 +237,8 @@ class PackageTests(unittest.TestCase):
         self.sh(f"cc $(pkg-config --cflags rpcd-module) -std=c99 -Wall -Werror -shared -fPIC -fvisibility=hidden "
                 f"-o /usr/lib/rpcd/modules/hello.so {DEBS_INSIDE}/hello.c")
         self.sh(f"cp {DEBS_INSIDE}/hello.conf /etc/rpcd/handlers.d/hello.conf && systemctl reload rpcd.service")
-        namespace.wait_for(lambda: "hello.greet" in self.sh("rpcctl list", check=False).stdout, timeout=30,
-                           what="the hello module after reload")
+        # Served as soon as systemctl reload returned.
+        self.assertIn("hello.greet", self.sh("rpcctl list").stdout)
         self.assertEqual(self.sh("rpcctl call hello.greet world").stdout.strip(), '"Hello, world!"')
 
         # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.

@@ -302,10 +302,23 @@ class SystemdTests(unittest.TestCase):
         info = json.loads(self.rpcctl("info", "--json").stdout)
         self.assertEqual(sorted(info["listeners"]), sorted([SOCKET, "127.0.0.1:7390"]))
         self.assertEqual(self.ns.show("rpcd.service", "ActiveState")["ActiveState"], "active")
-        self.assertTrue(self.journal("MESSAGE=Socket activated; Listen= is not bound"))
-        # The TCP socket of rpcd.socket is served too, and Listen= was not bound a second time.
+        self.assertTrue(self.journal("MESSAGE=Socket activated"))
+        # The TCP socket of rpcd.socket is served too, and Listen=, which names the same addresses, was not
+        # bound a second time.
         self.assertEqual(
             self.ns.run("rpcctl", "call", "calc.add", "2", "3", "--address", "127.0.0.1:7390").stdout.strip(), "5")
+
+    def test_socket_activation_binds_listen_addresses_the_socket_unit_does_not_hold(self):
+        # The administrator adds a listener to rpcd.conf as the docs say; rpcd.socket passes its two sockets.
+        self.write(CONFIG_DROPIN, "[Server]\nListen=127.0.0.1:7392\n")
+        self.ns.run("systemctl", "start", "rpcd.socket")
+        info = json.loads(self.rpcctl("info", "--json").stdout)
+        self.assertEqual(sorted(info["listeners"]), sorted([SOCKET, "127.0.0.1:7390", "127.0.0.1:7392"]))
+        self.assertEqual(
+            self.ns.run("rpcctl", "call", "calc.add", "2", "3", "--address", "127.0.0.1:7392").stdout.strip(), "5")
+        pid = f"_PID={self.main_pid()}"
+        self.ns.wait_for(lambda: len(self.journal("MESSAGE=Listening", pid)) == 3, timeout=10,
+                         what="a Listening entry for each of the three listeners")
 
     def test_stop_is_clean_and_answers_calls_in_flight(self):
         self.start()

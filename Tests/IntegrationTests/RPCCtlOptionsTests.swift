@@ -1,0 +1,28 @@
+import Foundation
+import RPCClientTools
+import XCTest
+
+/// rpcctl takes its connection options before the subcommand as well as after it, as the docs show them
+/// (`rpcctl --address ADDRESS call ...`), and `LeadingOptions` knows every one of them.
+final class RPCCtlOptionsTests: XCTestCase {
+    func testConnectionOptionsBeforeTheSubcommand() throws {
+        let daemon = try DaemonProcess(modules: ["calc"])
+        let call = try DaemonProcess.runTool("rpcctl", ["--address", daemon.socketPath, "--timeout", "5", "call", "calc.add", "1", "2"])
+        XCTAssertEqual(call.status, 0, call.stderr)
+        XCTAssertEqual(call.stdout, "3\n")
+        let ping = try DaemonProcess.runTool("rpcctl", ["--json", "--address=\(daemon.socketPath)", "ping"])
+        XCTAssertEqual(ping.status, 0, ping.stderr)
+        XCTAssertTrue(ping.stdout.hasPrefix("{"), ping.stdout)
+    }
+
+    func testLeadingOptionsNamesEveryConnectionOption() throws {
+        let help = try DaemonProcess.runTool("rpcctl", ["ping", "--help"]).stdout
+        // The options column: lines that start with an option name ("  --address <address>  ...", "  -h, --help").
+        let documented = Set(help.split(separator: "\n").compactMap { line -> String? in
+            let words = line.split(separator: " ")
+            guard words.first?.hasPrefix("-") == true else { return nil }
+            return words.first { $0.hasPrefix("--") }.map { String($0.trimmingCharacters(in: [","])) }
+        })
+        XCTAssertEqual(LeadingOptions.valued.union(LeadingOptions.flags), documented.subtracting(["--help"]), help)
+    }
+}
