@@ -31,6 +31,8 @@ SWIFT_RUNTIME ?= toolchain
 NO_DEPS ?=
 VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCCore/RPCDaemonVersion.swift)
 MODULES := echo calc kv sysinfo
+# The module ABI version (rpcd_module.h), for the .pc file and the package's Provides: rpcd-abi-N.
+MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb test-package all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
 
@@ -105,6 +107,7 @@ endif
 	# For module authors: the C ABI header and its pkg-config file (`pkg-config --cflags rpcd-module`).
 	install -m 0644 Sources/CRPCDModule/include/rpcd_module.h $(DESTDIR)$(INCLUDEDIR)/rpcd/
 	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+		-e 's|@ABI@|$(MODULE_ABI)|g' -e "s|@SWIFTVERSION@|$$($(SWIFT) --version 2>&1 | sed -n 's/.*Swift version \([0-9]*\.[0-9]*\).*/\1/p' | head -1)|g" \
 		packaging/rpcd-module.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
 	# Shell completions, as swift-argument-parser writes them for rpcctl.
