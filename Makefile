@@ -104,6 +104,8 @@ endif
 		$(DESTDIR)$(DATADIR)/fish/vendor_completions.d
 	install -m 0755 $(SCRATCH)/$(BUILD)/rpcd $(SCRATCH)/$(BUILD)/rpcctl $(DESTDIR)$(BINDIR)/
 	for module in $(MODULES); do install -m 0755 $(SCRATCH)/$(BUILD)/lib$$module.so $(DESTDIR)$(LIBDIR)/rpcd/modules/; done
+	# The module host process isolated handlers run in (docs/MODULES.md, "Isolation"); rpcd looks for it here.
+	install -m 0755 $(SCRATCH)/$(BUILD)/rpcd-module-host $(DESTDIR)$(LIBDIR)/rpcd/
 	# For module authors: the C ABI header and its pkg-config file (`pkg-config --cflags rpcd-module`).
 	install -m 0644 Sources/CRPCDModule/include/rpcd_module.h $(DESTDIR)$(INCLUDEDIR)/rpcd/
 	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -117,6 +119,7 @@ endif
 	$(SCRATCH)/$(BUILD)/rpcctl --generate-completion-script fish > $(DESTDIR)$(DATADIR)/fish/vendor_completions.d/rpcctl.fish
 	if [ "$(SWIFT_RUNTIME)" = private ]; then \
 		scripts/bundle-swift-runtime.sh "$(DESTDIR)" "$(LIBDIR)/rpcd/swift" $(BINDIR)/rpcd $(BINDIR)/rpcctl \
+			$(LIBDIR)/rpcd/rpcd-module-host \
 			$(foreach module,$(MODULES),$(LIBDIR)/rpcd/modules/lib$(module).so); \
 	fi
 	install -m 0644 config/handlers.d/*.conf $(DESTDIR)$(LIBDIR)/rpcd/handlers.d/

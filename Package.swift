@@ -53,6 +53,8 @@ let package = Package(
         .library(name: "calc", type: .dynamic, targets: ["CalcModule"]),
         .library(name: "kv", type: .dynamic, targets: ["KVModule"]),
         .library(name: "sysinfo", type: .dynamic, targets: ["SysinfoModule"]),
+        // A module that crashes, hangs and leaks on request, for the fault isolation tests; never installed.
+        .library(name: "faulty", type: .dynamic, targets: ["FaultyModule"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -132,12 +134,13 @@ let package = Package(
         .target(name: "CalcModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/Calc"),
         .target(name: "KVModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/KV"),
         .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo"),
+        .target(name: "FaultyModule", dependencies: ["CRPCDModule"], path: "Tests/Modules/Faulty"),
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModules",
             dependencies: ["RPCBinding", 
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
-                "RPCLogging",
+                "RPCLogging", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -204,6 +207,8 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
+        // Runs one handler's module in a process of its own, for rpcd (Isolation=process): small on purpose.
+        .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModules"], path: "Sources/rpcd-module-host"),
         .executableTarget(
             name: "rpcctl",
             dependencies: [

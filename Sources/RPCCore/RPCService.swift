@@ -17,6 +17,12 @@ public protocol RPCService: Sendable {
     func handle(_ call: RPCCall, responder: RPCResponder)
 }
 
+/// A service with a state of its own worth reporting in `rpcd.info` (a module host process's: its pid, crashes
+/// and restarts), under the service's `host` member.
+public protocol RPCServiceStatusReporting: RPCService {
+    var status: JSONValue { get }
+}
+
 /// One routed call, as a service sees it. Immutable; a class because it travels (into the service, its
 /// closures, a module's pending state) and a reference costs one count where a struct of this many
 /// references costs one per field at every copy.

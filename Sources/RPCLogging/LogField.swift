@@ -91,6 +91,11 @@ public enum LogField {
     /// Where a client connects (`RPCClient`'s reconnects and failover): an address as `RPCEndpoint` prints it.
     public static let endpoint = "rpcd_endpoint"
 
+    /// A module host process's pid (handlers with `Isolation=process`).
+    public static let pid = "rpcd_pid"
+    /// How a module host process ended: a signal's name (`SIGSEGV`), or `exit N`.
+    public static let termination = "rpcd_termination"
+
     /// The journal's own `MESSAGE_ID` field: one of `LogMessageID`'s ids, on lifecycle entries only.
     public static let messageID = "message_id"
 
@@ -99,6 +104,6 @@ public enum LogField {
         connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
-        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, messageID,
+        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, pid, termination, messageID,
     ]
 }

@@ -11,6 +11,7 @@ import RPCProtocol
 ///     Advertise=yes
 ///     Timeout=30s          # infinity (the default) disables it
 ///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
+///     Isolation=process    # a module host process of its own (the default); none: inside rpcd
 ///     [Access]             # replaces rpcd.conf's [Access] lists for this service, key by key
 ///     Allow=group:admins
 ///     AllowRead=local 192.168.1.0/24
@@ -27,6 +28,8 @@ public struct HandlerConfiguration: Hashable, Sendable {
     /// nil: calls never time out.
     public var timeout: Duration?
     public var maxConcurrency = 1024
+    /// Where the module runs: a module host process of its own unless the administrator trusts it in-process.
+    public var isolation = HandlerIsolation.process
     /// `[Access] Allow=`: nil inherits rpcd.conf's.
     public var allow: [RPCPrincipal]?
     /// `[Access] AllowRead=`: nil inherits rpcd.conf's.
@@ -60,6 +63,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
                     .boolean("Advertise", \.advertise),
                     .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
+                    .value("Isolation", \.isolation, parse: HandlerIsolation.parse, format: \.rawValue),
                 ]),
             INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
         ])

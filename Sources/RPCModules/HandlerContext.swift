@@ -19,14 +19,18 @@ final class HandlerContext: @unchecked Sendable {
 
     let logger: Logger
     private let config: [String: UnsafeMutablePointer<CChar>]
-    private let hub: RPCEventHub
+    /// Where an accepted event goes: rpcd's event hub, or the link to rpcd in a module host process.
+    private let publish: @Sendable (String, ByteBuffer) -> Void
     /// The full name (`kv.changed`) of each declared event, by the name the module emits it as (`changed`).
     private let events: [String: String]
 
-    init(logger: Logger, config: [String: String], service: String, events: [RPCEventDescriptor], hub: RPCEventHub) {
+    init(
+        logger: Logger, config: [String: String], service: String, events: [RPCEventDescriptor],
+        publish: @escaping @Sendable (String, ByteBuffer) -> Void
+    ) {
         self.logger = logger
         self.config = config.mapValues { strdup($0)! }
-        self.hub = hub
+        self.publish = publish
         self.events = Dictionary(uniqueKeysWithValues: events.map { ($0.name, service + "." + $0.name) })
     }
 
@@ -45,7 +49,7 @@ final class HandlerContext: @unchecked Sendable {
             logRefusedEmit("Module emitted an event whose payload is not one JSON value; dropped", event: fullName)
             return false
         }
-        hub.publish(fullName, payload: ByteBuffer(bytes: payload))
+        publish(fullName, ByteBuffer(bytes: payload))
         return true
     }
 

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCLogging
 import RPCProtocol
 
 /// The `rpcd_host` table every module receives: C entry points that find their Swift state through the
@@ -39,7 +40,7 @@ enum HostFunctions {
                     metadata[String(cString: name).lowercased()] = "\(String(cString: value))"
                 }
                 context.logger.log(
-                    level: Logger.Level(syslogPriority: priority), "\(message.map { String(cString: $0) } ?? "")",
+                    level: Logger.Level(syslogPriority: Int(priority)), "\(message.map { String(cString: $0) } ?? "")",
                     metadata: metadata)
             },
             config_get: { handler, key in
@@ -54,20 +55,6 @@ enum HostFunctions {
             }))
         return table
     }()
-}
-
-extension Logger.Level {
-    /// syslog priorities as modules use them (RPCD_LOG_*); anything unknown is treated as info.
-    init(syslogPriority: Int32) {
-        switch syslogPriority {
-        case ...2: self = .critical
-        case 3: self = .error
-        case 4: self = .warning
-        case 5: self = .notice
-        case 7: self = .debug
-        default: self = .info
-        }
-    }
 }
 
 enum JSONValidation {

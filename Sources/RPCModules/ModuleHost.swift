@@ -1,4 +1,5 @@
 import Logging
+import NIOCore
 import NIOPosix
 import RPCConfig
 import RPCCore
@@ -25,26 +26,33 @@ public final class ModuleHost: Sendable {
     private let loader = ModuleLoader()
     private let pool: WorkerPool
     private let logger: Logger
-    private let active = Mutex<[String: ModuleService]>([:])
+    private let active = Mutex<[String: any HandlerService]>([:])
+    /// Where the links to module host processes live (`Isolation=process`), and where they are supervised.
+    private let group: any EventLoopGroup
+    private let hostExecutable: String
     /// Where every handler's events go: give it to the router (`RPCRouter(events:)`), so they reach subscribers.
     public let events: RPCEventHub
 
     /// The handlers of one configuration.
     public struct Generation: Sendable {
         /// Services to route to.
-        public var services: [ModuleService] = []
+        public var services: [any HandlerService] = []
         /// Services that are configured but could not be started: calls get -32005.
         public var unavailable: Set<String> = []
         /// Handler names and what went wrong, for `--check-config` and the status line.
         public var problems: [String] = []
-        fileprivate var retiring: [ModuleService] = []
+        fileprivate var retiring: [any HandlerService] = []
     }
 
-    /// `reservedServices` are names no handler may take (the built-in services).
+    /// `reservedServices` are names no handler may take (the built-in services). Module host processes run
+    /// `hostExecutable` and are linked to rpcd on `group`'s loops.
     public init(
         directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
-        pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub()
+        pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate()
     ) {
+        self.group = group
+        self.hostExecutable = hostExecutable
         self.events = events
         self.directories = directories
         self.moduleDirectory = moduleDirectory
@@ -80,7 +88,7 @@ public final class ModuleHost: Sendable {
             do {
                 let service = try start(configuration, reusing: old)
                 guard taken.insert(service.descriptor.name).inserted else {
-                    throw ModuleLoadError(service.image.path, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
+                    throw ModuleLoadError(configuration.module, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
                 }
                 generation.services.append(service)
             } catch {
@@ -123,16 +131,39 @@ public final class ModuleHost: Sendable {
         for service in services { service.retire() }
     }
 
-    private func start(_ configuration: HandlerConfiguration, reusing old: ModuleService?) throws(ModuleLoadError) -> ModuleService {
-        let image = try loader.load(path: Self.modulePath(for: configuration.module, in: moduleDirectory))
-        if let old, old.configuration == configuration, old.image === image { return old }
-        let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger, events: events)
-        service.logger.notice(
+    private func start(_ configuration: HandlerConfiguration, reusing old: (any HandlerService)?) throws(ModuleLoadError) -> any HandlerService {
+        let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
+        switch configuration.isolation {
+        case .none:
+            let image = try loader.load(path: path)
+            if let old = old as? ModuleService, old.configuration == configuration, old.image === image { return old }
+            let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger, events: events)
+            logStarted(service, logger: service.logger)
+            return service
+        case .process:
+            // The module is never loaded into rpcd: the host checks and loads it, and reports its descriptor.
+            let identity = FileIdentity(path: path)
+            if let old = old as? IsolatedModuleService, old.configuration == configuration, old.moduleIdentity == identity,
+               identity != nil, old.supervisor.isHealthy {
+                return old
+            }
+            let supervisor = ModuleHostSupervisor(
+                configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
+                events: events, logger: logger)
+            let service = try IsolatedModuleService(supervisor: supervisor, moduleIdentity: identity)
+            var serviceLogger = logger
+            serviceLogger[metadataKey: LogField.service] = "\(service.descriptor.name)"
+            logStarted(service, logger: serviceLogger)
+            return service
+        }
+    }
+
+    private func logStarted(_ service: any HandlerService, logger: Logger) {
+        logger.notice(
             "Handler started",
-            metadata: [LogField.handler: "\(configuration.name)", LogField.moduleVersion: "\(image.version)",
+            metadata: [LogField.handler: "\(service.configuration.name)", LogField.moduleVersion: "\(service.descriptor.version)",
                        LogField.fingerprint: "\(service.descriptor.fingerprint)",
                        LogField.messageID: "\(LogMessageID.moduleLoaded)"])
-        return service
     }
 
     /// `Module=` as a file: the name looked up in the module directory as NAME.so, then libNAME.so (what

@@ -177,6 +177,13 @@ struct FileIdentity: Hashable, Sendable {
     var modified: Int64
     var modifiedNanoseconds: Int64
 
+    /// The identity of the file at `path` now; nil when it cannot be read.
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
     init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)

@@ -46,9 +46,19 @@ public final class ModuleService: RPCService, Sendable {
 
     /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
     /// The instance's events go to `events`, from its `init` on.
-    public init(
+    public convenience init(
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         events: RPCEventHub = RPCEventHub()
+    ) throws(ModuleLoadError) {
+        try self.init(image: image, configuration: configuration, pool: pool, logger: logger) { event, payload in
+            events.publish(event, payload: payload)
+        }
+    }
+
+    /// `publish` receives each event the module emits and rpcd accepts (declared, one JSON value), by full name.
+    init(
+        image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
+        publish: @escaping @Sendable (String, ByteBuffer) -> Void
     ) throws(ModuleLoadError) {
         let service = configuration.service ?? image.name
         var logger = logger
@@ -61,7 +71,7 @@ public final class ModuleService: RPCService, Sendable {
         self.descriptor = RPCServiceDescriptor(
             name: service, version: image.version, summary: image.summary, methods: image.methods, events: image.events)
         self.context = HandlerContext(
-            logger: logger, config: configuration.config, service: service, events: image.events, hub: events)
+            logger: logger, config: configuration.config, service: service, events: image.events, publish: publish)
         self.handlerToken = HandlerContext.handles.insert(context)
 
         var instance: UnsafeMutableRawPointer?
@@ -76,6 +86,12 @@ public final class ModuleService: RPCService, Sendable {
     }
 
     public func handle(_ call: RPCCall, responder: RPCResponder) {
+        enter(call, responder: responder, onCancel: call.onCancel)
+    }
+
+    /// `handle`, with `onCancel` registering what runs when the caller gives up: the router's cancellation for a
+    /// call routed here, the link's in a module host process (`ModuleHostServer`).
+    func enter(_ call: RPCCall, responder: RPCResponder, onCancel: (@escaping () -> Void) -> Void) {
         let admitted = state.withLock { state -> Bool in
             guard !state.deinitialized, state.admitted < configuration.maxConcurrency else { return false }
             state.admitted += 1
@@ -91,11 +107,11 @@ public final class ModuleService: RPCService, Sendable {
         if let timeout = configuration.timeout {
             pending.armTimeout(on: call.eventLoop, after: timeout) { [self] in tellModuleCancelled(token) }
         }
-        call.onCancel { [self] in
+        onCancel { [self] in
             guard pending.cancel() else { return }
             tellModuleCancelled(token)
         }
-        let enter: @Sendable () -> Void = { [instance, image] in
+        let callModule: @Sendable () -> Void = { [instance, image] in
             let handle = OpaquePointer(bitPattern: token)
             let index = call.methodIndex
             if let params = call.params {
@@ -112,13 +128,13 @@ public final class ModuleService: RPCService, Sendable {
                     // Cancelled or timed out while it waited for a worker: the module never sees it.
                     ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.callCancelled))
                 } else if workState == .active {
-                    enter()
+                    callModule()
                 } else {
                     ModuleCallTable.shared.complete(OpaquePointer(bitPattern: token), .failure(RPCError.shuttingDown))
                 }
             }
         } else {
-            enter()
+            callModule()
         }
     }
 

@@ -115,6 +115,16 @@ extension RPCError {
         RPCError(Code.serviceUnavailable, data: ["service": .string(service)])
     }
 
+    /// The handler's module host process (`Isolation=process`) cannot answer: `reason` says why (`crashed`,
+    /// `hung`, `restarting`, `start limit hit`), `termination` how a host that died ended (`SIGSEGV`, `exit 1`).
+    public static func serviceUnavailable(
+        _ service: String, handler: String, reason: String, termination: String? = nil
+    ) -> RPCError {
+        var data: [String: JSONValue] = ["service": .string(service), "handler": .string(handler), "reason": .string(reason)]
+        if let termination { data["termination"] = .string(termination) }
+        return RPCError(Code.serviceUnavailable, data: .object(data))
+    }
+
     public static let shuttingDown = RPCError(Code.shuttingDown)
 
     /// `rpcd.reload` could not apply the configuration (`detail` says why); the previous one keeps serving.

@@ -86,10 +86,17 @@ public struct DaemonService: RPCTypedService {
             "uptime_seconds": .number((uptimeSeconds * 1000).rounded() / 1000),
             "started": .string(state.startDate.formatted(.iso8601)),
             "listeners": .array(state.listeners.map { .string($0.description) }),
-            "services": .array(registry.services.map {
-                ["name": .string($0.descriptor.name), "version": .string($0.descriptor.version),
-                 "fingerprint": .string($0.descriptor.fingerprint), "methods": .number($0.descriptor.methods.count),
-                 "events": .number($0.descriptor.events.count)]
+            "services": .array(registry.services.map { service in
+                var entry: JSONValue = [
+                    "name": .string(service.descriptor.name), "version": .string(service.descriptor.version),
+                    "fingerprint": .string(service.descriptor.fingerprint), "methods": .number(service.descriptor.methods.count),
+                    "events": .number(service.descriptor.events.count),
+                ]
+                if let reporting = service as? any RPCServiceStatusReporting, case .object(var members) = entry {
+                    members["host"] = reporting.status
+                    entry = .object(members)
+                }
+                return entry
             }),
             "connections": [
                 "open": .number(statistics.openConnections.value),

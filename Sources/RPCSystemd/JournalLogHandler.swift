@@ -79,17 +79,8 @@ public struct JournalLogHandler: LogHandler {
         "MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER", "CODE_FILE", "CODE_LINE", "CODE_FUNC",
     ]
 
-    /// syslog(3) priorities: swift-log has no `alert` or `emergency`, and two levels below `info`.
-    static func syslogPriority(_ level: Logger.Level) -> Int {
-        switch level {
-        case .trace, .debug: 7
-        case .info: 6
-        case .notice: 5
-        case .warning: 4
-        case .error: 3
-        case .critical: 2
-        }
-    }
+    /// syslog(3) priorities (`Logger.Level.syslogPriority`).
+    static func syslogPriority(_ level: Logger.Level) -> Int { level.syslogPriority }
 
     /// One `sd_journal_sendv` call with an iovec per field; values may hold any bytes, newlines included.
     private static func send(_ fields: [String]) -> Int32 {

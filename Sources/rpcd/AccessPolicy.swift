@@ -9,7 +9,7 @@ extension RPCAccessPolicy {
     /// rpcd.conf's `[Access]` for the built-in services and every handler without rules of its own; each
     /// handler file's `[Access]` lists for its service. Names that resolve to no user or group are logged:
     /// such an entry grants nothing.
-    init(settings: ServerConfiguration, handlers: [ModuleService], logger: Logger) {
+    init(settings: ServerConfiguration, handlers: [any HandlerService], logger: Logger) {
         var rules: [String: RPCAccessRule] = [:]
         for handler in handlers where handler.configuration.allow != nil || handler.configuration.allowRead != nil {
             rules[handler.descriptor.name] = handler.configuration.accessRule(inheriting: settings.access)

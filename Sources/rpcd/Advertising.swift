@@ -14,7 +14,7 @@ import RPCWire
 /// (`rpcd`, `rpc`) are not: every rpcd has them, so a record per built-in would only repeat the
 /// host list, and any advertised instance's address reaches them anyway (`rpc.discover`, `rpcd.info`).
 enum Advertising {
-    static func advertisements(for services: [ModuleService]) -> [RPCAdvertisement] {
+    static func advertisements(for services: [any HandlerService]) -> [RPCAdvertisement] {
         services.filter(\.configuration.advertise).map { service in
             RPCAdvertisement(
                 service: service.descriptor.name, version: service.descriptor.version,

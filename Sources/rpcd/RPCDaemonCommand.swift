@@ -104,7 +104,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         let host = ModuleHost(
             directories: handlerDirectories, moduleDirectory: moduleDirectory,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
-            pool: pool, logger: logger)
+            pool: pool, logger: logger, group: group)
         let daemon = Daemon(
             settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
             activatedSockets: activatedSockets, tls: tls)

@@ -12,7 +12,7 @@ final class DaemonLifecycleTests: XCTestCase {
         kill(daemon.process.processIdentifier, SIGTERM)
         XCTAssertEqual(try connection.receiveJSON()["result"], "done", "answered before the connection closes")
         XCTAssertTrue(connection.isClosedByPeer())
-        XCTAssertEqual(daemon.waitForExit(), 0)
+        XCTAssertEqual(daemon.waitForExit(), 0, daemon.stderr)
         XCTAssertThrowsError(try RawConnection(daemon.tcpEndpoint), "no longer listening")
     }
 

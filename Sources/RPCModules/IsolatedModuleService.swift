@@ -1,0 +1,35 @@
+import Logging
+import NIOCore
+import RPCBinding
+import RPCCore
+import RPCJSON
+
+/// One handler whose module runs in a module host process (`Isolation=process`), as an `RPCService`: the
+/// descriptor the host reported at its first start, and the supervisor that forwards calls to the host and
+/// keeps a host running (`ModuleHostSupervisor`). Calls cross the link; a crash or hang of the module is this
+/// handler's alone. Thread-safe.
+public final class IsolatedModuleService: HandlerService, RPCServiceStatusReporting, Sendable {
+    public let descriptor: RPCServiceDescriptor
+    public var configuration: HandlerConfiguration { supervisor.configuration }
+    let supervisor: ModuleHostSupervisor
+    /// The module file as it was when the host was started: a reload keeps this instance while it is the same.
+    let moduleIdentity: FileIdentity?
+
+    /// Starts the first host and waits until its module is initialised. Blocks; call it off the event loops.
+    init(supervisor: ModuleHostSupervisor, moduleIdentity: FileIdentity?) throws(ModuleLoadError) {
+        self.supervisor = supervisor
+        self.moduleIdentity = moduleIdentity
+        self.descriptor = try supervisor.startFirst()
+    }
+
+    public func handle(_ call: RPCCall, responder: RPCResponder) {
+        supervisor.handle(call, responder: responder, service: descriptor.name)
+    }
+
+    public func retire() {
+        supervisor.retire()
+    }
+
+    /// The host's state and its crash, hang and restart counts (`rpcd.info`).
+    public var status: JSONValue { supervisor.status }
+}

@@ -1,0 +1,175 @@
+import CRPCDHostSupport
+import JSONRPC
+import Logging
+import NIOCore
+import NIOPosix
+import RPCCore
+import RPCJSON
+import RPCLogging
+import RPCProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The module host process's end of the link: loads the module rpcd names (`start`), runs it in an in-process
+/// `ModuleService` exactly as rpcd itself would (same host function table, same worker pool for
+/// `RPCD_METHOD_MAY_BLOCK`, same handle checks), and turns link messages into calls and answers, log entries
+/// and events into link messages.
+///
+/// Methods without `RPCD_METHOD_MAY_BLOCK` run on the host's one event loop, which also answers rpcd's pings:
+/// a module that blocks it stops the pongs, and rpcd kills the host. When the link closes (rpcd stopped, or
+/// retired this handler) the instance is retired and the process exits. Runs on the link's event loop.
+final class ModuleHostServer: ChannelInboundHandler {
+    typealias InboundIn = ModuleLinkMessage
+    typealias OutboundOut = ModuleLinkMessage
+
+    private enum State {
+        case awaitingStart
+        case serving(ModuleService)
+        case stopped
+    }
+
+    private var state = State.awaitingStart
+    private let pool: WorkerPool
+    /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
+    private let cancellations = CallCancellations()
+
+    init(pool: WorkerPool) {
+        self.pool = pool
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch (state, unwrapInboundIn(data)) {
+        case (.awaitingStart, .start(let json)):
+            start(json, context: context)
+        case (.serving(let service), .call(let token, let method, let params)):
+            call(service, token: token, method: Int(method), params: params, context: context)
+        case (.serving, .cancel(let token)):
+            cancellations.remove(token)?()
+        case (_, .ping(let sequence)):
+            context.writeAndFlush(wrapOutboundOut(.pong(sequence)), promise: nil)
+        default:
+            // rpcd never sends anything else: the link is out of step, and the host has no way back.
+            context.close(promise: nil)
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .serving(let service) = state { service.retire() }
+        state = .stopped
+        context.fireChannelInactive()
+    }
+
+    private func start(_ json: ByteBuffer, context: ChannelHandlerContext) {
+        guard let start = JSONValue(linkBuffer: json).flatMap(ModuleHostStart.init(json:)) else {
+            return fail("the start message is not valid", context: context)
+        }
+        let channel = context.channel
+        var logger = Logger(label: "rpcd") { _ in ModuleLinkLogHandler(channel: channel) }
+        logger.logLevel = .debug
+        ModuleHostLog.logger = logger
+        do {
+            let image = try ModuleLoader().load(path: start.modulePath)
+            let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
+                event, payload in
+                channel.writeAndFlush(ModuleLinkMessage.emit(event: event, payload: payload), promise: nil)
+            }
+            state = .serving(service)
+            context.writeAndFlush(wrapOutboundOut(.ready(service.descriptor.linkJSON.linkBuffer)), promise: nil)
+        } catch {
+            fail(error.reason, context: context)
+        }
+    }
+
+    private func fail(_ reason: String, context: ChannelHandlerContext) {
+        state = .stopped
+        context.writeAndFlush(wrapOutboundOut(.startFailed(reason))).whenComplete { _ in context.close(promise: nil) }
+    }
+
+    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, context: ChannelHandlerContext) {
+        let channel = context.channel
+        guard service.descriptor.methods.indices.contains(method) else {
+            let error = RPCError.methodNotFound("#\(method)")
+            return context.writeAndFlush(wrapOutboundOut(.error(token: token, code: Int64(error.code), message: error.message, data: nil)), promise: nil)
+        }
+        let descriptor = service.descriptor.methods[method]
+        let call = RPCCall(
+            request: RPCRequest(method: service.descriptor.name + "." + descriptor.name, params: params, id: nil),
+            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: context.eventLoop,
+            registry: Self.registry)
+        let responder = RPCResponder { [cancellations] outcome, _ in
+            _ = cancellations.remove(token)
+            let message: ModuleLinkMessage = switch outcome {
+            case .success(let json): .result(token: token, json: json)
+            case .failure(let error):
+                .error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer))
+            }
+            channel.writeAndFlush(message, promise: nil)
+        }
+        service.enter(call, responder: responder) { [cancellations] cancel in
+            cancellations.register(token, cancel)
+        }
+    }
+
+    /// Who calls, as the in-process service sees it: rpcd, which checked the real caller's access already.
+    private static let connection = RPCConnectionInfo(id: 0, peer: RPCPeer(address: .unixSocket), logger: Logger(label: "rpcd"))
+    private static let registry = try! RPCServiceRegistry(services: [])
+}
+
+/// The cancellation each open call registered (`ModuleService.enter`), by token: registered and run on the
+/// host's event loop, removed by whichever thread answers the call.
+private final class CallCancellations: Sendable {
+    /// The handlers run on the event loop they were registered on; the box only carries them there.
+    private struct Handler: @unchecked Sendable {
+        let run: () -> Void
+    }
+
+    private let handlers = Mutex<[UInt64: Handler]>([:])
+
+    func register(_ token: UInt64, _ handler: @escaping () -> Void) {
+        handlers.withLock { $0[token] = Handler(run: handler) }
+    }
+
+    func remove(_ token: UInt64) -> (() -> Void)? {
+        handlers.withLock { $0.removeValue(forKey: token) }?.run
+    }
+}
+
+extension Error {
+    /// What a person reads of a failure to start a module.
+    fileprivate var reason: String {
+        (self as? ModuleLoadError)?.reason ?? "\(self)"
+    }
+}
+
+/// The `rpcd-module-host` executable's main.
+package enum ModuleHostMain {
+    /// Serves the link on descriptor 3 until it closes, then exits.
+    package static func main() -> Never {
+        signal(SIGPIPE, SIG_IGN)
+        _ = rpcd_exit_with_parent()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let pool = WorkerPool(threads: max(2, System.coreCount))
+        pool.start()
+        do {
+            let channel = try ClientBootstrap(group: group)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool)])
+                    }
+                }
+                .withConnectedSocket(3).wait()
+            try channel.closeFuture.wait()
+        } catch {
+            DescriptorOutput.standardError("rpcd-module-host: \(error)\n")
+            _exit(1)
+        }
+        _exit(0)
+    }
+}

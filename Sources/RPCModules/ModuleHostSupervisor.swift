@@ -1,0 +1,552 @@
+import Logging
+import NIOCore
+import RPCCore
+import RPCJSON
+import RPCLogging
+import RPCProtocol
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs one handler's module in a module host process and keeps it running: spawns the host, forwards calls
+/// over the link and routes the answers back, and when the host dies (a signal, an exit, a kill for hanging)
+/// answers its calls in flight at once with -32005, logs the death once, and starts a new host after a
+/// backoff, up to a start limit (`ModuleHostPolicy`).
+///
+/// `Timeout=` and `MaxConcurrency=` are enforced here, before a call crosses the link. A call still unanswered
+/// one further `Timeout=` after its caller got -32003, or a host that answers no ping for
+/// `ModuleHostPolicy.pingTimeout`, means the host hangs: it is killed (SIGKILL) and restarted. rpcd's event
+/// loops never wait on a host: every link is a non-blocking channel, and hosts are reaped off the loops.
+/// Thread-safe.
+final class ModuleHostSupervisor: Sendable {
+    let configuration: HandlerConfiguration
+    let modulePath: String
+    private let start: ModuleHostStart
+    private let executable: String
+    private let loop: any EventLoop
+    private let events: RPCEventHub
+    private let policy: ModuleHostPolicy
+    private let logger: Logger
+    private let state = Mutex(State())
+    /// Hosts that died on their own, and hosts rpcd killed because they hung (for `rpcd.info`).
+    let crashes = Atomic<Int>(0)
+    let hangs = Atomic<Int>(0)
+    /// Hosts started after the first.
+    let restarts = Atomic<Int>(0)
+
+    private enum Phase {
+        /// A host is spawned and loads its module; calls get -32005 (`restarting`) meanwhile.
+        case starting
+        case running(any Channel)
+        /// The host died; a new one starts after the backoff.
+        case waitingToRestart
+        /// Down until the next reload: the module failed to start, or the start limit was hit.
+        case failed(reason: String)
+        /// No new calls; the host is stopped once the last call in flight is answered.
+        case retired
+    }
+
+    /// The current host process, from its spawn until it is reaped.
+    private struct Host {
+        var attempt: UInt64
+        var process: ModuleHostProcess
+        /// rpcd's end of the link, once attached.
+        var channel: (any Channel)?
+        var lastPong = NIODeadline.now()
+        var reaping = false
+        /// Why rpcd killed it (it hung); nil while it dies, if it does, on its own.
+        var killReason: String?
+    }
+
+    private struct LinkedCall {
+        let responder: RPCResponder
+        let method: String
+        /// The caller has its answer already: it cancelled, or `Timeout=` passed.
+        var clientAnswered = false
+        /// Counted against `MaxConcurrency=`: until the host answers it, or it is cancelled.
+        var holdsSlot = true
+        var timeout: Scheduled<Void>?
+    }
+
+    private struct State {
+        var phase = Phase.starting
+        var host: Host?
+        var attempt: UInt64 = 0
+        var calls: [UInt64: LinkedCall] = [:]
+        var nextToken: UInt64 = 1
+        var admitted = 0
+        /// When each start within the start-limit interval happened.
+        var starts: [NIODeadline] = []
+        /// The interface the first host declared; every later host must declare the same.
+        var descriptor: RPCServiceDescriptor?
+        /// The first start's, until it is serving or has failed.
+        var firstStart: EventLoopPromise<RPCServiceDescriptor>?
+        var pinger: RepeatedTask?
+        var pingSequence: UInt64 = 0
+    }
+
+    init(
+        configuration: HandlerConfiguration, modulePath: String, executable: String, loop: any EventLoop,
+        events: RPCEventHub, logger: Logger, policy: ModuleHostPolicy = .standard
+    ) {
+        self.configuration = configuration
+        self.modulePath = modulePath
+        self.start = ModuleHostStart(modulePath: modulePath, configuration: configuration)
+        self.executable = executable
+        self.loop = loop
+        self.events = events
+        self.policy = policy
+        var logger = logger
+        logger[metadataKey: LogField.handler] = "\(configuration.name)"
+        logger[metadataKey: LogField.module] = "\(modulePath.split(separator: "/").last ?? "")"
+        self.logger = logger
+    }
+
+    /// Starts the first host and waits until it serves: returns the module's descriptor, or throws why it
+    /// could not start. Blocks; never call it on an event loop.
+    func startFirst() throws(ModuleLoadError) -> RPCServiceDescriptor {
+        let promise = loop.makePromise(of: RPCServiceDescriptor.self)
+        state.withLock { $0.firstStart = promise }
+        launch()
+        do {
+            return try promise.futureResult.wait()
+        } catch {
+            throw ModuleLoadError(modulePath, "\(error)")
+        }
+    }
+
+    // MARK: Calls
+
+    func handle(_ call: RPCCall, responder: RPCResponder, service: String) {
+        enum Admission {
+            case admitted(UInt64, any Channel)
+            case refused(RPCError)
+        }
+        let admission = state.withLock { state -> Admission in
+            guard case .running(let channel) = state.phase else {
+                return .refused(unavailable(state.phase, service: service))
+            }
+            guard state.admitted < configuration.maxConcurrency else { return .refused(.serviceBusy(service)) }
+            state.admitted += 1
+            let token = state.nextToken
+            state.nextToken += 1
+            state.calls[token] = LinkedCall(responder: responder, method: call.request.method)
+            return .admitted(token, channel)
+        }
+        guard case .admitted(let token, let channel) = admission else {
+            if case .refused(let error) = admission { responder.fail(error) }
+            return
+        }
+        if let timeout = configuration.timeout {
+            let task = call.eventLoop.scheduleTask(in: timeout.timeAmount) { self.timedOut(token, after: timeout) }
+            let answered = state.withLock { state -> Bool in
+                guard state.calls[token] != nil else { return true }
+                state.calls[token]?.timeout = task
+                return false
+            }
+            if answered { task.cancel() }
+        }
+        call.onCancel { self.cancelled(token) }
+        channel.writeAndFlush(ModuleLinkMessage.call(token: token, method: UInt32(call.methodIndex), params: call.params), promise: nil)
+    }
+
+    /// The caller gave up (the router answered it -32011): its slot is free, and the host is told.
+    private func cancelled(_ token: UInt64) {
+        let channel = state.withLock { state -> (any Channel)? in
+            guard var call = state.calls[token], !call.clientAnswered else { return nil }
+            call.clientAnswered = true
+            if call.holdsSlot {
+                call.holdsSlot = false
+                state.admitted -= 1
+            }
+            call.timeout?.cancel()
+            state.calls[token] = call
+            guard case .running(let channel) = state.phase else { return nil }
+            return channel
+        }
+        channel?.writeAndFlush(ModuleLinkMessage.cancel(token: token), promise: nil)
+    }
+
+    /// `Timeout=` passed: the caller gets -32003 and the module is told as for a cancellation; the call keeps
+    /// its slot. Unanswered one more `Timeout=` later, the host is taken to hang.
+    private func timedOut(_ token: UInt64, after timeout: Duration) {
+        let found = state.withLock { state -> (LinkedCall, (any Channel)?)? in
+            guard var call = state.calls[token], !call.clientAnswered else { return nil }
+            call.clientAnswered = true
+            state.calls[token] = call
+            if case .running(let channel) = state.phase { return (call, channel) }
+            return (call, nil)
+        }
+        guard let (call, channel) = found else { return }
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        logger.warning("Call timed out", metadata: [LogField.method: "\(call.method)"])
+        call.responder.fail(RPCError.timeout(after: milliseconds))
+        channel?.writeAndFlush(ModuleLinkMessage.cancel(token: token), promise: nil)
+        loop.scheduleTask(in: timeout.timeAmount) {
+            guard self.state.withLock({ $0.calls[token] != nil }) else { return }
+            self.kill(reason: "hung", detail: "a call stayed unanswered for twice Timeout=")
+        }
+    }
+
+    /// The host answered call `token` (`nil`: with a result that is not one JSON value).
+    private func answered(_ token: UInt64, _ outcome: RPCOutcome?) {
+        let (found, drained) = state.withLock { state -> (LinkedCall?, Bool) in
+            guard let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
+            if call.holdsSlot { state.admitted -= 1 }
+            call.timeout?.cancel()
+            guard case .retired = state.phase else { return (call, false) }
+            return (call, state.calls.isEmpty)
+        }
+        if let call = found, !call.clientAnswered {
+            switch outcome {
+            case .success(let json): call.responder.succeed(rawJSON: json)
+            case .failure(let error): call.responder.fail(error)
+            case nil:
+                logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
+                call.responder.fail(RPCError.internalError)
+            }
+        }
+        if drained { stopHost() }
+    }
+
+    // MARK: Host life
+
+    /// Spawns a host (first start, or a restart after the backoff) and sends it its module.
+    private func launch() {
+        let attempt = state.withLock { state -> UInt64? in
+            switch state.phase {
+            case .starting, .waitingToRestart: break
+            case .running, .failed, .retired: return nil
+            }
+            state.phase = .starting
+            state.attempt += 1
+            let now = NIODeadline.now()
+            state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount } + [now]
+            return state.attempt
+        }
+        guard let attempt else { return }
+        if attempt > 1 { restarts.add(1, ordering: .relaxed) }
+        let spawned: (ModuleHostProcess, Int32)
+        do {
+            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: [configuration.name])
+        } catch {
+            return startFailed("\(error)")
+        }
+        let (process, link) = spawned
+        state.withLock { $0.host = Host(attempt: attempt, process: process) }
+        ModuleHostProcess.attach(link: link, on: loop) { ModuleLinkClient(supervisor: self, attempt: attempt) }
+            .whenComplete { result in
+                switch result {
+                case .success(let channel):
+                    self.state.withLock { state in
+                        if state.host?.attempt == attempt { state.host?.channel = channel }
+                    }
+                    channel.writeAndFlush(ModuleLinkMessage.start(self.start.json.linkBuffer), promise: nil)
+                case .failure:
+                    process.kill()
+                    self.linkClosed(attempt: attempt)
+                }
+            }
+        loop.scheduleTask(in: policy.startTimeout.timeAmount) {
+            let stillStarting = self.state.withLock { state -> Bool in
+                guard state.host?.attempt == attempt, case .starting = state.phase else { return false }
+                return true
+            }
+            if stillStarting { self.kill(reason: "hung", detail: "its module did not start within \(self.policy.startTimeout)") }
+        }
+    }
+
+    /// The module could not be started at all (no host, or the module refused): down until the next reload.
+    private func startFailed(_ reason: String) {
+        let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in
+            state.phase = .failed(reason: reason)
+            defer { state.firstStart = nil }
+            return state.firstStart
+        }
+        if let first {
+            first.fail(ModuleHostStartError(reason: reason))
+        } else {
+            logger.error(
+                "Module host could not start the module; the handler stays down until the next reload",
+                metadata: [LogField.error: "\(reason)"])
+        }
+    }
+
+    /// A link message from host `attempt`.
+    func received(_ message: ModuleLinkMessage, attempt: UInt64) {
+        switch message {
+        case .ready(let json):
+            ready(JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)), attempt: attempt)
+        case .startFailed(let reason):
+            startFailed(reason)
+        case .result(let token, let json):
+            let valid = json.withUnsafeReadableBytes { JSONValidation.isSingleValue($0) }
+            answered(token, valid ? .success(json) : nil)
+        case .error(let token, let code, let message, let data):
+            let value = data.flatMap { JSONValue(linkBuffer: $0) }
+            answered(token, .failure(RPCError(code: Int(code), message: message, data: value)))
+        case .log(let level, let message, let fields):
+            var metadata: Logger.Metadata = [:]
+            for field in fields { metadata[field.name] = "\(field.value)" }
+            logger.log(level: Logger.Level(syslogPriority: Int(level)), "\(message)", metadata: metadata)
+        case .emit(let event, let payload):
+            emitted(event, payload: payload)
+        case .pong:
+            state.withLock { state in
+                if state.host?.attempt == attempt { state.host?.lastPong = .now() }
+            }
+        case .start, .call, .cancel, .ping:
+            kill(reason: "crashed", detail: "it sent rpcd a message only rpcd sends")
+        }
+    }
+
+    private func ready(_ descriptor: RPCServiceDescriptor?, attempt: UInt64) {
+        guard let descriptor else { return kill(reason: "crashed", detail: "it sent an invalid descriptor") }
+        enum Outcome {
+            case first(EventLoopPromise<RPCServiceDescriptor>)
+            case restarted(pid_t)
+            case changed
+            case stale
+        }
+        let outcome = state.withLock { state -> Outcome in
+            guard let host = state.host, host.attempt == attempt, case .starting = state.phase,
+                  let channel = host.channel else { return .stale }
+            if let expected = state.descriptor, expected != descriptor { return .changed }
+            state.descriptor = descriptor
+            state.phase = .running(channel)
+            state.host?.lastPong = .now()
+            state.pinger = loop.scheduleRepeatedTask(initialDelay: policy.pingInterval.timeAmount, delay: policy.pingInterval.timeAmount) {
+                [weak self] _ in self?.ping()
+            }
+            if let first = state.firstStart {
+                state.firstStart = nil
+                return .first(first)
+            }
+            return .restarted(host.process.pid)
+        }
+        switch outcome {
+        case .first(let promise):
+            promise.succeed(descriptor)
+        case .restarted(let pid):
+            logger.notice("Module host restarted", metadata: [LogField.pid: "\(pid)"])
+        case .changed:
+            startFailed("the module file changed its interface; reload rpcd to serve the new one")
+            kill(reason: "stopped", detail: "its module changed")
+        case .stale:
+            break
+        }
+    }
+
+    /// An event the module emitted: published when its service declares it and its payload is one JSON value
+    /// (the host checks too; rpcd does not take a host's word for it).
+    private func emitted(_ event: String, payload: ByteBuffer) {
+        guard let descriptor = state.withLock({ $0.descriptor }), event.hasPrefix(descriptor.name + "."),
+              descriptor.events.contains(where: { descriptor.name + "." + $0.name == event }),
+              payload.withUnsafeReadableBytes({ JSONValidation.isSingleValue($0) }) else {
+            logger.warning("Module host sent an event its service does not declare; dropped", metadata: [LogField.event: "\(LogValue.truncated(event))"])
+            return
+        }
+        events.publish(event, payload: payload)
+    }
+
+    private func ping() {
+        enum Action {
+            case send(any Channel, UInt64)
+            case kill
+            case none
+        }
+        let action = state.withLock { state -> Action in
+            guard let host = state.host, case .running(let channel) = state.phase else { return .none }
+            if NIODeadline.now() - host.lastPong > policy.pingTimeout.timeAmount { return .kill }
+            state.pingSequence += 1
+            return .send(channel, state.pingSequence)
+        }
+        switch action {
+        case .send(let channel, let sequence): channel.writeAndFlush(ModuleLinkMessage.ping(sequence), promise: nil)
+        case .kill: kill(reason: "hung", detail: "it answered no ping for \(policy.pingTimeout)")
+        case .none: break
+        }
+    }
+
+    /// Kills the current host (SIGKILL); its death is handled as any other, with `reason` told to its callers.
+    private func kill(reason: String, detail: String) {
+        let process = state.withLock { state -> ModuleHostProcess? in
+            guard state.host != nil, state.host?.killReason == nil else { return nil }
+            state.host?.killReason = reason
+            return state.host?.process
+        }
+        guard let process else { return }
+        logger.error("Module host killed", metadata: [LogField.pid: "\(process.pid)", LogField.reason: "\(detail)"])
+        process.kill()
+    }
+
+    /// The link to host `attempt` closed: the host ended, or is about to. Reaps it off the event loops.
+    func linkClosed(attempt: UInt64) {
+        let process = state.withLock { state -> ModuleHostProcess? in
+            guard let host = state.host, host.attempt == attempt, !host.reaping else { return nil }
+            state.host?.reaping = true
+            return host.process
+        }
+        process?.reap { termination in self.died(attempt: attempt, termination) }
+    }
+
+    private func died(attempt: UInt64, _ termination: ModuleHostTermination) {
+        enum Next {
+            case restart(after: Duration)
+            case gaveUp
+            case stopped
+            case none
+        }
+        let outcome = state.withLock { state -> (calls: [LinkedCall], next: Next, killReason: String?, pid: pid_t, service: String?)? in
+            guard let host = state.host, host.attempt == attempt else { return nil }
+            state.host = nil
+            state.pinger?.cancel()
+            state.pinger = nil
+            let calls = Array(state.calls.values)
+            state.calls = [:]
+            for call in calls {
+                if call.holdsSlot { state.admitted -= 1 }
+                call.timeout?.cancel()
+            }
+            let next: Next
+            switch state.phase {
+            case .retired:
+                next = .stopped
+            case .failed:
+                next = .none
+            case .starting where state.firstStart != nil:
+                next = .none
+            case .starting, .running, .waitingToRestart:
+                let now = NIODeadline.now()
+                state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount }
+                if state.starts.count >= policy.startLimitBurst {
+                    state.phase = .failed(reason: "start limit hit")
+                    next = .gaveUp
+                } else {
+                    state.phase = .waitingToRestart
+                    next = .restart(after: policy.restartDelay(after: state.starts.count))
+                }
+            }
+            return (calls, next, host.killReason, host.process.pid, state.descriptor?.name)
+        }
+        guard let outcome else { return }
+        let service = outcome.service ?? configuration.service ?? configuration.name
+        let reason = outcome.killReason ?? "crashed"
+        let error = RPCError.serviceUnavailable(service, handler: configuration.name, reason: reason, termination: "\(termination)")
+        for call in outcome.calls where !call.clientAnswered { call.responder.fail(error) }
+        if case .stopped = outcome.next {
+            logger.notice("Handler stopped", metadata: [LogField.pid: "\(outcome.pid)"])
+            return
+        }
+        if outcome.killReason == nil { crashes.add(1, ordering: .relaxed) } else { hangs.add(1, ordering: .relaxed) }
+        let metadata: Logger.Metadata = [
+            LogField.service: "\(service)", LogField.pid: "\(outcome.pid)", LogField.termination: "\(termination)",
+            LogField.reason: "\(reason)", LogField.limit: "\(outcome.calls.count)",
+        ]
+        switch outcome.next {
+        case .restart(let delay):
+            logger.error("Module host died; its calls in flight were answered -32005, restarting", metadata: metadata)
+            loop.scheduleTask(in: delay.timeAmount) { self.launch() }
+        case .gaveUp:
+            logger.critical(
+                "Module host died too often; the handler stays down until the next reload", metadata: metadata)
+        case .none:
+            let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in
+                defer { state.firstStart = nil }
+                if case .starting = state.phase { state.phase = .failed(reason: "\(reason): \(termination)") }
+                return state.firstStart
+            }
+            first?.fail(ModuleHostStartError(reason: "the module host ended (\(termination)) before its module was ready"))
+        case .stopped:
+            break
+        }
+    }
+
+    /// No new calls from now on; the host stops once its calls in flight are answered.
+    func retire() {
+        let drained = state.withLock { state -> Bool in
+            state.phase = .retired
+            return state.calls.isEmpty
+        }
+        if drained { stopHost() }
+    }
+
+    /// Closes the link: the host retires its module (de-initialised after its last call) and exits.
+    private func stopHost() {
+        let channel = state.withLock { $0.host?.channel }
+        channel?.close(promise: nil)
+    }
+
+    /// Whether a host serves, or will again after its backoff (a reload keeps such a handler as it is).
+    var isHealthy: Bool {
+        state.withLock { state in
+            switch state.phase {
+            case .starting, .running, .waitingToRestart: true
+            case .failed, .retired: false
+            }
+        }
+    }
+
+    /// The supervisor's state, for `rpcd.info`.
+    var status: JSONValue {
+        let (phase, pid) = state.withLock { state -> (String, pid_t?) in
+            let phase = switch state.phase {
+            case .starting: "starting"
+            case .running: "running"
+            case .waitingToRestart: "restarting"
+            case .failed(let reason): "failed: \(reason)"
+            case .retired: "stopping"
+            }
+            return (phase, state.host?.process.pid)
+        }
+        return [
+            "isolation": "process", "state": .string(phase), "pid": pid.map { .number(Int($0)) } ?? .null,
+            "crashes": .number(crashes.load(ordering: .relaxed)), "hangs": .number(hangs.load(ordering: .relaxed)),
+            "restarts": .number(restarts.load(ordering: .relaxed)),
+        ]
+    }
+
+    private func unavailable(_ phase: Phase, service: String) -> RPCError {
+        let reason = switch phase {
+        case .starting, .waitingToRestart, .running: "restarting"
+        case .failed(let reason): reason
+        case .retired: "stopped"
+        }
+        return .serviceUnavailable(service, handler: configuration.name, reason: reason)
+    }
+}
+
+/// Why a module host did not come up.
+struct ModuleHostStartError: Error, CustomStringConvertible {
+    var reason: String
+    var description: String { reason }
+}
+
+/// rpcd's end of a link, on the link's channel: hands every message to the supervisor, and tells it when the
+/// link closes. A link that carries something that is no message is closed (the host is broken).
+final class ModuleLinkClient: ChannelInboundHandler {
+    typealias InboundIn = ModuleLinkMessage
+
+    private let supervisor: ModuleHostSupervisor
+    private let attempt: UInt64
+
+    init(supervisor: ModuleHostSupervisor, attempt: UInt64) {
+        self.supervisor = supervisor
+        self.attempt = attempt
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        supervisor.received(unwrapInboundIn(data), attempt: attempt)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        supervisor.linkClosed(attempt: attempt)
+        context.fireChannelInactive()
+    }
+}

@@ -1,0 +1,183 @@
+import NIOCore
+import RPCJSON
+
+/// One message on the link between rpcd and a module host process (`ModuleLinkCodec` frames it).
+///
+/// Each message is one length-prefixed frame, as on rpcd's own sockets (RPCWire), whose payload starts with
+/// its kind:
+///
+///     +----------------+------+---------------------------------------------+
+///     | length (u32 BE)| kind | body (big-endian integers, u32-prefixed text) |
+///     +----------------+------+---------------------------------------------+
+///
+///     rpcd -> host: start(JSON)  call(token u64, method u32, params?)  cancel(token)  ping(seq u64)
+///     host -> rpcd: ready(JSON)  startFailed(text)  result(token, JSON)  error(token, code i64, message, data?)
+///                   log(level u8, message, fields)  emit(event, JSON)  pong(seq)
+///
+/// JSON travels as the bytes the module gave (results, payloads) or rpcd received (params): never re-encoded.
+/// Tokens are rpcd's own numbers for calls in flight on this link; the host maps them to the `rpcd_call *`
+/// handles its module sees.
+enum ModuleLinkMessage: Equatable, Sendable {
+    /// What to load and how to initialise it (`ModuleHostStart`).
+    case start(ByteBuffer)
+    /// The module's descriptor (`RPCServiceDescriptor+Link`): the host serves from now on.
+    case ready(ByteBuffer)
+    /// Why the module could not be loaded or initialised; the host exits after it.
+    case startFailed(String)
+    /// `params` is nil when the caller sent none.
+    case call(token: UInt64, method: UInt32, params: ByteBuffer?)
+    case cancel(token: UInt64)
+    case result(token: UInt64, json: ByteBuffer)
+    /// `data` is nil without data (JSON otherwise, checked by rpcd).
+    case error(token: UInt64, code: Int64, message: String, data: ByteBuffer?)
+    /// A log entry of the module (or of the host about it): syslog `level`, constant message, fields.
+    case log(level: UInt8, message: String, fields: [LogEntryField])
+    /// An event as the module emitted it: its full name (`kv.changed`) and payload.
+    case emit(event: String, payload: ByteBuffer)
+    case ping(UInt64)
+    case pong(UInt64)
+
+    struct LogEntryField: Equatable, Sendable {
+        var name: String
+        var value: String
+    }
+
+    private enum Kind: UInt8 {
+        case start = 1, ready, startFailed, call, cancel, result, error, log, emit, ping, pong
+    }
+
+    /// Appends the payload of this message's frame (without the length prefix) to `buffer`.
+    func write(to buffer: inout ByteBuffer) {
+        switch self {
+        case .start(let json):
+            buffer.writeInteger(Kind.start.rawValue)
+            buffer.writeImmutableBuffer(json)
+        case .ready(let json):
+            buffer.writeInteger(Kind.ready.rawValue)
+            buffer.writeImmutableBuffer(json)
+        case .startFailed(let reason):
+            buffer.writeInteger(Kind.startFailed.rawValue)
+            buffer.writeString(reason)
+        case .call(let token, let method, let params):
+            buffer.writeInteger(Kind.call.rawValue)
+            buffer.writeInteger(token)
+            buffer.writeInteger(method)
+            buffer.writeInteger(UInt8(params == nil ? 0 : 1))
+            if let params { buffer.writeImmutableBuffer(params) }
+        case .cancel(let token):
+            buffer.writeInteger(Kind.cancel.rawValue)
+            buffer.writeInteger(token)
+        case .result(let token, let json):
+            buffer.writeInteger(Kind.result.rawValue)
+            buffer.writeInteger(token)
+            buffer.writeImmutableBuffer(json)
+        case .error(let token, let code, let message, let data):
+            buffer.writeInteger(Kind.error.rawValue)
+            buffer.writeInteger(token)
+            buffer.writeInteger(code)
+            Self.writeText(message, to: &buffer)
+            if let data { buffer.writeImmutableBuffer(data) }
+        case .log(let level, let message, let fields):
+            buffer.writeInteger(Kind.log.rawValue)
+            buffer.writeInteger(level)
+            Self.writeText(message, to: &buffer)
+            buffer.writeInteger(UInt32(fields.count))
+            for field in fields {
+                Self.writeText(field.name, to: &buffer)
+                Self.writeText(field.value, to: &buffer)
+            }
+        case .emit(let event, let payload):
+            buffer.writeInteger(Kind.emit.rawValue)
+            Self.writeText(event, to: &buffer)
+            buffer.writeImmutableBuffer(payload)
+        case .ping(let sequence):
+            buffer.writeInteger(Kind.ping.rawValue)
+            buffer.writeInteger(sequence)
+        case .pong(let sequence):
+            buffer.writeInteger(Kind.pong.rawValue)
+            buffer.writeInteger(sequence)
+        }
+    }
+
+    /// Reads one message from a whole frame's payload. Throws on anything else (an unknown kind, a body cut
+    /// short, bytes left over): the peer is broken, and the link is closed.
+    init(frame: ByteBuffer) throws(ModuleLinkError) {
+        var frame = frame
+        guard let byte = frame.readInteger(as: UInt8.self), let kind = Kind(rawValue: byte) else {
+            throw ModuleLinkError("unknown message kind")
+        }
+        switch kind {
+        case .start:
+            self = .start(frame)
+            return
+        case .ready:
+            self = .ready(frame)
+            return
+        case .startFailed:
+            self = .startFailed(String(buffer: frame))
+            return
+        case .call:
+            guard let token = frame.readInteger(as: UInt64.self), let method = frame.readInteger(as: UInt32.self),
+                  let hasParams = frame.readInteger(as: UInt8.self), hasParams <= 1 else {
+                throw ModuleLinkError("call cut short")
+            }
+            guard hasParams == 1 || frame.readableBytes == 0 else { throw ModuleLinkError("call has bytes left over") }
+            self = .call(token: token, method: method, params: hasParams == 1 ? frame : nil)
+            return
+        case .cancel:
+            guard let token = frame.readInteger(as: UInt64.self) else { throw ModuleLinkError("cancel cut short") }
+            self = .cancel(token: token)
+        case .result:
+            guard let token = frame.readInteger(as: UInt64.self) else { throw ModuleLinkError("result cut short") }
+            self = .result(token: token, json: frame)
+            return
+        case .error:
+            guard let token = frame.readInteger(as: UInt64.self), let code = frame.readInteger(as: Int64.self),
+                  let message = Self.readText(&frame) else {
+                throw ModuleLinkError("error cut short")
+            }
+            self = .error(token: token, code: code, message: message, data: frame.readableBytes == 0 ? nil : frame)
+            return
+        case .log:
+            guard let level = frame.readInteger(as: UInt8.self), let message = Self.readText(&frame),
+                  let count = frame.readInteger(as: UInt32.self) else {
+                throw ModuleLinkError("log cut short")
+            }
+            var fields: [LogEntryField] = []
+            for _ in 0..<count {
+                guard let name = Self.readText(&frame), let value = Self.readText(&frame) else {
+                    throw ModuleLinkError("log field cut short")
+                }
+                fields.append(LogEntryField(name: name, value: value))
+            }
+            self = .log(level: level, message: message, fields: fields)
+        case .emit:
+            guard let event = Self.readText(&frame) else { throw ModuleLinkError("emit cut short") }
+            self = .emit(event: event, payload: frame)
+            return
+        case .ping:
+            guard let sequence = frame.readInteger(as: UInt64.self) else { throw ModuleLinkError("ping cut short") }
+            self = .ping(sequence)
+        case .pong:
+            guard let sequence = frame.readInteger(as: UInt64.self) else { throw ModuleLinkError("pong cut short") }
+            self = .pong(sequence)
+        }
+        guard frame.readableBytes == 0 else { throw ModuleLinkError("message has bytes left over") }
+    }
+
+    private static func writeText(_ text: String, to buffer: inout ByteBuffer) {
+        buffer.writeInteger(UInt32(text.utf8.count))
+        buffer.writeString(text)
+    }
+
+    private static func readText(_ buffer: inout ByteBuffer) -> String? {
+        guard let length = buffer.readInteger(as: UInt32.self) else { return nil }
+        return buffer.readString(length: Int(length))
+    }
+}
+
+/// The other end of a module link sent something that is not a message; the link is closed.
+struct ModuleLinkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import RPCJSON
+import RPCWire
+import XCTest
+
+/// Fault isolation with real processes: the `faulty` test module (Tests/Modules/Faulty) crashes, aborts, exits
+/// and hangs in its module host process, while rpcd keeps answering everything else, answers the module's
+/// callers with the documented error (-32005, docs/PROTOCOL.md), and starts the module again.
+final class IsolationTests: XCTestCase {
+    private var handlers: URL!
+
+    override func setUpWithError() throws {
+        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-isolation-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(at: handlers)
+    }
+
+    /// rpcd with the shipped defaults (every module isolated) serving `calc` and `faulty`, `faulty` with `extra`
+    /// lines in its [Handler] section.
+    private func startDaemon(faulty extra: String = "") throws -> DaemonProcess {
+        try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
+        try "[Handler]\nModule=faulty\n\(extra)\n".write(
+            to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
+        return try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+    }
+
+    private func request(_ method: String, id: Int, params: String = "[]") -> String {
+        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
+    }
+
+    /// rpcd itself and another isolated service answer, each within `limit`.
+    private func assertOthersServe(_ connection: RawConnection, limit: TimeInterval = 0.05, file: StaticString = #filePath, line: UInt = #line) throws {
+        for id in 1...10 {
+            let start = Date()
+            XCTAssertEqual(try connection.call(request("rpcd.ping", id: id))["result"], "pong", file: file, line: line)
+            XCTAssertLessThan(Date().timeIntervalSince(start), limit, "rpcd.ping took too long", file: file, line: line)
+        }
+        XCTAssertEqual(try connection.call(request("calc.add", id: 11, params: "[2,3]"))["result"]?.doubleValue, 5, file: file, line: line)
+    }
+
+    private func hostPID(_ connection: RawConnection) throws -> Int {
+        try XCTUnwrap(connection.call(request("faulty.pid", id: 99))["result"]?.intValue)
+    }
+
+    /// Waits until the module host has been restarted `count` times in all, then until `faulty.ok` answers;
+    /// returns how long after `since` it answered.
+    @discardableResult
+    private func waitUntilServing(_ daemon: DaemonProcess, restarts count: Int, since: Date) throws -> TimeInterval {
+        try daemon.waitForLog(matching: "(Module host restarted(?s:.*)){\(count)}")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("faulty.ok", id: 1))["result"], "ok")
+        return Date().timeIntervalSince(since)
+    }
+
+    func testACrashIsAnsweredContainedAndRestarted() throws {
+        let daemon = try startDaemon()
+        let others = try RawConnection(daemon.tcpEndpoint)
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        let before = try hostPID(caller)
+        XCTAssertNotEqual(before, Int(daemon.process.processIdentifier), "the module runs in a host process of its own")
+
+        let crashed = Date()
+        let reply = try caller.call(request("faulty.crash", id: 1))
+        XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
+        XCTAssertEqual(reply["error"]?["data"]?["service"], "faulty")
+        XCTAssertEqual(reply["error"]?["data"]?["handler"], "faulty")
+        XCTAssertEqual(reply["error"]?["data"]?["reason"], "crashed")
+        XCTAssertEqual(reply["error"]?["data"]?["termination"], "SIGSEGV")
+        let back = try waitUntilServing(daemon, restarts: 1, since: crashed)
+        print("faulty: crash to answering again: \(Int(back * 1000)) ms")
+        try assertOthersServe(others)
+        XCTAssertNotEqual(try hostPID(caller), before, "the crashing module's caller keeps its connection")
+        XCTAssertTrue(daemon.stderr.contains("rpcd_termination=SIGSEGV"), daemon.stderr)
+        XCTAssertEqual(daemon.stderr.components(separatedBy: "Module host died").count, 2, "logged once")
+        let info = try others.call(request("rpcd.info", id: 5))
+        let faulty = info["result"]?["services"]?.arrayValue?.first { $0["name"] == "faulty" }
+        XCTAssertEqual(faulty?["host"]?["crashes"], 1, "\(info)")
+        XCTAssertEqual(faulty?["host"]?["restarts"], 1, "\(info)")
+    }
+
+    func testAnAbortAndAnExitAreContainedToo() throws {
+        let daemon = try startDaemon()
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        let aborted = try caller.call(request("faulty.abort", id: 1))
+        XCTAssertEqual(aborted["error"]?["data"]?["termination"], "SIGABRT", "\(aborted)")
+        try waitUntilServing(daemon, restarts: 1, since: Date())
+        let exited = try caller.call(request("faulty.exit", id: 2))
+        XCTAssertEqual(exited["error"]?["code"], -32005, "\(exited)")
+        XCTAssertEqual(exited["error"]?["data"]?["termination"], "exit 3", "\(exited)")
+        try waitUntilServing(daemon, restarts: 2, since: Date())
+        try assertOthersServe(try RawConnection(daemon.tcpEndpoint))
+    }
+
+    func testAMethodHangingOnTheHostsEventLoopIsKilledWhileRpcdServes() throws {
+        let daemon = try startDaemon(faulty: "Timeout=500ms")
+        let others = try RawConnection(daemon.tcpEndpoint)
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        try caller.sendFrame(request("faulty.hang", id: 1))
+        try assertOthersServe(others)
+        XCTAssertEqual(try caller.receiveJSON()["error"]?["code"], -32003, "Timeout= answers the caller first")
+        try assertOthersServe(others)
+        try daemon.waitForLog(matching: "Module host killed")
+        try waitUntilServing(daemon, restarts: 1, since: Date())
+        try assertOthersServe(others)
+    }
+
+    func testAHangingBlockingMethodIsKilledAfterTwiceItsTimeout() throws {
+        let daemon = try startDaemon(faulty: "Timeout=300ms")
+        let others = try RawConnection(daemon.tcpEndpoint)
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        try caller.sendFrame(request("faulty.hang_blocking", id: 1))
+        XCTAssertEqual(try caller.receiveJSON()["error"]?["code"], -32003)
+        // The host's event loop is free: other calls to the same module are answered meanwhile.
+        XCTAssertEqual(try others.call(request("faulty.ok", id: 2))["result"], "ok")
+        try daemon.waitForLog(matching: #"Module host killed.*a call stayed unanswered"#)
+        try waitUntilServing(daemon, restarts: 1, since: Date())
+        try assertOthersServe(others)
+    }
+
+    func testIsolationNoneRunsTheModuleInsideRpcd() throws {
+        let daemon = try startDaemon(faulty: "Isolation=none")
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try hostPID(caller), Int(daemon.process.processIdentifier))
+    }
+
+    func testAModuleThatCannotStartIsRefusedAlone() throws {
+        try "[Handler]\nModule=nonexistent\n".write(to: handlers.appendingPathComponent("missing.conf"), atomically: true, encoding: .utf8)
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("missing.anything", id: 1))["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
+        XCTAssertTrue(daemon.stderr.contains("no such file"), daemon.stderr)
+    }
+}
+
+extension IsolationTests {
+    /// The pid of handler `name`'s module host, from `rpcd.info`.
+    private func hostPID(of name: String, _ connection: RawConnection) throws -> Int32 {
+        let info = try connection.call(request("rpcd.info", id: 77))
+        let service = info["result"]?["services"]?.arrayValue?.first { $0["name"] == .string(name) }
+        return Int32(try XCTUnwrap(service?["host"]?["pid"]?.intValue, "\(info)"))
+    }
+
+    func testKVLosesNoAcknowledgedWriteWhenItsHostIsKilled() throws {
+        let file = handlers.appendingPathComponent("kv.json").path
+        try "[Handler]\nModule=kv\n[Config]\nFile=\(file)\n".write(
+            to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
+        let daemon = try startDaemon()
+        // kv.set changes state: only Allow= peers (the user running the tests, on the Unix socket) may call it.
+        let writer = try RawConnection(.unix(path: daemon.socketPath))
+        let control = try RawConnection(daemon.tcpEndpoint)
+        var acknowledged: [Int] = []
+        var killed = false
+        for round in 0..<3 {
+            // Pipelined sets; the host is killed while they are in flight.
+            for index in 0..<100 {
+                let key = round * 100 + index
+                try writer.sendFrame(request("kv.set", id: key, params: #"["k\#(key)", \#(key)]"#))
+            }
+            // Killed once the first has been answered: the rest are in flight, in the host or on the link.
+            var replies = [try writer.receiveJSON()]
+            kill(try hostPID(of: "kv", control), SIGKILL)
+            for _ in 1..<100 { replies.append(try writer.receiveJSON()) }
+            for reply in replies {
+                if reply["result"] == true, let id = reply["id"]?.intValue { acknowledged.append(id) }
+                else if reply["error"]?["data"]?["reason"] == "crashed" { killed = true }
+                else { XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)") }
+            }
+            try daemon.waitForLog(matching: "(Module host restarted(?s:.*)){\(round + 1)}")
+        }
+        XCTAssertTrue(killed, "some sets were in flight when the host was killed")
+        XCTAssertFalse(acknowledged.isEmpty)
+        let reader = try RawConnection(.unix(path: daemon.socketPath))
+        for key in acknowledged {
+            XCTAssertEqual(try reader.call(request("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
+        }
+        let stored = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
+        XCTAssertNotNil(stored.objectValue, "the file is whole JSON")
+    }
+}

@@ -1,0 +1,104 @@
+/*
+ * faulty.c -- a module whose methods crash, abort, exit, hang and allocate without end on request
+ * (faulty_module.h): what fault isolation must contain.
+ */
+#define _DEFAULT_SOURCE 1
+
+#include "faulty_module.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID };
+
+static const rpcd_method methods[] = {
+    {sizeof(rpcd_method), "ok", "Answers \"ok\" at once", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "crash", "Dereferences NULL", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "abort", "Calls abort()", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "exit", "Calls exit(3)", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "hang", "Blocks its event loop forever", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "hang_blocking", "Blocks a worker forever", NULL, 0, NULL,
+     RPCD_METHOD_READ_ONLY | RPCD_METHOD_MAY_BLOCK},
+    {sizeof(rpcd_method), "allocate", "Allocates until it cannot", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "pid", "The process the module runs in", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+};
+
+static const rpcd_host *host_table;
+
+static int faulty_init(const rpcd_host *host, rpcd_handler *handler, void **instance, char *error, size_t error_size)
+{
+    (void)handler;
+    (void)error;
+    (void)error_size;
+    host_table = host;
+    *instance = NULL;
+    return 0;
+}
+
+static void reply_text(rpcd_call *call, const char *json)
+{
+    host_table->reply_result(call, json, strlen(json));
+}
+
+static void faulty_call(void *instance, size_t method, const char *params, size_t len, rpcd_call *call)
+{
+    (void)instance;
+    (void)params;
+    (void)len;
+    char text[64];
+    switch (method) {
+    case METHOD_OK:
+        reply_text(call, "\"ok\"");
+        break;
+    case METHOD_CRASH: {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+        reply_text(call, "\"unreachable\"");
+        break;
+    }
+    case METHOD_ABORT:
+        abort();
+    case METHOD_EXIT:
+        exit(3);
+    case METHOD_HANG:
+    case METHOD_HANG_BLOCKING:
+        for (;;) pause();
+    case METHOD_ALLOCATE: {
+        size_t mebibytes = 0;
+        for (;;) {
+            char *block = malloc(1 << 20);
+            if (block == NULL) break;
+            memset(block, 1, 1 << 20);
+            mebibytes++;
+        }
+        snprintf(text, sizeof text, "%zu", mebibytes);
+        reply_text(call, text);
+        break;
+    }
+    case METHOD_PID:
+        snprintf(text, sizeof text, "%ld", (long)getpid());
+        reply_text(call, text);
+        break;
+    default:
+        host_table->reply_error(call, -32601, "Method not found", NULL, 0);
+    }
+}
+
+static const rpcd_module module = {
+    .abi_version = RPCD_MODULE_ABI_VERSION,
+    .struct_size = sizeof(rpcd_module),
+    .name = "faulty",
+    .version = "1.0.0",
+    .description = "Misbehaves on request, for the fault isolation tests.",
+    .methods = methods,
+    .n_methods = sizeof methods / sizeof methods[0],
+    .init = faulty_init,
+    .call = faulty_call,
+};
+
+const rpcd_module *rpcd_module_entry_v1(void)
+{
+    return &module;
+}

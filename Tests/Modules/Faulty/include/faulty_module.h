@@ -1,0 +1,20 @@
+/*
+ * faulty_module.h -- a module that misbehaves on request, for the fault isolation tests (Tests/IntegrationTests,
+ * IsolationTests). Never install it.
+ *
+ * Methods (no parameters):
+ *     faulty.ok        answers "ok" at once
+ *     faulty.crash     dereferences NULL (SIGSEGV)
+ *     faulty.abort     calls abort() (SIGABRT)
+ *     faulty.exit      calls exit(3)
+ *     faulty.hang      blocks forever on the event loop it was called on (a bug the ABI forbids)
+ *     faulty.hang_blocking  blocks forever, RPCD_METHOD_MAY_BLOCK
+ *     faulty.allocate  allocates and touches memory until it fails, then answers the MiB it got
+ *     faulty.pid       the process the module runs in (rpcd's, or its module host's)
+ */
+#ifndef FAULTY_MODULE_H
+#define FAULTY_MODULE_H
+
+#include <rpcd_module.h>
+
+#endif

@@ -1,0 +1,117 @@
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import RPCJSON
+@testable import RPCModules
+import XCTest
+
+/// The link between rpcd and a module host: every message survives the trip through the codec, whole, byte by
+/// byte and several to a read; what is no message is an error, never a guess.
+final class ModuleLinkCodecTests: XCTestCase {
+    private let messages: [ModuleLinkMessage] = [
+        .start(ByteBuffer(string: #"{"module":"/m/libkv.so","handler":"kv","service":null,"config":{"File":"/x"}}"#)),
+        .ready(ByteBuffer(string: #"{"name":"kv"}"#)),
+        .startFailed("init failed: no such file"),
+        .call(token: 1, method: 0, params: ByteBuffer(string: "[1,2]")),
+        .call(token: .max, method: 7, params: nil),
+        .call(token: 3, method: 1, params: ByteBuffer()),
+        .cancel(token: 42),
+        .result(token: 9, json: ByteBuffer(string: #"{"ok":true}"#)),
+        .error(token: 9, code: -32602, message: "Invalid params", data: ByteBuffer(string: #"{"detail":"x"}"#)),
+        .error(token: 10, code: 17, message: "", data: nil),
+        .log(level: 4, message: "Store full", fields: [.init(name: "rpcd_limit", value: "10"), .init(name: "KEY", value: "")]),
+        .log(level: 7, message: "", fields: []),
+        .emit(event: "kv.changed", payload: ByteBuffer(string: #"{"key":"a"}"#)),
+        .ping(1),
+        .pong(.max),
+    ]
+
+    private func channel() throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers())
+        return channel
+    }
+
+    func testEveryMessageSurvivesTheLinkWhole() throws {
+        let channel = try channel()
+        for message in messages {
+            try channel.writeOutbound(message)
+            let frame = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
+            try channel.writeInbound(frame)
+            XCTAssertEqual(try channel.readInbound(as: ModuleLinkMessage.self), message)
+        }
+        XCTAssertTrue(try channel.finish().isClean)
+    }
+
+    func testMessagesArriveWholeFedByteByByteAndAllAtOnce() throws {
+        var wire = ByteBuffer()
+        for message in messages { wire.writeImmutableBuffer(ModuleLinkCodec.frame(message, allocator: ByteBufferAllocator())) }
+
+        let byteByByte = try channel()
+        for index in 0..<wire.readableBytes {
+            try byteByByte.writeInbound(wire.getSlice(at: wire.readerIndex + index, length: 1)!)
+        }
+        let allAtOnce = try channel()
+        try allAtOnce.writeInbound(wire)
+        for channel in [byteByByte, allAtOnce] {
+            for message in messages { XCTAssertEqual(try channel.readInbound(as: ModuleLinkMessage.self), message) }
+            XCTAssertNil(try channel.readInbound(as: ModuleLinkMessage.self))
+            XCTAssertTrue(try channel.finish().isClean)
+        }
+    }
+
+    func testAFrameThatIsNoMessageIsAnError() throws {
+        let broken: [[UInt8]] = [
+            [],  // no kind
+            [0],  // unknown kind
+            [99],
+            [5, 0, 0, 0],  // cancel cut short
+            [5, 0, 0, 0, 0, 0, 0, 0, 1, 0xFF],  // cancel with a byte left over
+            [4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 2],  // call whose params flag is neither 0 nor 1
+            [8, 4, 0, 0, 0, 9, 0x41],  // log whose message is cut short
+        ]
+        for bytes in broken {
+            XCTAssertThrowsError(try ModuleLinkMessage(frame: ByteBuffer(bytes: bytes)), "\(bytes)")
+            let channel = try channel()
+            var frame = ByteBuffer()
+            frame.writeInteger(UInt32(bytes.count))
+            frame.writeBytes(bytes)
+            XCTAssertThrowsError(try channel.writeInbound(frame), "\(bytes)") { error in
+                XCTAssertTrue(error is ModuleLinkError, "\(error)")
+            }
+            _ = try? channel.finish()
+        }
+    }
+
+    func testAStartMessageCarriesWhatTheHostNeeds() throws {
+        var configuration = HandlerConfiguration(name: "store")
+        configuration.service = "kv2"
+        configuration.config = ["File": "/var/lib/rpcd/kv.json", "MaxKeys": "5"]
+        configuration.timeout = .seconds(3)
+        let start = ModuleHostStart(modulePath: "/usr/lib/rpcd/modules/libkv.so", configuration: configuration)
+        let decoded = try XCTUnwrap(JSONValue(linkBuffer: start.json.linkBuffer).flatMap(ModuleHostStart.init(json:)))
+        XCTAssertEqual(decoded, start)
+        // The host's own configuration has no limits: rpcd applies them before a call crosses the link.
+        XCTAssertNil(decoded.configuration.timeout)
+        XCTAssertEqual(decoded.configuration.isolation, .none)
+        XCTAssertEqual(decoded.configuration.config, configuration.config)
+    }
+}
+
+extension ModuleLinkCodecTests {
+    func testADescriptorCrossesTheLinkWithItsFingerprint() throws {
+        let descriptor = RPCServiceDescriptor(
+            name: "kv", version: "1.2.0", summary: "A store",
+            methods: [
+                RPCMethodDescriptor(
+                    name: "set", summary: "Sets", params: [RPCParam("key", schema: ["type": "string"]), RPCParam("value", optional: true)],
+                    result: RPCParam("result", schema: ["type": "boolean"]), flags: [.mayBlock]),
+                RPCMethodDescriptor(name: "get", flags: [.readOnly]),
+            ],
+            events: [RPCEventDescriptor(name: "changed", summary: "A key changed", schema: ["type": "object"])])
+        let decoded = try XCTUnwrap(JSONValue(linkBuffer: descriptor.linkJSON.linkBuffer).flatMap(RPCServiceDescriptor.init(linkJSON:)))
+        XCTAssertEqual(decoded, descriptor)
+        XCTAssertEqual(decoded.fingerprint, descriptor.fingerprint)
+        XCTAssertNil(RPCServiceDescriptor(linkJSON: ["name": "kv"]))
+    }
+}
