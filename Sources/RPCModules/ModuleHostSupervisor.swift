@@ -466,10 +466,14 @@ final class ModuleHostSupervisor: Sendable {
 
     /// No new calls from now on; the host stops once its calls in flight are answered.
     func retire() {
-        let drained = state.withLock { state -> Bool in
+        let (drained, pinger) = state.withLock { state -> (Bool, RepeatedTask?) in
             state.phase = .retired
-            return state.calls.isEmpty
+            defer { state.pinger = nil }
+            return (state.calls.isEmpty, state.pinger)
         }
+        // Now, while the event loops run: the host may be reaped only after they have shut down (rpcd stopping),
+        // and cancelling a repeated task then schedules on a loop that is gone.
+        pinger?.cancel()
         if drained { stopHost() }
     }
 
