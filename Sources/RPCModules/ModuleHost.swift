@@ -147,11 +147,13 @@ public final class ModuleHost: Sendable {
                identity != nil, old.supervisor.isHealthy {
                 return old
             }
+            // The fields an in-process handler's entries carry (ModuleService): the module file, then the service.
+            var serviceLogger = logger
+            serviceLogger[metadataKey: LogField.module] = "\(path.split(separator: "/").last ?? "")"
             let supervisor = ModuleHostSupervisor(
                 configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
-                events: events, logger: logger)
+                events: events, logger: serviceLogger)
             let service = try IsolatedModuleService(supervisor: supervisor, moduleIdentity: identity)
-            var serviceLogger = logger
             serviceLogger[metadataKey: LogField.service] = "\(service.descriptor.name)"
             logStarted(service, logger: serviceLogger)
             return service

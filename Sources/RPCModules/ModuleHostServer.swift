@@ -153,6 +153,10 @@ package enum ModuleHostMain {
     /// Serves the link on descriptor 3 until it closes, then exits.
     package static func main() -> Never {
         signal(SIGPIPE, SIG_IGN)
+        // rpcd stops its hosts itself, through the link, once their calls in flight are answered. systemd's
+        // `systemctl stop` and `systemctl kill` signal every process of the unit: a host that died of that
+        // SIGTERM would fail the calls rpcd is letting finish, and a SIGHUP meant as a reload would kill it.
+        for stop in [SIGTERM, SIGINT, SIGHUP] { signal(stop, SIG_IGN) }
         _ = rpcd_exit_with_parent()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let pool = WorkerPool(threads: max(2, System.coreCount))
