@@ -1,6 +1,7 @@
 import NIOCore
 import RPCCore
 import RPCLogging
+import RPCProtocol
 import RPCWire
 
 /// The handlers of one client connection, head to tail:
@@ -24,15 +25,12 @@ enum ConnectionPipeline {
         budget: InboundByteBudget, refusalLog: LogRateLimiter
     ) -> [any ChannelHandler] {
         var handlers: [any ChannelHandler] = []
-        if let idle = configuration.idleTimeout {
+        let limits = configuration.limits
+        if let idle = limits.idleTimeout {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
-        handlers.append(FrameReceiver(maxFrameSize: configuration.maxFrameSize, budget: budget, timeout: configuration.frameTimeout))
-        handlers.append(
-            RPCConnectionHandler(
-                router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,
-                budget: budget, maxSubscriptions: configuration.maxSubscriptionsPerConnection,
-                maxQueuedEvents: configuration.maxQueuedEvents))
+        handlers.append(FrameReceiver(maxFrameSize: limits.maxFrameSize, budget: budget, timeout: limits.frameTimeout))
+        handlers.append(RPCConnectionHandler(router: router, connection: connection, limits: limits, budget: budget))
         handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers
     }

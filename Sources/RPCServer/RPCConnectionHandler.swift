@@ -35,8 +35,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private let connection: RPCConnectionInfo
     private let maxCallsInFlight: Int
     private let budget: InboundByteBudget
-    private let maxSubscriptions: Int
-    private let maxQueuedEvents: Int
+    private let limits: ConnectionLimits
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
@@ -52,17 +51,12 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
 
-    init(
-        router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int, budget: InboundByteBudget,
-        maxSubscriptions: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue
-    ) {
+    init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits, budget: InboundByteBudget) {
         self.router = router
         self.connection = connection
-        self.maxCallsInFlight = maxCallsInFlight
+        self.maxCallsInFlight = limits.maxCallsPerConnection
         self.budget = budget
-        self.maxSubscriptions = maxSubscriptions
-        self.maxQueuedEvents = maxQueuedEvents
+        self.limits = limits
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -228,8 +222,7 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
         if let eventSubscriptions { return eventSubscriptions }
         guard let context else { return nil }
         let made = RPCConnectionSubscriptions(
-            connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events,
-            maxSubscriptions: maxSubscriptions, maxQueuedEvents: maxQueuedEvents)
+            connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events, limits: limits)
         eventSubscriptions = made
         return made
     }

@@ -30,21 +30,8 @@ import Synchronization
 public final class RPCServer: Service, Sendable {
     public struct Configuration: Sendable {
         public var listen: [RPCEndpoint]
-        public var maxFrameSize: Int
-        public var maxConnections: Int
-        /// Connections open at once from one IP address (TCP) or one user (Unix socket).
-        public var maxConnectionsPerPeer: Int
-        public var maxCallsPerConnection: Int
-        /// Event subscriptions one connection may hold (`MaxSubscriptionsPerConnection=`).
-        public var maxSubscriptionsPerConnection: Int
-        /// Events one subscription queues for a slow client before dropping the oldest (`MaxQueuedEvents=`).
-        public var maxQueuedEvents: Int
-        /// Bytes of received frames held at once across connections (`MaxBufferedBytes=`).
-        public var maxBufferedBytes: Int
-        /// How long a frame may take to arrive once its length has been read.
-        public var frameTimeout: Duration
-        /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
-        public var idleTimeout: Duration?
+        /// What peers are allowed (`[Server]`'s limits), whole.
+        public var limits: ConnectionLimits
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         public var shutdownGracePeriod: Duration
         /// The TLS context of `tls://` listeners; required when there is one.
@@ -55,29 +42,13 @@ public final class RPCServer: Service, Sendable {
 
         public init(
             listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
-            maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
-            maxConnections: Int = RPCLimits.maxConnections.defaultValue,
-            maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
-            maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
-            maxSubscriptionsPerConnection: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-            maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue,
-            maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
-            frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
-            idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
+            limits: ConnectionLimits = ConnectionLimits(),
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
         ) {
             self.listen = listen
             self.boundSockets = boundSockets
             self.tls = tls
-            self.maxFrameSize = maxFrameSize
-            self.maxConnections = maxConnections
-            self.maxConnectionsPerPeer = maxConnectionsPerPeer
-            self.maxCallsPerConnection = maxCallsPerConnection
-            self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
-            self.maxQueuedEvents = maxQueuedEvents
-            self.maxBufferedBytes = maxBufferedBytes
-            self.frameTimeout = frameTimeout
-            self.idleTimeout = idleTimeout
+            self.limits = limits
             self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
@@ -112,10 +83,10 @@ public final class RPCServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.whenListening = whenListening
-        self.peerCounts = PeerConnectionCounts(limit: configuration.maxConnectionsPerPeer)
+        self.peerCounts = PeerConnectionCounts(limit: configuration.limits.maxConnectionsPerPeer)
         // A budget below one frame would refuse every frame of the maximum size forever.
         self.budget = InboundByteBudget(
-            limit: max(configuration.maxBufferedBytes, configuration.maxFrameSize), statistics: router.statistics)
+            limit: max(configuration.limits.maxBufferedBytes, configuration.limits.maxFrameSize), statistics: router.statistics)
     }
 
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
@@ -241,7 +212,7 @@ public final class RPCServer: Service, Sendable {
     func makeBootstrap(quiescing: ServerQuiescingHelper, endpoint: RPCEndpoint) -> ServerBootstrap {
         let limiter = { @Sendable in
             ConnectionLimiter(
-                maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
+                maxConnections: self.configuration.limits.maxConnections, statistics: self.router.statistics,
                 logger: self.logger, log: self.refusedLog)
         }
         return ServerBootstrap(group: group)
@@ -270,7 +241,7 @@ public final class RPCServer: Service, Sendable {
                     try channel.pipeline.syncOperations.addHandlers(
                         NIOSSLServerHandler(context: tls.context),
                         TLSHandshakeHandler(
-                            timeout: self.configuration.frameTimeout,
+                            timeout: self.configuration.limits.frameTimeout,
                             completed: { channel, identities in
                                 var peer = peer
                                 peer.certificateIdentities = identities
@@ -286,7 +257,7 @@ public final class RPCServer: Service, Sendable {
         guard let peerLog = peerCounts.admit(peer) else {
             router.statistics.rejectedConnections.increment()
             if let suppressed = refusedLog.admit() {
-                var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(configuration.maxConnectionsPerPeer)"]
+                var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(configuration.limits.maxConnectionsPerPeer)"]
                 if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
                 logger.warning("Connection limit per peer reached; refusing connection", metadata: metadata)
             }

@@ -58,10 +58,10 @@ struct Daemon {
             registry: try RPCServiceRegistry(
                 services: builtins + generation.services, unavailable: generation.unavailable,
                 access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
-            parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
+            parser: RPCEnvelopeParser(limits: settings.limits),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
-            maxReplySize: settings.maxFrameSize, events: host.events)
+            maxReplySize: settings.limits.maxFrameSize, events: host.events)
         host.commit(generation)
 
         let listen = activatedSockets.isEmpty ? settings.listen : []
@@ -77,13 +77,7 @@ struct Daemon {
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
-                listen: listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
-                maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
-                maxCallsPerConnection: settings.maxCallsPerConnection,
-                maxSubscriptionsPerConnection: settings.maxSubscriptionsPerConnection,
-                maxQueuedEvents: settings.maxQueuedEvents,
-                maxBufferedBytes: settings.maxBufferedBytes, frameTimeout: settings.frameTimeout,
-                idleTimeout: settings.idleTimeout,
+                listen: listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
                 shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in

@@ -6,6 +6,7 @@ import NIOExtras
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -23,7 +24,12 @@ final class ConnectionPipelineTests: XCTestCase {
             registry: try RPCServiceRegistry(services: [SleepEchoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
             parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
-            listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
+            listen: [],
+            limits: ConnectionLimits {
+                $0.maxFrameSize = maxFrameSize
+                $0.maxCallsPerConnection = maxCallsPerConnection
+                $0.idleTimeout = idleTimeout
+            })
         reads = ReadCounter()
         channel = try PipelineChannel.make(configuration: configuration, router: router, first: reads)
     }

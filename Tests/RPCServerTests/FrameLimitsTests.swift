@@ -5,6 +5,7 @@ import NIOEmbedded
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -33,8 +34,13 @@ final class FrameLimitsTests: XCTestCase {
         budget: InboundByteBudget, maxFrameSize: Int = 1 << 20, maxCalls: Int = 128, frameTimeout: Duration = .seconds(60)
     ) throws -> EmbeddedChannel {
         let configuration = RPCServer.Configuration(
-            listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCalls, frameTimeout: frameTimeout,
-            idleTimeout: nil)
+            listen: [],
+            limits: ConnectionLimits {
+                $0.maxFrameSize = maxFrameSize
+                $0.maxCallsPerConnection = maxCalls
+                $0.frameTimeout = frameTimeout
+                $0.idleTimeout = nil
+            })
         let channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(

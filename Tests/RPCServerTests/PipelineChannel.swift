@@ -20,7 +20,7 @@ enum PipelineChannel {
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(
                 configuration: configuration, router: router, connection: connection,
-                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
+                budget: InboundByteBudget(limit: configuration.limits.maxBufferedBytes, statistics: router.statistics),
                 refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
