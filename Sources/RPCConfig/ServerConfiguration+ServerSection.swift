@@ -19,6 +19,8 @@ extension ServerConfiguration {
                 in: RPCLimits.maxSubscriptionsPerConnection.range),
             .integer("MaxQueuedEvents", \.limits.maxQueuedEvents, in: RPCLimits.maxQueuedEvents.range),
             .size("MaxBufferedBytes", \.limits.maxBufferedBytes, in: RPCLimits.maxBufferedBytes.range),
+            .size("MaxBufferedBytesPerPeer", \.limits.maxBufferedBytesPerPeer, in: RPCLimits.maxBufferedBytesPerPeer.range),
+            .principals("Administrators", \.limits.administrators),
             .value(
                 "FrameTimeout", \.limits.frameTimeout, parse: parseFrameTimeout, format: { ValueSyntax.formatTimeSpan($0) }),
             .timeSpan("IdleTimeout", \.limits.idleTimeout, in: RPCLimits.idleTimeout.range, zeroDisables: true),

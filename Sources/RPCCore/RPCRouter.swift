@@ -72,6 +72,9 @@ public final class RPCRouter: Sendable {
             callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
+            // A message answered with an error is a call answered with an error: `calls.errors` never passes
+            // `calls.total`.
+            statistics.calls.increment()
             statistics.errors.increment()
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
@@ -285,6 +288,10 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
 }
 
 /// Runs a batch's entries in order, at most `window` at once. Confined to the connection's event loop.
+///
+/// Work whose result is known to be refused is not done: once the replies collected pass the reply size
+/// limit, the entries not started yet are dropped unrun. And a long batch shares its loop: after `turn`,
+/// the entries left wait for a task of their own, behind the other connections' input.
 private final class BatchRunner {
     private let entries: [RPCEntry]
     private let window: Int
@@ -295,6 +302,11 @@ private final class BatchRunner {
     /// Set while `fill` starts entries: an entry that completes at once must not start the next one from
     /// inside its completion (a recursion as deep as the batch is long), the loop in `fill` does.
     private var filling = false
+    /// A `fill` is scheduled for the next turn.
+    private var yielded = false
+
+    /// How long a batch may keep its loop before the rest of it waits for a task of its own.
+    static let turn = TimeAmount.milliseconds(2)
 
     init(entries: [RPCEntry], window: Int, context: DispatchContext, collector: BatchCollector) {
         self.entries = entries
@@ -306,15 +318,29 @@ private final class BatchRunner {
     func start() { fill() }
 
     private func fill() {
-        guard !filling else { return }
+        guard !filling, !yielded else { return }
         filling = true
+        defer { filling = false }
+        let started = context.eventLoop.now
         while running < window, next < entries.count {
+            if collector.isRefused {
+                collector.skip(entries.count - next)
+                next = entries.count
+                return
+            }
+            if context.eventLoop.now - started >= Self.turn {
+                yielded = true
+                context.eventLoop.execute {
+                    self.yielded = false
+                    self.fill()
+                }
+                return
+            }
             let index = next
             next += 1
             running += 1
             context.run(entries[index]) { reply in self.finished(index, reply) }
         }
-        filling = false
     }
 
     private func finished(_ index: Int, _ reply: ByteBuffer?) {
@@ -345,6 +371,15 @@ private final class BatchCollector {
         self.completion = completion
     }
 
+    /// The batch's reply is -32008 already: whatever else it would collect is dropped.
+    var isRefused: Bool { tooLarge }
+
+    /// `count` entries will not run (the reply is refused already); answers the batch if nothing else runs.
+    func skip(_ count: Int) {
+        outstanding -= count
+        if outstanding == 0 { finish() }
+    }
+
     func complete(_ index: Int, reply: ByteBuffer?) {
         outstanding -= 1
         if !tooLarge, let reply {
@@ -357,6 +392,10 @@ private final class BatchCollector {
             }
         }
         guard outstanding == 0 else { return }
+        finish()
+    }
+
+    private func finish() {
         if tooLarge {
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(.replyTooLarge(limit: maxReplySize), id: nil, into: &buffer)

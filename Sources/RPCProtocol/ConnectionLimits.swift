@@ -20,6 +20,10 @@ public struct ConnectionLimits: Hashable, Sendable {
     public var maxQueuedEvents = RPCLimits.maxQueuedEvents.defaultValue
     /// `MaxBufferedBytes=`: the bytes rpcd holds for all peers together.
     public var maxBufferedBytes = RPCLimits.maxBufferedBytes.defaultValue
+    /// `MaxBufferedBytesPerPeer=`: the bytes rpcd holds for one peer.
+    public var maxBufferedBytesPerPeer = RPCLimits.maxBufferedBytesPerPeer.defaultValue
+    /// `Administrators=`: the Unix-socket peers for whom connections and bytes are reserved.
+    public var administrators = RPCPrincipal.administrators
     /// `FrameTimeout=`: how long a frame may take to arrive once its length has been read.
     public var frameTimeout = RPCLimits.frameTimeout.defaultValue
     /// `IdleTimeout=`: how long a connection may stay without traffic and calls; nil never closes it.

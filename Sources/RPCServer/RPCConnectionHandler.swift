@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCCore
+import RPCLogging
 import RPCProtocol
 import RPCWire
 
@@ -10,15 +11,22 @@ import RPCWire
 /// Calls run concurrently and are answered as they complete. At most `maxCallsInFlight` calls run at once (a
 /// batch runs as many of its entries at a time as there is room for): past that, frames already decoded wait
 /// in a queue and the handler stops asking the socket for more (it holds `read()`), so a fast client is slowed
-/// down instead of flooding memory or being sent errors. Each frame's share of `MaxBufferedBytes=` is given
-/// back once its calls are answered; while they run, the message keeps only what its calls use of the frame
-/// (`RPCMessage.retainingOnlyWhatCallsUse`). The handler also ends the connection when it is idle with nothing in flight (on
-/// `IdleTimeoutHandler`'s event) and when the server quiesces (once the last call has been answered).
+/// down instead of flooding memory or being sent errors. What a frame holds of the peer's account
+/// (`PeerAccount`, charged by `FrameReceiver`) is given back once its calls are answered; while they run, the
+/// message keeps only what its calls use of the frame (`RPCMessage.retainingOnlyWhatCallsUse`). The handler
+/// also ends the connection when it is idle with nothing in flight (on `IdleTimeoutHandler`'s event) and when
+/// the server quiesces (once the last call has been answered).
+///
+/// What it writes is charged to the peer's account too, until the socket has taken it: a reply the account
+/// cannot cover ends the connection (redis' `client-output-buffer-limit`), and a peer that takes nothing for
+/// `FrameTimeout=` while replies wait is closed, so unread replies cannot pin memory. Each connection gets a
+/// turn of `turn` on its loop: frames that arrive after it wait for the next turn, behind the other
+/// connections' input, so a deep pipeline cannot keep a loop to itself.
 ///
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
 /// pipelining client costs one `writev` per burst rather than one per call. It frames what it writes itself
-/// (`LengthPrefixedFrameEncoder.write(_:framedTo:promise:)`) rather than through an encoder handler: one hop
-/// less per reply, and one handler less per connection.
+/// (`ChargedOutput`) rather than through an encoder handler: one hop less per reply, and one handler less per
+/// connection.
 ///
 /// It is also the connection's `RPCConnectionOutput`: the event notifications of its subscriptions (made on
 /// the first `rpc.subscribe`) are written here, between replies, and a connection with subscriptions is not
@@ -34,8 +42,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private let router: RPCRouter
     private let connection: RPCConnectionInfo
     private let maxCallsInFlight: Int
-    private let budget: InboundByteBudget
     private let limits: ConnectionLimits
+    private let account: PeerAccount
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
@@ -45,18 +53,29 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
     private var batchingFlushes = false
-    private var flushPending = false
     private var draining = false
     private var quiescing = false
+    /// Replies and events written, charged until the socket takes them.
+    private let output: ChargedOutput
+    /// When this connection's turn on the loop began; nil between turns.
+    private var turnStarted: NIODeadline?
+    /// A drain of the waiting frames is scheduled for the next turn.
+    private var nextTurnScheduled = false
+    /// Fires `FrameTimeout=` after the peer stopped taking what was written.
+    private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
 
-    init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits, budget: InboundByteBudget) {
+    /// How long a connection may keep its loop per turn before the frames it sent wait for the next.
+    static let turn = TimeAmount.milliseconds(2)
+
+    init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits) {
         self.router = router
         self.connection = connection
         self.maxCallsInFlight = limits.maxCallsPerConnection
-        self.budget = budget
         self.limits = limits
+        self.account = connection.account
+        self.output = ChargedOutput(account: connection.account)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -67,7 +86,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         self.context = nil
         eventSubscriptions?.close()
         eventSubscriptions = nil
-        while let frame = waitingFrames.popFirst() { budget.release(frame.readableBytes) }
+        while let frame = waitingFrames.popFirst() { account.release(frame.readableBytes) }
+        stallTimer?.cancel()
+        stallTimer = nil
+        output.drop()
         // Nobody waits for these calls any more: their services are told, their replies go nowhere.
         connection.inFlight.cancelAll()
     }
@@ -80,13 +102,15 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         batchingFlushes = true
-        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable {
+        if turnStarted == nil { turnStarted = context.eventLoop.now }
+        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft {
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
             let parsed = parse(frame)
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: context.eventLoop)
             } else {
                 waitingFrames.append(frame)
+                if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
             process(frame, eventLoop: context.eventLoop)
@@ -95,6 +119,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         batchingFlushes = false
+        turnStarted = nil
         flushIfPending()
         context.fireChannelReadComplete()
     }
@@ -123,8 +148,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         // The peer read what we had queued for it: serve the frames held back, and read again.
         if context.channel.isWritable {
+            stallTimer?.cancel()
+            stallTimer = nil
             drainWaitingFrames(context: context)
             eventSubscriptions?.resume()
+        } else if stallTimer == nil {
+            stallTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
+                stallTimer = nil
+                guard let context = self.context, !context.channel.isWritable else { return }
+                connection.rateLimitedLogger?.notice("Peer took no replies within FrameTimeout=; closing connection")
+                context.close(promise: nil)
+            }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -149,8 +183,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {
-        // The frame holds its length of the budget (`FrameReceiver`); its calls keep what they retain.
-        if charge < frameSize { budget.release(frameSize - charge) }
+        // The frame holds its length of the account (`FrameReceiver`); its calls keep what they retain.
+        if charge < frameSize { account.release(frameSize - charge) }
         // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
         let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))
         callsInFlight += weight
@@ -162,11 +196,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     private func complete(weight: Int, charge: Int, reply: ByteBuffer?) {
         callsInFlight -= weight
-        budget.release(charge)
+        account.release(charge)
         guard let context else { return }  // the connection is gone; the reply has nowhere to go
         if let reply {
-            LengthPrefixedFrameEncoder.write(reply, framedTo: context, promise: nil)
-            flushPending = true
+            guard output.write(reply, to: context, force: false) else {
+                // Made already, and more than the peer may have held for it: ending the connection frees it.
+                connection.rateLimitedLogger?.notice(
+                    "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
+                    metadata: [LogField.limit: "\(account.shareLimit)"])
+                context.close(promise: nil)
+                return
+            }
             if !batchingFlushes { flushIfPending() }
         }
         drainWaitingFrames(context: context)
@@ -179,9 +219,13 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         draining = true
         let wasBatching = batchingFlushes
         batchingFlushes = true
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, let frame = waitingFrames.popFirst() {
+        let ownTurn = turnStarted == nil
+        if ownTurn { turnStarted = context.eventLoop.now }
+        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft, let frame = waitingFrames.popFirst() {
             process(frame, eventLoop: context.eventLoop)
         }
+        if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
+        if ownTurn { turnStarted = nil }
         batchingFlushes = wasBatching
         draining = false
         if !batchingFlushes { flushIfPending() }
@@ -192,9 +236,32 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     private func flushIfPending() {
-        guard flushPending, let context else { return }
-        flushPending = false
-        context.flush()
+        guard let context else { return }
+        output.flush(context)
+    }
+
+    /// Whether this connection has used its turn on the loop (`turn`). By the loop's clock, so that tests on
+    /// an `EmbeddedEventLoop` decide when time passes.
+    private var hasTurnLeft: Bool {
+        guard let started = turnStarted, let context else { return true }
+        return context.eventLoop.now - started < Self.turn
+    }
+
+    /// Frames wait only because the turn is over: nothing else will start them.
+    private func hasRoomButNoTurn(_ context: ChannelHandlerContext) -> Bool {
+        !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft
+    }
+
+    /// Serves the waiting frames in a task of their own: it runs after the loop has served the input of its
+    /// other connections.
+    private func scheduleNextTurn(context: ChannelHandlerContext) {
+        guard !nextTurnScheduled else { return }
+        nextTurnScheduled = true
+        context.eventLoop.execute { [self] in
+            nextTurnScheduled = false
+            guard let context = self.context else { return }
+            drainWaitingFrames(context: context)
+        }
     }
 
     private func closeIfQuiescedAndQuiet() {
@@ -207,10 +274,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    /// Events were charged while queued (`RPCEventSubscription`); on the way out they are charged as output,
+    /// which cannot refuse them: the queue let them go only while the connection was writable.
     func writeUnsolicited(_ payload: ByteBuffer) {
         guard let context else { return }
-        LengthPrefixedFrameEncoder.write(payload, framedTo: context, promise: nil)
-        flushPending = true
+        _ = output.write(payload, to: context, force: true)
     }
 
     /// Inside a read burst or a drain the flush waits for its end, as replies' do.

@@ -19,7 +19,9 @@ final class RenderTests: XCTestCase {
             MaxCallsPerConnection=128
             MaxSubscriptionsPerConnection=64
             MaxQueuedEvents=1024
-            MaxBufferedBytes=256M
+            MaxBufferedBytes=128M
+            MaxBufferedBytesPerPeer=16M
+            Administrators=user:root group:rpcd
             FrameTimeout=1min
             IdleTimeout=5min
             LogLevel=info

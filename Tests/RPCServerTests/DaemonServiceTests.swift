@@ -26,7 +26,6 @@ final class DaemonServiceTests: XCTestCase {
             ConnectionPipeline.handlers(
                 configuration: RPCServer.Configuration(listen: []), router: router,
                 connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test")),
-                budget: InboundByteBudget(limit: 1 << 20, statistics: router.statistics),
                 refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
