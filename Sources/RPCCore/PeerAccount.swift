@@ -28,6 +28,9 @@ public final class PeerAccount: Sendable {
     /// What the peer's calls may log, shared by all its connections.
     public var log: LogRateLimiter { share.log }
 
+    /// The connection has ended: work still running for it has nobody to answer.
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Bytes this connection holds now.
     public var charged: Int { state.withLock { $0.charged } }
 

@@ -22,6 +22,8 @@ public final class RPCRouter: Sendable {
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
+    /// The turns of each event loop that has had work yield, by the loop's identity (each holds its loop).
+    private let loopTurns = Mutex<[ObjectIdentifier: RPCLoopTurns]>([:])
 
     public init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
@@ -35,6 +37,17 @@ public final class RPCRouter: Sendable {
         self.parser = parser
         self.statistics = statistics
         self.callLog = callLog
+    }
+
+    /// The turns of `eventLoop` (made on first use): where work that has had its turn waits for the next.
+    public func turns(on eventLoop: any EventLoop) -> RPCLoopTurns {
+        loopTurns.withLock { turns in
+            let key = ObjectIdentifier(eventLoop)
+            if let existing = turns[key] { return existing }
+            let made = RPCLoopTurns(eventLoop: eventLoop)
+            turns[key] = made
+            return made
+        }
     }
 
     /// The registry new calls are routed through.
@@ -68,8 +81,8 @@ public final class RPCRouter: Sendable {
     ) {
         let maxReplySize = self.maxReplySize
         let context = DispatchContext(
-            registry: registry, connection: connection, eventLoop: eventLoop, output: output, statistics: statistics,
-            callLog: callLog, deniedLog: deniedLog)
+            router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output,
+            statistics: statistics, callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
             // A message answered with an error is a call answered with an error: `calls.errors` never passes
@@ -92,6 +105,7 @@ public final class RPCRouter: Sendable {
 
 /// Everything one message's calls share.
 private struct DispatchContext {
+    let router: RPCRouter
     let registry: RPCServiceRegistry
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
@@ -290,8 +304,8 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
 /// Runs a batch's entries in order, at most `window` at once. Confined to the connection's event loop.
 ///
 /// Work whose result is known to be refused is not done: once the replies collected pass the reply size
-/// limit, the entries not started yet are dropped unrun. And a long batch shares its loop: after `turn`,
-/// the entries left wait for a task of their own, behind the other connections' input.
+/// limit, or the connection has ended, the entries not started yet are dropped unrun. And a long batch shares
+/// its loop: after a turn (`RPCLoopTurns`), the entries left wait behind the other connections' input.
 private final class BatchRunner {
     private let entries: [RPCEntry]
     private let window: Int
@@ -302,11 +316,8 @@ private final class BatchRunner {
     /// Set while `fill` starts entries: an entry that completes at once must not start the next one from
     /// inside its completion (a recursion as deep as the batch is long), the loop in `fill` does.
     private var filling = false
-    /// A `fill` is scheduled for the next turn.
+    /// A `fill` waits for the next round of the loop's turns.
     private var yielded = false
-
-    /// How long a batch may keep its loop before the rest of it waits for a task of its own.
-    static let turn = TimeAmount.milliseconds(2)
 
     init(entries: [RPCEntry], window: Int, context: DispatchContext, collector: BatchCollector) {
         self.entries = entries
@@ -323,14 +334,15 @@ private final class BatchRunner {
         defer { filling = false }
         let started = context.eventLoop.now
         while running < window, next < entries.count {
-            if collector.isRefused {
+            // Its reply is refused already, or has nobody to go to: the rest is not run.
+            if collector.isRefused || context.connection.account.isClosed {
                 collector.skip(entries.count - next)
                 next = entries.count
                 return
             }
-            if context.eventLoop.now - started >= Self.turn {
+            if context.eventLoop.now - started >= RPCLoopTurns.turn {
                 yielded = true
-                context.eventLoop.execute {
+                context.router.turns(on: context.eventLoop).yield {
                     self.yielded = false
                     self.fill()
                 }

@@ -19,9 +19,9 @@ import RPCWire
 ///
 /// What it writes is charged to the peer's account too, until the socket has taken it: a reply the account
 /// cannot cover ends the connection (redis' `client-output-buffer-limit`), and a peer that takes nothing for
-/// `FrameTimeout=` while replies wait is closed, so unread replies cannot pin memory. Each connection gets a
-/// turn of `turn` on its loop: frames that arrive after it wait for the next turn, behind the other
-/// connections' input, so a deep pipeline cannot keep a loop to itself.
+/// `FrameTimeout=` while replies wait is closed, so unread replies cannot pin memory. Each connection gets
+/// turns on its loop (`RPCLoopTurns`): frames that arrive after its turn wait for the next round, behind the
+/// other connections' input, so a deep pipeline cannot keep a loop to itself.
 ///
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
 /// pipelining client costs one `writev` per burst rather than one per call. It frames what it writes itself
@@ -65,9 +65,6 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
-
-    /// How long a connection may keep its loop per turn before the frames it sent wait for the next.
-    static let turn = TimeAmount.milliseconds(2)
 
     init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits) {
         self.router = router
@@ -244,7 +241,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     /// an `EmbeddedEventLoop` decide when time passes.
     private var hasTurnLeft: Bool {
         guard let started = turnStarted, let context else { return true }
-        return context.eventLoop.now - started < Self.turn
+        return context.eventLoop.now - started < RPCLoopTurns.turn
     }
 
     /// Frames wait only because the turn is over: nothing else will start them.
@@ -252,12 +249,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft
     }
 
-    /// Serves the waiting frames in a task of their own: it runs after the loop has served the input of its
-    /// other connections.
+    /// Serves the waiting frames in the loop's next round of turns, after its other connections' input.
     private func scheduleNextTurn(context: ChannelHandlerContext) {
         guard !nextTurnScheduled else { return }
         nextTurnScheduled = true
-        context.eventLoop.execute { [self] in
+        router.turns(on: context.eventLoop).yield { [self] in
             nextTurnScheduled = false
             guard let context = self.context else { return }
             drainWaitingFrames(context: context)
