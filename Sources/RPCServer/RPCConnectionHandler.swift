@@ -106,7 +106,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: context.eventLoop)
             } else {
-                waitingFrames.append(frame)
+                waitingFrames.append(Self.compacted(frame))
                 if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
@@ -174,9 +174,21 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
+    /// Judged by the storage the frame is a slice of, not by the frame: a small frame may share a whole read,
+    /// and a call that kept a slice of it would keep all of it alive while charged for a few bytes.
     private func parse(_ frame: ByteBuffer) -> (message: RPCMessage, charge: Int) {
-        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: frame.readableBytes)
+        let held = max(frame.readableBytes, frame.storageCapacity)
+        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: held)
         return (message, min(frame.readableBytes, retained))
+    }
+
+    /// A frame to queue, in storage of its own when it shares a larger read: what waits is what is charged.
+    private static func compacted(_ frame: ByteBuffer) -> ByteBuffer {
+        guard frame.storageCapacity > 2 * frame.readableBytes else { return frame }
+        var own = ByteBufferAllocator().buffer(capacity: frame.readableBytes)
+        var frame = frame
+        own.writeBuffer(&frame)
+        return own
     }
 
     private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {

@@ -9,6 +9,7 @@ import RPCProtocol
 @testable import RPCServer
 import RPCBinding
 import RPCWire
+import Synchronization
 import XCTest
 
 /// What the connection handler charges the peer's account (issue 21): replies until the socket takes them, a
@@ -85,6 +86,18 @@ final class PeerShareTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// A small call that arrived in a large read keeps bytes of its own, not the read: otherwise each call in
+    /// flight could keep 64 KiB alive while charged for a few bytes.
+    func testASmallCallInALargeReadDoesNotKeepTheRead() throws {
+        try makeChannel()
+        var read = channel.allocator.buffer(capacity: 64 << 10)
+        read.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"large.keep","params":[1],"id":1}"#)
+        read.writeInteger(UInt32(60_000))  // a large frame begins in the same read
+        read.writeBytes(Array(repeating: UInt8(ascii: " "), count: 20_000))
+        try channel.writeInbound(read)
+        XCTAssertLessThan(LargeReplies.keptStorage.withLock { $0 }, 1024, "the params the call keeps")
+    }
+
     /// A peer that reads again in time is not closed.
     func testAPeerThatReadsAgainInTimeStaysConnected() throws {
         try makeChannel(frameTimeout: .seconds(30))
@@ -101,9 +114,16 @@ final class PeerShareTests: XCTestCase {
 /// `large.get N` answers a string of N bytes: small calls, large replies.
 private struct LargeReplies: RPCService {
     let descriptor = RPCServiceDescriptor(
-        name: "large", version: "0", summary: "Test fixture: large replies", methods: [RPCMethodDescriptor(name: "get")])
+        name: "large", version: "0", summary: "Test fixture: large replies", methods: [RPCMethodDescriptor(name: "get"), RPCMethodDescriptor(name: "keep")])
+
+    /// The storage `large.keep` found its params in.
+    static let keptStorage = Mutex(0)
 
     func handle(_ call: RPCCall, responder: RPCResponder) {
+        if call.method.name == "keep" {
+            Self.keptStorage.withLock { $0 = call.params?.storageCapacity ?? 0 }
+            return responder.succeed(rawJSON: ByteBuffer(string: "true"))
+        }
         let size = (try? call.paramsValue())?[0]?.intValue ?? 0
         responder.succeed(rawJSON: ByteBuffer(string: "\"" + String(repeating: "x", count: size) + "\""))
     }
