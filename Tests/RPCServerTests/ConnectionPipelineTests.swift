@@ -144,6 +144,20 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(reads.count, readsBefore + 1, "and the held read is passed on")
     }
 
+    /// `rpc.cancel` finds a call by its id as the JSON text the client sent (issue 21): `"\u0041"` is not `"A"`.
+    func testCancelComparesIdsAsTheirJSONText() throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SleepEchoService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":"A"}"#))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":["\u0041"],"id":2}"#))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":false,"id":2}"#])
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":"A"},"id":3}"#))
+        let frames = try outboundFrames()
+        XCTAssertTrue(frames.contains(#"{"jsonrpc":"2.0","result":true,"id":3}"#), "\(frames)")
+        XCTAssertTrue(frames.contains { $0.contains("-32011") && $0.contains(#""id":"A""#) }, "\(frames)")
+    }
+
     func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {
         try makeChannel(idleTimeout: .seconds(5))
         try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
