@@ -121,4 +121,25 @@ final class FairShareTests: XCTestCase {
         subscribers.removeAll()
         try assertNothingStaysCharged(daemon)
     }
+
+    /// Connections are reserved for administrators (a 256th of MaxConnections=, at least one): TCP peers take
+    /// their share (here 30 of 32), a user who is not an administrator the Unix socket's but the last, and only
+    /// an administrator gets that one.
+    func testTheLastConnectionIsTheAdministrators() throws {
+        for administrator in [false, true] {
+            let daemon = try DaemonProcess(
+                config: "MaxConnections=32\nAdministrators=" + (administrator ? "user:\(getuid())" : "user:65534") + "\n")
+            let tcp = try (0..<30).map { _ in try RawConnection(daemon.tcpEndpoint) }
+            for connection in tcp { XCTAssertEqual(try connection.call(ping)["result"], "pong") }
+            let first = try RawConnection(.unix(path: daemon.socketPath))
+            XCTAssertEqual(try first.call(ping)["result"], "pong", "the socket's share")
+            let last = try RawConnection(.unix(path: daemon.socketPath), receiveTimeout: 5)
+            if administrator {
+                XCTAssertEqual(try last.call(ping)["result"], "pong", "the administrators' reserve")
+            } else {
+                XCTAssertTrue(last.isClosedByPeer(), "the reserve is not for this user")
+            }
+            _ = (tcp, first, last)
+        }
+    }
 }
