@@ -12,6 +12,16 @@ per address) does not hide the other limits. Scenarios:
     no-read     N connections each send 10 echo.echo calls with 100 KiB of params and never read: RSS
     batch       one kv value of 1000 KB, then a batch of 500 kv.get of it (a 500 MB reply): the answer and RSS
 
+and the classes of issue 21, each measured with the peak RSS and an administrator's rpcd.ping on the Unix
+socket (latency p50/p99/max, failures) while the attack holds (this user is made the administrator with
+Administrators=, as root would be):
+
+    announce    N connections each send only a 4-byte length of 4 MiB, and hold
+    pipeline    4 connections each pipeline 128 echo.echo calls with 1 MB ids and never read
+    discover    4 connections each send a batch of 1024 rpc.discover
+    events      8 subscribers to kv.changed never read while 900 KB values are set 300 times
+    connections N connections from the loopback addresses, then the administrator connects
+
 Prints one line per scenario and a JSON summary. A measurement, not a test. Bounded: every scenario stops by
 itself (the trickle waits at most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
 """
@@ -24,6 +34,7 @@ import socket
 import struct
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,7 +79,8 @@ def start(bin_dir, workdir):
     socket_path = os.path.join(workdir, f"rpcd-{port}.sock")
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
-        file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nThreads=1\n")
+        file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nThreads=1\n"
+                   f"Administrators=user:{os.getuid()}\n")
     server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
                              "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
                     port, workdir, "Started")
@@ -173,11 +185,152 @@ def batch(server):
             "rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024}
 
 
+class RootPings:
+    """rpcd.ping on the Unix socket, one every 20 ms, from a connection made before or during an attack."""
+
+    def __init__(self, server):
+        self.server = server
+        self.latencies, self.failures = [], 0
+
+    def run(self, seconds):
+        end = time.monotonic() + seconds
+        s = None
+        while time.monotonic() < end:
+            began = time.monotonic()
+            try:
+                if s is None:
+                    s = socket.socket(socket.AF_UNIX)
+                    s.connect(self.server.socket_path)
+                s.sendall(frame('{"jsonrpc":"2.0","method":"rpcd.ping","id":1}'))
+                reply = read_frame(s, timeout=5)
+                if not reply or "result" not in reply:
+                    raise OSError(f"reply {reply}")
+                self.latencies.append(time.monotonic() - began)
+            except OSError:
+                self.failures += 1
+                s = None
+            time.sleep(0.02)
+        if s:
+            s.close()
+
+    def summary(self):
+        ordered = sorted(self.latencies) or [float("nan")]
+        pick = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 2)  # noqa: E731
+        return {"root_ping_ms": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0), "n": len(self.latencies)},
+                "root_ping_failures": self.failures}
+
+
+def under_attack(server, attack, seconds=8):
+    """Runs `attack` (which returns the sockets it holds), then pings as root while peak RSS is sampled."""
+    start_rss = server.rss_kib()
+    sockets = attack()
+    pings = RootPings(server)
+    thread = threading.Thread(target=pings.run, args=(seconds,))
+    thread.start()
+    peak = peak_rss(server, seconds)
+    thread.join()
+    for s in sockets:
+        s.close()
+    time.sleep(2)
+    result = {"rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024, "rss_after_close_mib": server.rss_kib() / 1024}
+    result.update(pings.summary())
+    # What the daemon still holds for peers once they left: rpcd.info's frames.buffered_bytes.
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(server.socket_path)
+    s.sendall(frame('{"jsonrpc":"2.0","method":"rpcd.info","id":1}'))
+    reply = read_frame(s) or {}
+    s.close()
+    result["buffered_bytes_after_close"] = reply.get("result", {}).get("frames", {}).get("buffered_bytes")
+    return result
+
+
+def send_quietly(s, data):
+    s.setblocking(False)
+    try:
+        s.sendall(data)
+    except (BlockingIOError, OSError):
+        pass
+
+
+def announce(server, count):
+    def attack():
+        sockets = []
+        for index in range(count):
+            try:
+                s = connect(server.port, index)
+            except OSError:
+                break
+            send_quietly(s, struct.pack(">I", 4 << 20))
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack)
+
+
+def pipeline(server, count=4):
+    ids = "i" * 1_000_000
+    payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":[{n}],"id":"{ids}{n}"}}') for n in range(128))
+
+    def attack():
+        sockets = []
+        for index in range(count):
+            s = connect(server.port, index)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            send_quietly(s, payload)
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack)
+
+
+def discover(server, count=4):
+    entries = ",".join(f'{{"jsonrpc":"2.0","method":"rpc.discover","id":{n}}}' for n in range(1024))
+
+    def attack():
+        sockets = []
+        for index in range(count):
+            s = connect(server.port, index)
+            send_quietly(s, frame("[" + entries + "]") * 4)
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack)
+
+
+def events(server, count=8):
+    def attack():
+        sockets = []
+        for index in range(count):
+            s = connect(server.port, index)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(frame('{"jsonrpc":"2.0","method":"rpc.subscribe","params":["kv.changed"],"id":1}'))
+            sockets.append(s)
+        admin = socket.socket(socket.AF_UNIX)
+        admin.connect(server.socket_path)
+        for n in range(300):
+            admin.sendall(frame(json.dumps({"jsonrpc": "2.0", "method": "kv.set", "params": [f"k{n % 3}", "v" * 900_000],
+                                            "id": n})))
+            read_frame(admin)
+        sockets.append(admin)
+        return sockets
+    return under_attack(server, attack)
+
+
+def connections(server, count):
+    def attack():
+        sockets = []
+        for index in range(count):
+            try:
+                sockets.append(connect(server.port, index))
+            except OSError:
+                break
+        return sockets
+    return under_attack(server, attack, seconds=4)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bin_dir")
     parser.add_argument("--connections", type=int, default=1000)
-    parser.add_argument("--only", nargs="*", default=["trickle", "no-read", "batch"])
+    parser.add_argument("--only", nargs="*", default=["trickle", "no-read", "batch", "announce", "pipeline", "discover",
+                                                       "events", "connections"])
     args = parser.parse_args()
     if not 1 <= args.connections <= 2000:
         sys.exit("hostile.py: --connections must be 1 to 2000 (MaxConnections= is 4096, 256 per address)")
@@ -196,6 +349,16 @@ def main():
                     results[name] = no_read(server, args.connections)
                 elif name == "batch":
                     results[name] = batch(server)
+                elif name == "announce":
+                    results[name] = announce(server, args.connections)
+                elif name == "pipeline":
+                    results[name] = pipeline(server)
+                elif name == "discover":
+                    results[name] = discover(server)
+                elif name == "events":
+                    results[name] = events(server)
+                elif name == "connections":
+                    results[name] = connections(server, args.connections)
                 print(f"{name}: {json.dumps(results[name])}", flush=True)
             finally:
                 server.stop()

@@ -1,7 +1,6 @@
 import NIOCore
 import RPCJSON
 import RPCProtocol
-import RPCProtocol
 
 /// Turns one frame's payload into an `RPCMessage` by reading only the JSON-RPC envelope.
 ///
@@ -23,6 +22,11 @@ public struct RPCEnvelopeParser: Sendable {
     ) {
         self.maxNestingDepth = maxNestingDepth
         self.maxBatchLength = maxBatchLength
+    }
+
+    /// The parser `limits` ask for (`MaxNestingDepth=`, `MaxBatchLength=`).
+    public init(limits: ConnectionLimits) {
+        self.init(maxNestingDepth: limits.maxNestingDepth, maxBatchLength: limits.maxBatchLength)
     }
 
     public func parse(_ frame: ByteBuffer) -> RPCMessage {

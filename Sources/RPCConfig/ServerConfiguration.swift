@@ -16,31 +16,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var listen: [RPCEndpoint]
     /// `[Server] Threads=`: event-loop threads; nil means `auto` (one per core, decided by the daemon).
     public var threads: Int?
-    /// `[Server] MaxFrameSize=`: the largest frame (one message) accepted, in bytes.
-    public var maxFrameSize: Int
-    /// `[Server] MaxBatchLength=`: the most calls one batch may hold.
-    public var maxBatchLength: Int
-    /// `[Server] MaxNestingDepth=`: the deepest JSON nesting of a whole message; the request
-    /// object itself is level 1.
-    public var maxNestingDepth: Int
-    /// `[Server] MaxConnections=`: connections open at once, across all listeners.
-    public var maxConnections: Int
-    /// `[Server] MaxConnectionsPerPeer=`: connections open at once from one IP address or one local user.
-    public var maxConnectionsPerPeer: Int
-    /// `[Server] MaxCallsPerConnection=`: calls in flight on one connection; past it the server
-    /// stops reading from that connection until calls complete.
-    public var maxCallsPerConnection: Int
-    /// `[Server] MaxSubscriptionsPerConnection=`: event subscriptions one connection may hold.
-    public var maxSubscriptionsPerConnection: Int
-    /// `[Server] MaxQueuedEvents=`: events one subscription queues for a slow client before dropping the oldest.
-    public var maxQueuedEvents: Int
-    /// `[Server] MaxBufferedBytes=`: bytes of received frames held at once across connections (at least
-    /// `MaxFrameSize=` is always allowed).
-    public var maxBufferedBytes: Int
-    /// `[Server] FrameTimeout=`: how long a frame may take to arrive once its length has been read.
-    public var frameTimeout: Duration
-    /// `[Server] IdleTimeout=`: how long a connection may stay without traffic; nil never times out.
-    public var idleTimeout: Duration?
+    /// `[Server]`'s limits (`MaxFrameSize=` ... `IdleTimeout=`), passed down whole to the server.
+    public var limits: ConnectionLimits
     /// `[Server] LogLevel=`: the least severe level that is logged.
     public var logLevel: LogLevelSetting
     /// `[Server] LogCalls=`: a log entry for every completed call, not only failed and slow ones.
@@ -61,17 +38,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public init(
         listen: [RPCEndpoint] = [.unix(path: RPCEndpoint.defaultSocketPath), .tcp(host: "127.0.0.1", port: RPCEndpoint.defaultPort)],
         threads: Int? = nil,
-        maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
-        maxBatchLength: Int = RPCLimits.maxBatchLength.defaultValue,
-        maxNestingDepth: Int = RPCLimits.maxNestingDepth.defaultValue,
-        maxConnections: Int = RPCLimits.maxConnections.defaultValue,
-        maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
-        maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
-        maxSubscriptionsPerConnection: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue,
-        maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
-        frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
-        idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
+        limits: ConnectionLimits = ConnectionLimits(),
         logLevel: LogLevelSetting = .info,
         logCalls: Bool = false,
         slowCallThreshold: Duration? = RPCLimits.slowCallThreshold.defaultValue,
@@ -82,17 +49,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     ) {
         self.listen = listen
         self.threads = threads
-        self.maxFrameSize = maxFrameSize
-        self.maxBatchLength = maxBatchLength
-        self.maxNestingDepth = maxNestingDepth
-        self.maxConnections = maxConnections
-        self.maxConnectionsPerPeer = maxConnectionsPerPeer
-        self.maxCallsPerConnection = maxCallsPerConnection
-        self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
-        self.maxQueuedEvents = maxQueuedEvents
-        self.maxBufferedBytes = maxBufferedBytes
-        self.frameTimeout = frameTimeout
-        self.idleTimeout = idleTimeout
+        self.limits = limits
         self.logLevel = logLevel
         self.logCalls = logCalls
         self.slowCallThreshold = slowCallThreshold

@@ -2,6 +2,7 @@ import JSONRPC
 import NIOCore
 import RPCBinding
 import RPCJSON
+import RPCProtocol
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
 /// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
@@ -107,10 +108,30 @@ public struct RPCDiscoverService: RPCTypedService {
             result: .boolean("cancelled", summary: "Whether a call with that id was in flight"),
             flags: [.readOnly, .anyPeer]
         ) { (_, params: CancelParams, call) in
-            call.connection.inFlight.cancel(id: RPCID(rawJSON: ByteBuffer(bytes: params.id.serialized())))
+            // Ids compare as the JSON text the client sent (PROTOCOL.md): "\u0041" names no call sent as "A".
+            let text = call.params.flatMap(Self.idText(in:)) ?? ByteBuffer(bytes: params.id.serialized())
+            return call.connection.inFlight.cancel(id: RPCID(rawJSON: text))
         }
 
     struct CancelParams: Decodable {
         let id: JSONValue
+    }
+
+    /// The `id` param as it was written: the first element of a params array, or the member `id` of a params
+    /// object. Params the binder accepted are valid JSON, so a scan that fails finds nothing.
+    static func idText(in params: ByteBuffer) -> ByteBuffer? {
+        let range = params.withUnsafeReadableBytes { bytes -> Range<Int>? in
+            var scanner = JSONScanner(bytes: bytes, maxDepth: RPCLimits.clientMaxNestingDepth)
+            if scanner.consume(UInt8(ascii: "[")) { return try? scanner.scanValue(depth: 1).range }
+            guard scanner.consume(UInt8(ascii: "{")) else { return nil }
+            repeat {
+                guard let key = try? scanner.scanString(), scanner.consume(UInt8(ascii: ":")),
+                    let value = try? scanner.scanValue(depth: 1)
+                else { return nil }
+                if JSONString.token(UnsafeRawBufferPointer(rebasing: bytes[key.range]), equals: "id") { return value.range }
+            } while scanner.consume(UInt8(ascii: ","))
+            return nil
+        }
+        return range.flatMap { params.getSlice(at: params.readerIndex + $0.lowerBound, length: $0.count) }
     }
 }

@@ -62,7 +62,7 @@ public struct RPCAccessPolicy: Sendable {
     }
 
     /// A principal ready to match: nil when it names a user or group that does not exist.
-    private enum Matcher: Sendable {
+    enum Matcher: Sendable {
         case anyone, local
         case uid(UInt32), gid(UInt32)
         case network(RPCNetwork)

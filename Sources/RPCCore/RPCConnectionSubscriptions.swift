@@ -33,15 +33,14 @@ public final class RPCConnectionSubscriptions: @unchecked Sendable {
 
     public init(
         connection: RPCConnectionInfo, eventLoop: any EventLoop, output: any RPCConnectionOutput, hub: RPCEventHub,
-        maxSubscriptions: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue
+        limits: ConnectionLimits = ConnectionLimits()
     ) {
         self.connection = connection
         self.eventLoop = eventLoop
         self.output = output
         self.hub = hub
-        self.maxSubscriptions = maxSubscriptions
-        self.maxQueuedEvents = maxQueuedEvents
+        self.maxSubscriptions = limits.maxSubscriptionsPerConnection
+        self.maxQueuedEvents = limits.maxQueuedEvents
     }
 
     /// Subscriptions open on this connection.

@@ -11,10 +11,12 @@ import Synchronization
 ///
 /// A publisher never waits: it takes the queue's lock for an append and schedules a drain only when none is
 /// pending (through its loop's drainer, so a publish reaching many subscribers on one loop costs that loop
-/// one task, not one per subscriber). The drain writes while the channel is writable; when the client stops reading (NIO's outbound
-/// buffer past its high-water mark) the queue fills to `capacity`, then each new event drops the oldest,
-/// and the next frame the client gets is `rpc.eventsLost` with the count. `seq` counts the events published
-/// to the subscription from 1, lost ones included, so a gap is visible too.
+/// one task, not one per subscriber). The drain writes while the channel is writable; when the client stops
+/// reading (NIO's outbound buffer past its high-water mark) the queue fills, then each new event drops the
+/// oldest, and the next frame the client gets is `rpc.eventsLost` with the count. The queue is full at
+/// `capacity` events or when the peer's account (`PeerAccount`, charged each queued event's bytes) has no room
+/// for the next: events are counted by bytes, so large events cannot pin more than the peer's share. `seq`
+/// counts the events published to the subscription from 1, lost ones included, so a gap is visible too.
 final class RPCEventSubscription: Sendable {
     let id: Int
     /// The full event name, `service.event`.
@@ -23,6 +25,7 @@ final class RPCEventSubscription: Sendable {
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
     private let capacity: Int
+    private let account: PeerAccount
     private let hub: RPCEventHub
     private let drainer: RPCLoopDrainer
     /// The connection's subscriptions; only touched on `eventLoop`.
@@ -44,6 +47,7 @@ final class RPCEventSubscription: Sendable {
         self.connection = owner.connection
         self.eventLoop = owner.eventLoop
         self.capacity = capacity
+        self.account = owner.connection.account
         self.hub = hub
         self.drainer = hub.drainer(for: owner.eventLoop)
         self.owner = NIOLoopBound(owner, eventLoop: owner.eventLoop)
@@ -53,15 +57,24 @@ final class RPCEventSubscription: Sendable {
 
     /// Called by publishers, from any thread.
     func enqueue(_ payload: ByteBuffer) {
+        let bytes = payload.readableBytes
         let schedule = queue.withLock { queue -> Bool in
             guard !queue.ended else { return false }
             queue.lastSeq += 1
-            if queue.events.count >= capacity {
-                queue.events.removeFirst()
+            // The oldest make room, in number and in the peer's account.
+            var charged = account.charge(bytes)
+            while !charged || queue.events.count >= capacity, let oldest = queue.events.popFirst() {
+                account.release(oldest.payload.readableBytes)
                 queue.lost += 1
                 hub.lost.increment()
+                if !charged { charged = account.charge(bytes) }
             }
-            queue.events.append((queue.lastSeq, payload))
+            if charged {
+                queue.events.append((queue.lastSeq, payload))
+            } else {
+                queue.lost += 1  // larger than what the peer has left, even with its queue empty
+                hub.lost.increment()
+            }
             guard !queue.draining else { return false }
             queue.draining = true
             return true
@@ -86,6 +99,8 @@ final class RPCEventSubscription: Sendable {
                     queue.draining = false
                     return (lost, nil)
                 }
+                // From here the connection's output holds it, and charges it (`writeUnsolicited`).
+                account.release(event.payload.readableBytes)
                 return (lost, event)
             }
             if next.lost > 0 {
@@ -105,6 +120,7 @@ final class RPCEventSubscription: Sendable {
     func end() {
         queue.withLock { queue in
             queue.ended = true
+            for event in queue.events { account.release(event.payload.readableBytes) }
             queue.events.removeAll()
         }
     }

@@ -30,7 +30,7 @@ public final class RPCInFlightCalls: @unchecked Sendable {
     /// call with that id is in flight (unknown, or answered already): then nothing happens.
     @discardableResult
     public func cancel(id: RPCID) -> Bool {
-        guard let call = calls[id] ?? calls.first(where: { $0.key.value == id.value })?.value else { return false }
+        guard let call = calls[id] else { return false }
         call.cancel()
         return true
     }

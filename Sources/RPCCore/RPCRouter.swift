@@ -22,6 +22,8 @@ public final class RPCRouter: Sendable {
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
+    /// The turns of each event loop that has had work yield, by the loop's identity (each holds its loop).
+    private let loopTurns = Mutex<[ObjectIdentifier: RPCLoopTurns]>([:])
 
     public init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
@@ -35,6 +37,17 @@ public final class RPCRouter: Sendable {
         self.parser = parser
         self.statistics = statistics
         self.callLog = callLog
+    }
+
+    /// The turns of `eventLoop` (made on first use): where work that has had its turn waits for the next.
+    public func turns(on eventLoop: any EventLoop) -> RPCLoopTurns {
+        loopTurns.withLock { turns in
+            let key = ObjectIdentifier(eventLoop)
+            if let existing = turns[key] { return existing }
+            let made = RPCLoopTurns(eventLoop: eventLoop)
+            turns[key] = made
+            return made
+        }
     }
 
     /// The registry new calls are routed through.
@@ -68,10 +81,13 @@ public final class RPCRouter: Sendable {
     ) {
         let maxReplySize = self.maxReplySize
         let context = DispatchContext(
-            registry: registry, connection: connection, eventLoop: eventLoop, output: output, statistics: statistics,
-            callLog: callLog, deniedLog: deniedLog)
+            router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output,
+            statistics: statistics, callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
+            // A message answered with an error is a call answered with an error: `calls.errors` never passes
+            // `calls.total`.
+            statistics.calls.increment()
             statistics.errors.increment()
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
@@ -89,6 +105,7 @@ public final class RPCRouter: Sendable {
 
 /// Everything one message's calls share.
 private struct DispatchContext {
+    let router: RPCRouter
     let registry: RPCServiceRegistry
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
@@ -285,6 +302,10 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
 }
 
 /// Runs a batch's entries in order, at most `window` at once. Confined to the connection's event loop.
+///
+/// Work whose result is known to be refused is not done: once the replies collected pass the reply size
+/// limit, or the connection has ended, the entries not started yet are dropped unrun. And a long batch shares
+/// its loop: after a turn (`RPCLoopTurns`), the entries left wait behind the other connections' input.
 private final class BatchRunner {
     private let entries: [RPCEntry]
     private let window: Int
@@ -295,6 +316,8 @@ private final class BatchRunner {
     /// Set while `fill` starts entries: an entry that completes at once must not start the next one from
     /// inside its completion (a recursion as deep as the batch is long), the loop in `fill` does.
     private var filling = false
+    /// A `fill` waits for the next round of the loop's turns.
+    private var yielded = false
 
     init(entries: [RPCEntry], window: Int, context: DispatchContext, collector: BatchCollector) {
         self.entries = entries
@@ -306,15 +329,30 @@ private final class BatchRunner {
     func start() { fill() }
 
     private func fill() {
-        guard !filling else { return }
+        guard !filling, !yielded else { return }
         filling = true
+        defer { filling = false }
+        let started = context.eventLoop.now
         while running < window, next < entries.count {
+            // Its reply is refused already, or has nobody to go to: the rest is not run.
+            if collector.isRefused || context.connection.account.isClosed {
+                collector.skip(entries.count - next)
+                next = entries.count
+                return
+            }
+            if context.eventLoop.now - started >= RPCLoopTurns.turn {
+                yielded = true
+                context.router.turns(on: context.eventLoop).yield {
+                    self.yielded = false
+                    self.fill()
+                }
+                return
+            }
             let index = next
             next += 1
             running += 1
             context.run(entries[index]) { reply in self.finished(index, reply) }
         }
-        filling = false
     }
 
     private func finished(_ index: Int, _ reply: ByteBuffer?) {
@@ -345,6 +383,15 @@ private final class BatchCollector {
         self.completion = completion
     }
 
+    /// The batch's reply is -32008 already: whatever else it would collect is dropped.
+    var isRefused: Bool { tooLarge }
+
+    /// `count` entries will not run (the reply is refused already); answers the batch if nothing else runs.
+    func skip(_ count: Int) {
+        outstanding -= count
+        if outstanding == 0 { finish() }
+    }
+
     func complete(_ index: Int, reply: ByteBuffer?) {
         outstanding -= 1
         if !tooLarge, let reply {
@@ -357,6 +404,10 @@ private final class BatchCollector {
             }
         }
         guard outstanding == 0 else { return }
+        finish()
+    }
+
+    private func finish() {
         if tooLarge {
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(.replyTooLarge(limit: maxReplySize), id: nil, into: &buffer)

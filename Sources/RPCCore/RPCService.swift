@@ -116,6 +116,9 @@ public final class RPCConnectionInfo: Sendable {
     /// This connection's calls awaiting their answer, by id (`rpc.cancel`). Touched only on the connection's
     /// event loop.
     public let inFlight = RPCInFlightCalls()
+    /// What rpcd holds for this connection, charged to its peer (`PeerLedger`): everything that keeps bytes for
+    /// the connection charges it, and closing the connection gives all of it back.
+    public let account: PeerAccount
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
@@ -129,12 +132,14 @@ public final class RPCConnectionInfo: Sendable {
         return logger
     }
 
-    /// `logger` is the server's logger; the connection's fields are added when it logs.
-    public init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil) {
+    /// `logger` is the server's logger; the connection's fields are added when it logs. Without an `account`
+    /// (a connection made outside a server), nothing limits what it holds.
+    public init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil, account: PeerAccount? = nil) {
         self.id = id
         self.peer = peer
         self.baseLogger = logger
         self.peerLog = peerLog
+        self.account = account ?? PeerLedger.unlimitedAccount(for: peer)
     }
 
     /// `logger`, unless the peer's calls have logged their share for now (`peerLog`): then nil. The first entry

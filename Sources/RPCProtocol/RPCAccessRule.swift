@@ -12,7 +12,7 @@ public struct RPCAccessRule: Hashable, Sendable {
 
     /// What a fresh install exposes: everything to root and group `rpcd` on the Unix socket, read-only methods
     /// to every local peer, nothing to other hosts (docs/SECURITY.md).
-    public static let protectedDefault = RPCAccessRule(allow: [.user("root"), .group("rpcd")], allowRead: [.local])
+    public static let protectedDefault = RPCAccessRule(allow: RPCPrincipal.administrators, allowRead: [.local])
 
     /// Every method to everyone: for tests and embedding, never the daemon's default.
     public static let unrestricted = RPCAccessRule(allow: [.anyone], allowRead: [])

@@ -5,11 +5,17 @@ public enum RPCLimits {
     /// `MaxFrameSize=`: the largest frame (one message, or one reply) accepted, in bytes. 4 MiB, as gRPC's
     /// default message size: larger payloads are better streamed than held whole by both ends.
     public static let maxFrameSize = RPCLimit(default: 4 << 20, range: 64...(1 << 30))
-    /// `MaxBufferedBytes=`: the bytes of received frames rpcd holds at once, across all connections: frames
-    /// still arriving (counted at their announced length from the moment it is read), waiting, or carrying
-    /// calls in flight. Past it a new frame is refused with -32009 and its connection closed, so that no set
-    /// of peers can make rpcd hold more than this in requests, whatever the connection limits allow.
-    public static let maxBufferedBytes = RPCLimit(default: 256 << 20, range: (64 << 10)...(1 << 40))
+    /// `MaxBufferedBytes=`: the bytes rpcd holds for its peers at once, all peers together: frames still
+    /// arriving (the memory that holds what was received, never the length a peer announced), waiting, or
+    /// carrying calls in flight; replies and events written but not yet taken by the socket; queued events.
+    /// Each is charged to its peer (`PeerLedger`). Past it a frame is refused with -32009 and its connection
+    /// closed, so that no set of peers can make rpcd hold more than this, whatever the connection limits allow.
+    /// 128 MiB keeps rpcd's memory under 512 MiB however many hostile connections (docs/SECURITY.md).
+    public static let maxBufferedBytes = RPCLimit(default: 128 << 20, range: (64 << 10)...(1 << 40))
+    /// `MaxBufferedBytesPerPeer=`: of `MaxBufferedBytes=`, what one peer may hold at once (one user on the Unix
+    /// socket, all loopback addresses together, one IPv4 address or IPv6 /64), all its connections together;
+    /// as much is reserved for `Administrators=`. 16 MiB: a frame of the largest size and its reply, with room.
+    public static let maxBufferedBytesPerPeer = RPCLimit(default: 16 << 20, range: (64 << 10)...(1 << 40))
     /// `FrameTimeout=`: how long a frame may take to arrive once its length has been read. A peer that
     /// announces a frame and then trickles it is closed after this, whatever the idle timeout says.
     public static let frameTimeout = RPCLimit<Duration>(default: .seconds(60), range: .seconds(1)...timeSpanCeiling)
@@ -22,6 +28,11 @@ public enum RPCLimits {
     /// `MaxConnectionsPerPeer=`: connections open at once from one peer — one IP address over TCP, one user on
     /// the Unix socket — so that no single client can take every connection (sd-varlink allows 1024 per user).
     public static let maxConnectionsPerPeer = RPCLimit(default: 256, range: 1...1_000_000)
+
+    /// Connections only `Administrators=` may use: whatever other peers hold, root gets in. A 256th, at least one.
+    public static func administratorConnectionReserve(maxConnections: Int) -> Int {
+        max(1, maxConnections / 256)
+    }
 
     /// Connections only Unix-socket peers may use: TCP peers get at most `MaxConnections=` minus this, so a
     /// flood from the network cannot lock local administrators out of the socket. A sixteenth, at least one.

@@ -24,6 +24,10 @@ public enum RPCPrincipal: Hashable, Sendable, CustomStringConvertible {
     case network(RPCNetwork)
     case client(String)
 
+    /// The local administrators: root and group `rpcd`. The shipped access rules let them call everything,
+    /// and `Administrators=` reserves connections and bytes for them.
+    public static let administrators: [RPCPrincipal] = [.user("root"), .group("rpcd")]
+
     /// The forms, phrased for error messages.
     public static let syntax =
         "any, local, user:NAME, group:NAME, an address or network (192.168.1.0/24, fd00::/8), client:NAME or client:*"

@@ -1,16 +1,17 @@
 import NIOCore
 import RPCCore
 import RPCLogging
+import RPCProtocol
 import RPCWire
 
 /// The handlers of one client connection, head to tail:
 ///
 ///     IdleTimeoutHandler          an idle event after IdleTimeout= without traffic (when configured)
-///     FrameReceiver               bytes -> frame payloads; refuses a length above MaxFrameSize=, charges each
-///                                 frame to MaxBufferedBytes= (shared by all connections) and refuses one still
+///     FrameReceiver               bytes -> frame payloads; refuses a length above MaxFrameSize=, charges the
+///                                 bytes it keeps to the peer's account (PeerLedger) and refuses one still
 ///                                 arriving FrameTimeout= after its length
-///     RPCConnectionHandler        payload -> router -> reply frame; event notifications; backpressure, idle
-///                                 and quiesce handling
+///     RPCConnectionHandler        payload -> router -> reply frame; event notifications; backpressure, turns,
+///                                 output charged to the peer's account, idle and quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
 ///
 /// The two that write frame their payloads themselves (`LengthPrefixedFrameEncoder.write(_:framedTo:promise:)`)
@@ -21,18 +22,15 @@ import RPCWire
 enum ConnectionPipeline {
     static func handlers(
         configuration: RPCServer.Configuration, router: RPCRouter, connection: RPCConnectionInfo,
-        budget: InboundByteBudget, refusalLog: LogRateLimiter
+        refusalLog: LogRateLimiter
     ) -> [any ChannelHandler] {
         var handlers: [any ChannelHandler] = []
-        if let idle = configuration.idleTimeout {
+        let limits = configuration.limits
+        if let idle = limits.idleTimeout {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
-        handlers.append(FrameReceiver(maxFrameSize: configuration.maxFrameSize, budget: budget, timeout: configuration.frameTimeout))
-        handlers.append(
-            RPCConnectionHandler(
-                router: router, connection: connection, maxCallsInFlight: configuration.maxCallsPerConnection,
-                budget: budget, maxSubscriptions: configuration.maxSubscriptionsPerConnection,
-                maxQueuedEvents: configuration.maxQueuedEvents))
+        handlers.append(FrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout))
+        handlers.append(RPCConnectionHandler(router: router, connection: connection, limits: limits))
         handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers
     }

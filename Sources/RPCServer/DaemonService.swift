@@ -48,7 +48,7 @@ public struct DaemonService: RPCTypedService {
         .method(
             "info", summary: "Version, uptime, listeners, services and counters",
             result: RPCParam("info", schema: ["type": "object"]), readOnly: true
-        ) { service, call in service.info(call.registry) },
+        ) { service, call in service.info(call.registry, peer: call.connection.peer) },
         .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), readOnly: true) {
             service, _ in service.logLevel.level.rawValue
         },
@@ -75,7 +75,10 @@ public struct DaemonService: RPCTypedService {
         var level: Logger.Level
     }
 
-    private func info(_ registry: RPCServiceRegistry) -> JSONValue {
+    /// `services` lists what `rpc.discover` shows the same caller: the services with a method it may call or an
+    /// event it may subscribe to, with how many of those (fingerprints stay those of the whole service).
+    private func info(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
+        let access = registry.access
         let uptime = ContinuousClock.now - state.startTime
         let uptimeSeconds = Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
         return [
@@ -86,17 +89,17 @@ public struct DaemonService: RPCTypedService {
             "uptime_seconds": .number((uptimeSeconds * 1000).rounded() / 1000),
             "started": .string(state.startDate.formatted(.iso8601)),
             "listeners": .array(state.listeners.map { .string($0.description) }),
-            "services": .array(registry.services.map { service in
-                var entry: JSONValue = [
-                    "name": .string(service.descriptor.name), "version": .string(service.descriptor.version),
-                    "fingerprint": .string(service.descriptor.fingerprint), "methods": .number(service.descriptor.methods.count),
-                    "events": .number(service.descriptor.events.count),
+            "services": .array(registry.services.compactMap { service -> JSONValue? in
+                let descriptor = service.descriptor
+                let methods = descriptor.methods.filter { access.allows(peer, service: descriptor.name, method: $0) }.count
+                let events = access.allowsSubscribing(peer, service: descriptor.name) ? descriptor.events.count : 0
+                guard methods > 0 || events > 0 else { return nil }
+                var entry: [String: JSONValue] = [
+                    "name": .string(descriptor.name), "version": .string(descriptor.version),
+                    "fingerprint": .string(descriptor.fingerprint), "methods": .number(methods), "events": .number(events),
                 ]
-                if let reporting = service as? any RPCServiceStatusReporting, case .object(var members) = entry {
-                    members["host"] = reporting.status
-                    entry = .object(members)
-                }
-                return entry
+                if let reporting = service as? any RPCServiceStatusReporting { entry["host"] = reporting.status }
+                return .object(entry)
             }),
             "connections": [
                 "open": .number(statistics.openConnections.value),

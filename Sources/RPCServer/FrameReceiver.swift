@@ -1,14 +1,16 @@
 import NIOCore
+import RPCCore
 import RPCWire
 
 /// Cuts a connection's byte stream into frames (`LengthPrefixedFrameDecoder.scan`: a 4-byte big-endian length,
-/// then the payload) and admits each on two conditions that both start when its length is read:
+/// then the payload) and admits each on two conditions:
 ///
-/// - **the budget** (`MaxBufferedBytes=`, the server's `InboundByteBudget`): a frame still arriving is charged
-///   its announced length at once, before its bytes pile up; a frame that arrives whole is charged its length.
-///   The connection handler gives it back once the frame's calls are answered. A frame the budget cannot cover
-///   gets `BufferBudgetExceeded` (answered -32009 and closed by `ProtocolErrorHandler`): many peers announcing
-///   large frames at once exhaust the budget, not the daemon's memory.
+/// - **the peer's account** (`PeerLedger`): what this handler keeps of a frame still arriving is charged as it
+///   arrives — the capacity of the buffer that holds it, never the length the peer announced, so a peer that
+///   announces large frames and sends nothing holds nothing. A whole frame is charged its length when it is
+///   handed on; the connection handler gives that back once the frame's calls are answered. A charge the
+///   account refuses (the peer's share, or what all peers may hold, is spent) gets `BufferBudgetExceeded`
+///   (answered -32009 and closed by `ProtocolErrorHandler`).
 /// - **the deadline** (`FrameTimeout=`): a frame that has not arrived whole that long after its length gets
 ///   `FrameTimedOut` (answered -32010 and closed), however often a trickle of bytes resets the idle timer.
 ///
@@ -25,13 +27,15 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = ByteBuffer
 
     private let maxFrameSize: Int
-    private let budget: InboundByteBudget
+    private let account: PeerAccount
     private let timeout: TimeAmount
     /// Bytes after the last whole frame: the start of the next one. A buffer of our own, so that the channel
-    /// can reuse its receive buffer, and sized for the whole frame, so that each read is appended in place.
+    /// can reuse its receive buffer; it grows by doubling up to the frame's size as the frame arrives.
     private var partial: ByteBuffer?
-    /// What the frame that is still arriving holds of the budget: its announced length.
-    private var reservedForIncompleteFrame: Int?
+    /// What `partial` holds of the account: its capacity, the memory it takes.
+    private var charged = 0
+    /// The announced length of the frame still arriving, once read.
+    private var announced: Int?
     /// A frame was refused, or the handler removed: nothing more is read into frames.
     private var stopped = false
     /// Set while frames are handed on; input that arrives meanwhile (a handler that feeds the channel from
@@ -43,10 +47,13 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     /// frames across reads all the time, and a timer scheduled and cancelled per frame would cost each call.
     private var timer: Scheduled<Void>?
 
-    init(maxFrameSize: Int, budget: InboundByteBudget, timeout: Duration) {
+    /// The smallest buffer kept for a frame still arriving, unless the frame is smaller.
+    private static let minimumKeep = 1024
+
+    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration) {
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
         self.maxFrameSize = maxFrameSize
-        self.budget = budget
+        self.account = account
         self.timeout = TimeAmount(timeout)
     }
 
@@ -56,10 +63,9 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
         // where it is, and the next read is appended to it in place.
         var ownsInput = false
-        if var buffered = partial {
+        if let buffered = partial {
             partial = nil  // so that the append below finds the buffer unshared, and grows it in place
-            buffered.writeBuffer(&input)
-            input = buffered
+            input = appending(input, to: buffered, context: context)
             ownsInput = true
         }
         if delivering {
@@ -77,13 +83,14 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
             input.writeBuffer(&arrived)
             ownsInput = false
         }
-        guard input.readableBytes > 0 else { return }
-        let frameSize = reservedForIncompleteFrame.map { LengthPrefixedFrameDecoder.headerSize + $0 } ?? 0
-        if ownsInput && input.capacity - input.readerIndex >= frameSize {
-            partial = input
-        } else {
-            keep(input, frameSize: frameSize, context: context)
+        if input.readableBytes > 0 {
+            if ownsInput {
+                partial = input
+            } else {
+                partial = copy(input, context: context)
+            }
         }
+        chargePartial(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -95,11 +102,14 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         stopped = true
         partial = nil
         stopTimer()
-        if let reserved = reservedForIncompleteFrame { budget.release(reserved) }
-        reservedForIncompleteFrame = nil
+        account.release(charged)
+        charged = 0
     }
 
-    /// Hands on every whole frame at the start of `input`, and admits the incomplete one that may follow.
+    /// The whole size of the frame still arriving, header included; 0 while its length is not known.
+    private var frameSize: Int { announced.map { LengthPrefixedFrameDecoder.headerSize + $0 } ?? 0 }
+
+    /// Hands on every whole frame at the start of `input`, and notes the incomplete one that may follow.
     /// Returns whether any frame was handed on.
     private func deliverFrames(from input: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
         var delivered = false
@@ -115,14 +125,13 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
             case .needLength:
                 return delivered
             case .incomplete(let announcedLength):
-                if reservedForIncompleteFrame == nil { admitIncomplete(announcedLength, context: context) }
+                if announced == nil { startDeadline(announcedLength, context: context) }
                 return delivered
             case .frame(let length):
+                announced = nil
                 incompleteSince = nil
-                if reservedForIncompleteFrame != nil {
-                    reservedForIncompleteFrame = nil  // reserved when its length arrived: the same number of bytes
-                } else if !budget.reserve(length) {
-                    refuse(BufferBudgetExceeded(limit: budget.limit), context: context)
+                guard account.charge(length) else {
+                    refuse(BufferBudgetExceeded(account: account), context: context)
                     return delivered
                 }
                 let frame = LengthPrefixedFrameDecoder.readFrame(from: &input)!
@@ -133,31 +142,58 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         return delivered
     }
 
-    private func admitIncomplete(_ announcedLength: Int, context: ChannelHandlerContext) {
-        guard budget.reserve(announcedLength) else {
-            return refuse(BufferBudgetExceeded(limit: budget.limit), context: context)
-        }
-        reservedForIncompleteFrame = announcedLength
+    private func startDeadline(_ announcedLength: Int, context: ChannelHandlerContext) {
+        announced = announcedLength
         let now = context.eventLoop.now
         incompleteSince = now
         if timer == nil { schedule(context: context, at: now + timeout) }
     }
 
-    /// Keeps the start of the next frame in a buffer of its own, sized for the whole frame once its length is
-    /// known, so that the rest is appended without a copy each time the buffer would have doubled. That size
-    /// is what the frame is charged to `MaxBufferedBytes=` from its length on, so the budget bounds it; and
-    /// memory the peer never sends is never written.
-    private func keep(_ tail: ByteBuffer, frameSize: Int, context: ChannelHandlerContext) {
+    /// `input` after `buffered`, in `buffered`'s storage while it has room; past that in a buffer twice as
+    /// large (never larger than the frame needs), so that the memory kept tracks what the peer sent.
+    private func appending(_ input: ByteBuffer, to buffered: ByteBuffer, context: ChannelHandlerContext) -> ByteBuffer {
+        var input = input
+        var buffered = buffered
+        let needed = buffered.readableBytes + input.readableBytes
+        if buffered.capacity - buffered.readerIndex < needed {
+            let grown = max(needed, min(frameSize, 2 * buffered.capacity))
+            var larger = context.channel.allocator.buffer(capacity: grown)
+            larger.writeBuffer(&buffered)
+            buffered = larger
+        }
+        buffered.writeBuffer(&input)
+        return buffered
+    }
+
+    /// The start of the next frame in a buffer of its own, with room for twice what has arrived (at least
+    /// `minimumKeep`, at most the whole frame).
+    private func copy(_ tail: ByteBuffer, context: ChannelHandlerContext) -> ByteBuffer {
         var tail = tail
-        let capacity = max(tail.readableBytes, frameSize)
-        var own = context.channel.allocator.buffer(capacity: capacity)
+        let room = max(tail.readableBytes, min(max(frameSize, tail.readableBytes), max(2 * tail.readableBytes, Self.minimumKeep)))
+        var own = context.channel.allocator.buffer(capacity: room)
         own.writeBuffer(&tail)
-        partial = own
+        return own
+    }
+
+    /// Brings the account's charge for `partial` to what it holds now; refuses the frame when the account
+    /// cannot cover it.
+    private func chargePartial(context: ChannelHandlerContext) {
+        let holding = partial?.capacity ?? 0
+        if holding > charged {
+            guard account.charge(holding - charged) else {
+                return refuse(BufferBudgetExceeded(account: account), context: context)
+            }
+        } else if holding < charged {
+            account.release(charged - holding)
+        }
+        charged = holding
     }
 
     private func refuse(_ error: any Error, context: ChannelHandlerContext) {
         stopped = true
         partial = nil
+        account.release(charged)
+        charged = 0
         context.fireErrorCaught(error)
     }
 
@@ -180,10 +216,17 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-/// Receiving a frame would pass `MaxBufferedBytes=`.
+/// What a peer sent would pass what its account may hold: its share (`MaxBufferedBytesPerPeer=`) or what all
+/// peers may hold (`MaxBufferedBytes=`).
 struct BufferBudgetExceeded: Error, CustomStringConvertible {
     var limit: Int
-    var description: String { "the server holds \(limit) bytes of received frames (MaxBufferedBytes=)" }
+    var description: String {
+        "the peer's share of buffered bytes (\(limit), MaxBufferedBytesPerPeer=) or what all peers may hold (MaxBufferedBytes=) is spent"
+    }
+
+    init(account: PeerAccount) {
+        limit = account.shareLimit
+    }
 }
 
 /// A frame did not arrive whole within `FrameTimeout=` of its length.

@@ -36,6 +36,7 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
+        statistics.calls.increment()  // answered with an error, so counted as a call: errors never pass calls
         statistics.errors.increment()
         if !(error is FrameTooLargeError) { statistics.refusedFrames.increment() }
         if let suppressed = refusalLog.admit() {
@@ -61,7 +62,8 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
                         ? "Refused a TLS handshake on a plain listener (clients of tls:// listeners need their port); closing connection"
                         : "Refused oversize frame; closing connection")
         case let busy as BufferBudgetExceeded:
-            return (.serverBusy(limit: busy.limit), "Refused frame: received frames fill MaxBufferedBytes=; closing connection")
+            return (.serverBusy(limit: busy.limit),
+                    "Refused frame: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
         case let timedOut as FrameTimedOut:
             return (.frameTimeout(seconds: Int(timedOut.timeout.components.seconds)),
                     "Frame not complete within FrameTimeout=; closing connection")

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCCore
+import RPCLogging
 import RPCProtocol
 import RPCWire
 
@@ -10,15 +11,22 @@ import RPCWire
 /// Calls run concurrently and are answered as they complete. At most `maxCallsInFlight` calls run at once (a
 /// batch runs as many of its entries at a time as there is room for): past that, frames already decoded wait
 /// in a queue and the handler stops asking the socket for more (it holds `read()`), so a fast client is slowed
-/// down instead of flooding memory or being sent errors. Each frame's share of `MaxBufferedBytes=` is given
-/// back once its calls are answered; while they run, the message keeps only what its calls use of the frame
-/// (`RPCMessage.retainingOnlyWhatCallsUse`). The handler also ends the connection when it is idle with nothing in flight (on
-/// `IdleTimeoutHandler`'s event) and when the server quiesces (once the last call has been answered).
+/// down instead of flooding memory or being sent errors. What a frame holds of the peer's account
+/// (`PeerAccount`, charged by `FrameReceiver`) is given back once its calls are answered; while they run, the
+/// message keeps only what its calls use of the frame (`RPCMessage.retainingOnlyWhatCallsUse`). The handler
+/// also ends the connection when it is idle with nothing in flight (on `IdleTimeoutHandler`'s event) and when
+/// the server quiesces (once the last call has been answered).
+///
+/// What it writes is charged to the peer's account too, until the socket has taken it: a reply the account
+/// cannot cover ends the connection (redis' `client-output-buffer-limit`), and a peer that takes nothing for
+/// `FrameTimeout=` while replies wait is closed, so unread replies cannot pin memory. Each connection gets
+/// turns on its loop (`RPCLoopTurns`): frames that arrive after its turn wait for the next round, behind the
+/// other connections' input, so a deep pipeline cannot keep a loop to itself.
 ///
 /// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
 /// pipelining client costs one `writev` per burst rather than one per call. It frames what it writes itself
-/// (`LengthPrefixedFrameEncoder.write(_:framedTo:promise:)`) rather than through an encoder handler: one hop
-/// less per reply, and one handler less per connection.
+/// (`ChargedOutput`) rather than through an encoder handler: one hop less per reply, and one handler less per
+/// connection.
 ///
 /// It is also the connection's `RPCConnectionOutput`: the event notifications of its subscriptions (made on
 /// the first `rpc.subscribe`) are written here, between replies, and a connection with subscriptions is not
@@ -34,9 +42,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private let router: RPCRouter
     private let connection: RPCConnectionInfo
     private let maxCallsInFlight: Int
-    private let budget: InboundByteBudget
-    private let maxSubscriptions: Int
-    private let maxQueuedEvents: Int
+    private let limits: ConnectionLimits
+    private let account: PeerAccount
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
@@ -46,23 +53,26 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var readHeld = false
     /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
     private var batchingFlushes = false
-    private var flushPending = false
     private var draining = false
     private var quiescing = false
+    /// Replies and events written, charged until the socket takes them.
+    private let output: ChargedOutput
+    /// When this connection's turn on the loop began; nil between turns.
+    private var turnStarted: NIODeadline?
+    /// A drain of the waiting frames is scheduled for the next turn.
+    private var nextTurnScheduled = false
+    /// Fires `FrameTimeout=` after the peer stopped taking what was written.
+    private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
 
-    init(
-        router: RPCRouter, connection: RPCConnectionInfo, maxCallsInFlight: Int, budget: InboundByteBudget,
-        maxSubscriptions: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-        maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue
-    ) {
+    init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits) {
         self.router = router
         self.connection = connection
-        self.maxCallsInFlight = maxCallsInFlight
-        self.budget = budget
-        self.maxSubscriptions = maxSubscriptions
-        self.maxQueuedEvents = maxQueuedEvents
+        self.maxCallsInFlight = limits.maxCallsPerConnection
+        self.limits = limits
+        self.account = connection.account
+        self.output = ChargedOutput(account: connection.account)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -73,7 +83,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         self.context = nil
         eventSubscriptions?.close()
         eventSubscriptions = nil
-        while let frame = waitingFrames.popFirst() { budget.release(frame.readableBytes) }
+        while let frame = waitingFrames.popFirst() { account.release(frame.readableBytes) }
+        stallTimer?.cancel()
+        stallTimer = nil
+        output.drop()
         // Nobody waits for these calls any more: their services are told, their replies go nowhere.
         connection.inFlight.cancelAll()
     }
@@ -86,13 +99,15 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
         batchingFlushes = true
-        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable {
+        if turnStarted == nil { turnStarted = context.eventLoop.now }
+        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft {
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
             let parsed = parse(frame)
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: context.eventLoop)
             } else {
-                waitingFrames.append(frame)
+                waitingFrames.append(Self.compacted(frame))
+                if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
             process(frame, eventLoop: context.eventLoop)
@@ -101,6 +116,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         batchingFlushes = false
+        turnStarted = nil
         flushIfPending()
         context.fireChannelReadComplete()
     }
@@ -129,8 +145,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         // The peer read what we had queued for it: serve the frames held back, and read again.
         if context.channel.isWritable {
+            stallTimer?.cancel()
+            stallTimer = nil
             drainWaitingFrames(context: context)
             eventSubscriptions?.resume()
+        } else if stallTimer == nil {
+            stallTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
+                stallTimer = nil
+                guard let context = self.context, !context.channel.isWritable else { return }
+                connection.rateLimitedLogger?.notice("Peer took no replies within FrameTimeout=; closing connection")
+                context.close(promise: nil)
+            }
         }
         context.fireChannelWritabilityChanged()
     }
@@ -149,14 +174,26 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
+    /// Judged by the storage the frame is a slice of, not by the frame: a small frame may share a whole read,
+    /// and a call that kept a slice of it would keep all of it alive while charged for a few bytes.
     private func parse(_ frame: ByteBuffer) -> (message: RPCMessage, charge: Int) {
-        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: frame.readableBytes)
+        let held = max(frame.readableBytes, frame.storageCapacity)
+        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: held)
         return (message, min(frame.readableBytes, retained))
     }
 
+    /// A frame to queue, in storage of its own when it shares a larger read: what waits is what is charged.
+    private static func compacted(_ frame: ByteBuffer) -> ByteBuffer {
+        guard frame.storageCapacity > 2 * frame.readableBytes else { return frame }
+        var own = ByteBufferAllocator().buffer(capacity: frame.readableBytes)
+        var frame = frame
+        own.writeBuffer(&frame)
+        return own
+    }
+
     private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {
-        // The frame holds its length of the budget (`FrameReceiver`); its calls keep what they retain.
-        if charge < frameSize { budget.release(frameSize - charge) }
+        // The frame holds its length of the account (`FrameReceiver`); its calls keep what they retain.
+        if charge < frameSize { account.release(frameSize - charge) }
         // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
         let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))
         callsInFlight += weight
@@ -168,11 +205,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     private func complete(weight: Int, charge: Int, reply: ByteBuffer?) {
         callsInFlight -= weight
-        budget.release(charge)
+        account.release(charge)
         guard let context else { return }  // the connection is gone; the reply has nowhere to go
         if let reply {
-            LengthPrefixedFrameEncoder.write(reply, framedTo: context, promise: nil)
-            flushPending = true
+            guard output.write(reply, to: context, force: false) else {
+                // Made already, and more than the peer may have held for it: ending the connection frees it.
+                connection.rateLimitedLogger?.notice(
+                    "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
+                    metadata: [LogField.limit: "\(account.shareLimit)"])
+                context.close(promise: nil)
+                return
+            }
             if !batchingFlushes { flushIfPending() }
         }
         drainWaitingFrames(context: context)
@@ -185,9 +228,13 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         draining = true
         let wasBatching = batchingFlushes
         batchingFlushes = true
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, let frame = waitingFrames.popFirst() {
+        let ownTurn = turnStarted == nil
+        if ownTurn { turnStarted = context.eventLoop.now }
+        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft, let frame = waitingFrames.popFirst() {
             process(frame, eventLoop: context.eventLoop)
         }
+        if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
+        if ownTurn { turnStarted = nil }
         batchingFlushes = wasBatching
         draining = false
         if !batchingFlushes { flushIfPending() }
@@ -198,9 +245,31 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     private func flushIfPending() {
-        guard flushPending, let context else { return }
-        flushPending = false
-        context.flush()
+        guard let context else { return }
+        output.flush(context)
+    }
+
+    /// Whether this connection has used its turn on the loop (`turn`). By the loop's clock, so that tests on
+    /// an `EmbeddedEventLoop` decide when time passes.
+    private var hasTurnLeft: Bool {
+        guard let started = turnStarted, let context else { return true }
+        return context.eventLoop.now - started < RPCLoopTurns.turn
+    }
+
+    /// Frames wait only because the turn is over: nothing else will start them.
+    private func hasRoomButNoTurn(_ context: ChannelHandlerContext) -> Bool {
+        !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft
+    }
+
+    /// Serves the waiting frames in the loop's next round of turns, after its other connections' input.
+    private func scheduleNextTurn(context: ChannelHandlerContext) {
+        guard !nextTurnScheduled else { return }
+        nextTurnScheduled = true
+        router.turns(on: context.eventLoop).yield { [self] in
+            nextTurnScheduled = false
+            guard let context = self.context else { return }
+            drainWaitingFrames(context: context)
+        }
     }
 
     private func closeIfQuiescedAndQuiet() {
@@ -213,10 +282,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
+    /// Events were charged while queued (`RPCEventSubscription`); on the way out they are charged as output,
+    /// which cannot refuse them: the queue let them go only while the connection was writable.
     func writeUnsolicited(_ payload: ByteBuffer) {
         guard let context else { return }
-        LengthPrefixedFrameEncoder.write(payload, framedTo: context, promise: nil)
-        flushPending = true
+        _ = output.write(payload, to: context, force: true)
     }
 
     /// Inside a read burst or a drain the flush waits for its end, as replies' do.
@@ -228,8 +298,7 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
         if let eventSubscriptions { return eventSubscriptions }
         guard let context else { return nil }
         let made = RPCConnectionSubscriptions(
-            connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events,
-            maxSubscriptions: maxSubscriptions, maxQueuedEvents: maxQueuedEvents)
+            connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events, limits: limits)
         eventSubscriptions = made
         return made
     }

@@ -30,21 +30,8 @@ import Synchronization
 public final class RPCServer: Service, Sendable {
     public struct Configuration: Sendable {
         public var listen: [RPCEndpoint]
-        public var maxFrameSize: Int
-        public var maxConnections: Int
-        /// Connections open at once from one IP address (TCP) or one user (Unix socket).
-        public var maxConnectionsPerPeer: Int
-        public var maxCallsPerConnection: Int
-        /// Event subscriptions one connection may hold (`MaxSubscriptionsPerConnection=`).
-        public var maxSubscriptionsPerConnection: Int
-        /// Events one subscription queues for a slow client before dropping the oldest (`MaxQueuedEvents=`).
-        public var maxQueuedEvents: Int
-        /// Bytes of received frames held at once across connections (`MaxBufferedBytes=`).
-        public var maxBufferedBytes: Int
-        /// How long a frame may take to arrive once its length has been read.
-        public var frameTimeout: Duration
-        /// Connections with no traffic and no call in flight for this long are closed; nil never closes them.
-        public var idleTimeout: Duration?
+        /// What peers are allowed (`[Server]`'s limits), whole.
+        public var limits: ConnectionLimits
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         public var shutdownGracePeriod: Duration
         /// The TLS context of `tls://` listeners; required when there is one.
@@ -55,29 +42,13 @@ public final class RPCServer: Service, Sendable {
 
         public init(
             listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
-            maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
-            maxConnections: Int = RPCLimits.maxConnections.defaultValue,
-            maxConnectionsPerPeer: Int = RPCLimits.maxConnectionsPerPeer.defaultValue,
-            maxCallsPerConnection: Int = RPCLimits.maxCallsPerConnection.defaultValue,
-            maxSubscriptionsPerConnection: Int = RPCLimits.maxSubscriptionsPerConnection.defaultValue,
-            maxQueuedEvents: Int = RPCLimits.maxQueuedEvents.defaultValue,
-            maxBufferedBytes: Int = RPCLimits.maxBufferedBytes.defaultValue,
-            frameTimeout: Duration = RPCLimits.frameTimeout.defaultValue,
-            idleTimeout: Duration? = RPCLimits.idleTimeout.defaultValue,
+            limits: ConnectionLimits = ConnectionLimits(),
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
         ) {
             self.listen = listen
             self.boundSockets = boundSockets
             self.tls = tls
-            self.maxFrameSize = maxFrameSize
-            self.maxConnections = maxConnections
-            self.maxConnectionsPerPeer = maxConnectionsPerPeer
-            self.maxCallsPerConnection = maxCallsPerConnection
-            self.maxSubscriptionsPerConnection = maxSubscriptionsPerConnection
-            self.maxQueuedEvents = maxQueuedEvents
-            self.maxBufferedBytes = maxBufferedBytes
-            self.frameTimeout = frameTimeout
-            self.idleTimeout = idleTimeout
+            self.limits = limits
             self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
@@ -112,10 +83,9 @@ public final class RPCServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.whenListening = whenListening
-        self.peerCounts = PeerConnectionCounts(limit: configuration.maxConnectionsPerPeer)
-        // A budget below one frame would refuse every frame of the maximum size forever.
-        self.budget = InboundByteBudget(
-            limit: max(configuration.maxBufferedBytes, configuration.maxFrameSize), statistics: router.statistics)
+        self.ledger = PeerLedger(
+            limits: configuration.limits, administrators: RPCPeerSet(configuration.limits.administrators),
+            statistics: router.statistics)
     }
 
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
@@ -197,8 +167,8 @@ public final class RPCServer: Service, Sendable {
     }
 
     private let openChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
-    private let peerCounts: PeerConnectionCounts
-    private let budget: InboundByteBudget
+    /// What every peer holds, and the connections each has open.
+    let ledger: PeerLedger
     /// Refused connections are logged, but a flood of them must not flood the journal.
     private let refusedLog = LogRateLimiter(burst: 10, per: .seconds(1))
     /// The same for refused frames (oversize, over the budget, too slow).
@@ -245,7 +215,7 @@ public final class RPCServer: Service, Sendable {
     func makeBootstrap(quiescing: ServerQuiescingHelper, endpoint: RPCEndpoint) -> ServerBootstrap {
         let limiter = { @Sendable in
             ConnectionLimiter(
-                maxConnections: self.configuration.maxConnections, statistics: self.router.statistics,
+                maxConnections: self.configuration.limits.maxConnections, statistics: self.router.statistics,
                 logger: self.logger, log: self.refusedLog)
         }
         return ServerBootstrap(group: group)
@@ -266,39 +236,53 @@ public final class RPCServer: Service, Sendable {
             .childChannelInitializer { channel in
                 RPCPeer.of(channel).flatMapThrowing { peer in
                     // A peer is admitted (and counted) before its TLS handshake, so handshakes are limited too.
-                    guard let peerLog = self.admit(channel, peer: peer) else { return }
+                    guard let account = self.admit(channel, peer: peer) else { return }
                     guard endpoint.isTLS, let tls = self.configuration.tls else {
-                        return try self.initializeConnection(channel, peer: peer, peerLog: peerLog, endpoint: endpoint)
+                        return try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
                     }
                     // The RPC pipeline goes in once the handshake has said who the client is.
                     try channel.pipeline.syncOperations.addHandlers(
                         NIOSSLServerHandler(context: tls.context),
                         TLSHandshakeHandler(
-                            timeout: self.configuration.frameTimeout,
+                            timeout: self.configuration.limits.frameTimeout,
                             completed: { channel, identities in
                                 var peer = peer
                                 peer.certificateIdentities = identities
-                                try self.initializeConnection(channel, peer: peer, peerLog: peerLog, endpoint: endpoint)
+                                try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
                             },
                             failed: { error in self.logHandshakeFailure(error, peer: peer) }))
                 }
             }
     }
 
-    /// Counts the connection against its peer's limit; nil (and the connection closed) when that is reached.
-    private func admit(_ channel: any Channel, peer: RPCPeer) -> LogRateLimiter? {
-        guard let peerLog = peerCounts.admit(peer) else {
-            router.statistics.rejectedConnections.increment()
-            if let suppressed = refusedLog.admit() {
-                var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(configuration.maxConnectionsPerPeer)"]
-                if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
-                logger.warning("Connection limit per peer reached; refusing connection", metadata: metadata)
-            }
-            channel.close(promise: nil)
+    /// Opens the connection's account in the ledger, counted against its peer's limit; nil (and the connection
+    /// closed) when that is reached, or when only the administrators' reserve of connections is left and the
+    /// peer is not one of them. The account is closed with the connection, giving back all it holds.
+    private func admit(_ channel: any Channel, peer: RPCPeer) -> PeerAccount? {
+        guard let account = ledger.open(peer) else {
+            refuse(channel, peer: peer, limit: configuration.limits.maxConnectionsPerPeer,
+                   "Connection limit per peer reached; refusing connection")
             return nil
         }
-        channel.closeFuture.whenComplete { [peerCounts] _ in peerCounts.release(peer) }
-        return peerLog
+        let limits = configuration.limits
+        let open = limits.maxConnections - RPCLimits.administratorConnectionReserve(maxConnections: limits.maxConnections)
+        if !account.isAdministrator, router.statistics.openConnections.value > open {
+            account.close()
+            refuse(channel, peer: peer, limit: open, "Connection limit reached; refusing connection")
+            return nil
+        }
+        channel.closeFuture.whenComplete { _ in account.close() }
+        return account
+    }
+
+    private func refuse(_ channel: any Channel, peer: RPCPeer, limit: Int, _ message: Logger.Message) {
+        router.statistics.rejectedConnections.increment()
+        if let suppressed = refusedLog.admit() {
+            var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(limit)"]
+            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+            logger.warning(message, metadata: metadata)
+        }
+        channel.close(promise: nil)
     }
 
     /// A client that failed its TLS handshake (no certificate where one is required, one from another CA, not
@@ -311,9 +295,9 @@ public final class RPCServer: Service, Sendable {
         logger.notice("TLS handshake failed; connection closed", metadata: metadata)
     }
 
-    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, peerLog: LogRateLimiter, endpoint: RPCEndpoint) throws {
+    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, account: PeerAccount, endpoint: RPCEndpoint) throws {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger, peerLog: peerLog)
+        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger, peerLog: account.log, account: account)
         if logger.logLevel <= .debug {
             connection.logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
         }
@@ -327,8 +311,7 @@ public final class RPCServer: Service, Sendable {
 
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(
-                configuration: configuration, router: router, connection: connection, budget: budget,
-                refusalLog: refusedFrameLog))
+                configuration: configuration, router: router, connection: connection, refusalLog: refusedFrameLog))
     }
 
     /// Options of accepted TCP connections: no Nagle delay (replies are small and answered at once), and

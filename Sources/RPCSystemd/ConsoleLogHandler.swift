@@ -58,11 +58,31 @@ public struct ConsoleLogHandler: LogHandler {
         return line
     }
 
+    /// `value` as one word of the line: quoted when it holds a blank, a quote or anything that is not printed as
+    /// itself, with every line break and control character escaped (`\n`, `\u{2028}`): a peer's id must not
+    /// start a line of its own on any terminal or log viewer (U+0085, U+2028 and U+2029 break lines too).
     private static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0.isNewline }) else { return value }
-        let escaped = value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"")
-            .replacing("\n", with: "\\n")
-        return "\"\(escaped)\""
+        guard value.isEmpty || value.unicodeScalars.contains(where: { $0 == " " || $0 == "\"" || $0 == "\\" || isUnprintable($0) })
+        else { return value }
+        var escaped = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\\\"
+            case "\"": escaped += "\\\""
+            case "\n": escaped += "\\n"
+            case _ where isUnprintable(scalar): escaped += "\\u{\(String(scalar.value, radix: 16))}"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
+    }
+
+    /// Control characters (C0, DEL, C1 such as U+0085) and the line and paragraph separators.
+    private static func isUnprintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 
     private static func timestamp(_ date: Date) -> String {

@@ -95,10 +95,24 @@ enum TLSFiles {
 
     static func privateKey(_ path: String) throws(TLSSetupError) -> NIOSSLPrivateKey {
         try checkReadable(path)
+        try checkPrivate(path)
         do {
             return try NIOSSLPrivateKey(file: path, format: .pem)
         } catch {
             throw TLSSetupError(file: path, reason: "not a PEM private key (\(error))")
+        }
+    }
+
+    /// A private key every local user can read (or write) is a key every local user may have copied: refused,
+    /// as ssh refuses such a key, with the fix in the message.
+    private static func checkPrivate(_ path: String) throws(TLSSetupError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw TLSSetupError(file: path, reason: String(cString: strerror(errno))) }
+        let mode = status.st_mode & 0o777
+        guard mode & 0o007 == 0 else {
+            throw TLSSetupError(
+                file: path,
+                reason: "the private key is open to every user (mode \(String(mode, radix: 8))): run chmod o-rwx \(path)")
         }
     }
 

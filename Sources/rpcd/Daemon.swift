@@ -62,10 +62,10 @@ struct Daemon {
             registry: try RPCServiceRegistry(
                 services: builtins + generation.services, unavailable: generation.unavailable,
                 access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
-            parser: RPCEnvelopeParser(maxNestingDepth: settings.maxNestingDepth, maxBatchLength: settings.maxBatchLength),
+            parser: RPCEnvelopeParser(limits: settings.limits),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
-            maxReplySize: settings.maxFrameSize, events: host.events)
+            maxReplySize: settings.limits.maxFrameSize, events: host.events)
         host.commit(generation)
 
         if !activatedSockets.isEmpty {
@@ -80,13 +80,7 @@ struct Daemon {
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
             configuration: RPCServer.Configuration(
-                listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, maxFrameSize: settings.maxFrameSize,
-                maxConnections: settings.maxConnections, maxConnectionsPerPeer: settings.maxConnectionsPerPeer,
-                maxCallsPerConnection: settings.maxCallsPerConnection,
-                maxSubscriptionsPerConnection: settings.maxSubscriptionsPerConnection,
-                maxQueuedEvents: settings.maxQueuedEvents,
-                maxBufferedBytes: settings.maxBufferedBytes, frameTimeout: settings.frameTimeout,
-                idleTimeout: settings.idleTimeout,
+                listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
                 shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in

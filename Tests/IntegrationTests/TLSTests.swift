@@ -142,6 +142,18 @@ final class TLSTests: XCTestCase {
         await plain.close()
     }
 
+    /// A private key every local user can read is refused (issue 21), on reload as at start: the old one
+    /// keeps serving, and the log says why and how to fix it.
+    func testAPrivateKeyOpenToEveryUserIsRefused() async throws {
+        let (daemon, endpoint) = try startDaemon(tls: "")
+        XCTAssertEqual(chmod(pki.path("server.key"), 0o644), 0)
+        kill(daemon.process.processIdentifier, SIGHUP)
+        let reason = try daemon.waitForLog(matching: "(open to every user \\(mode 644\\): run chmod o-rwx)")
+        XCTAssertFalse(reason.isEmpty)
+        let still = try await call(endpoint, RPCClientTLS(caFile: pki.caFile), "rpcd.ping")
+        XCTAssertEqual(still, "pong", "the key read before keeps serving")
+    }
+
     func testReloadReadsNewFilesAndKeepsOpenConnections() async throws {
         let (daemon, endpoint) = try startDaemon(tls: "")
         let open = try await RPCClient.connect(to: endpoint, tls: RPCClientTLS(caFile: pki.caFile))

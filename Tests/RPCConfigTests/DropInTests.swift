@@ -55,7 +55,7 @@ final class DropInTests: XCTestCase {
         try directory.write("rpcd.conf.d/20-late.conf", "[Server]\nMaxConnections=30\n")
         try directory.write("rpcd.conf.d/10-early.conf", "[Server]\nMaxConnections=20\nThreads=6\n")
         let config = try ServerConfiguration.load(path: main)
-        XCTAssertEqual(config.maxConnections, 30)
+        XCTAssertEqual(config.limits.maxConnections, 30)
         XCTAssertEqual(config.threads, 6)
         XCTAssertEqual(config.logLevel, .debug)
     }

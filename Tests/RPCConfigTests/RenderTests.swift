@@ -19,7 +19,9 @@ final class RenderTests: XCTestCase {
             MaxCallsPerConnection=128
             MaxSubscriptionsPerConnection=64
             MaxQueuedEvents=1024
-            MaxBufferedBytes=256M
+            MaxBufferedBytes=128M
+            MaxBufferedBytesPerPeer=16M
+            Administrators=user:root group:rpcd
             FrameTimeout=1min
             IdleTimeout=5min
             LogLevel=info
@@ -48,7 +50,11 @@ final class RenderTests: XCTestCase {
 
     func testCustomConfigurationRendersItsValues() {
         let config = ServerConfiguration(
-            listen: [.tcp(host: "::1", port: 9000)], threads: 3, maxFrameSize: 1000, idleTimeout: nil, logLevel: .trace)
+            listen: [.tcp(host: "::1", port: 9000)], threads: 3,
+            limits: ConnectionLimits {
+                $0.maxFrameSize = 1000
+                $0.idleTimeout = nil
+            }, logLevel: .trace)
         let text = config.rendered()
         XCTAssertTrue(text.contains("\nListen=[::1]:9000\nThreads=3\nMaxFrameSize=1000\n"), text)
         XCTAssertTrue(text.contains("\nIdleTimeout=infinity\nLogLevel=trace\n"), text)
@@ -59,11 +65,23 @@ final class RenderTests: XCTestCase {
             ServerConfiguration.defaults,
             ServerConfiguration(
                 listen: [.unix(path: "/tmp/x y.sock"), .tcp(host: "::", port: 0), .tcp(host: "example.org", port: 65535)],
-                threads: 1024, maxFrameSize: 64, maxBatchLength: 1, maxNestingDepth: 2, maxConnections: 1_000_000,
-                maxCallsPerConnection: 65536, idleTimeout: .milliseconds(90_500), logLevel: .critical, logCalls: true,
+                threads: 1024,
+                limits: ConnectionLimits {
+                    $0.maxFrameSize = 64
+                    $0.maxBatchLength = 1
+                    $0.maxNestingDepth = 2
+                    $0.maxConnections = 1_000_000
+                    $0.maxCallsPerConnection = 65536
+                    $0.idleTimeout = .milliseconds(90_500)
+                }, logLevel: .critical, logCalls: true,
                 slowCallThreshold: nil, shutdownGracePeriod: .milliseconds(2500)),
-            ServerConfiguration(listen: [], maxFrameSize: (1 << 30) - 1, idleTimeout: nil),
-            ServerConfiguration(idleTimeout: .microseconds(1)),
+            ServerConfiguration(
+                listen: [],
+                limits: ConnectionLimits {
+                    $0.maxFrameSize = (1 << 30) - 1
+                    $0.idleTimeout = nil
+                }),
+            ServerConfiguration(limits: ConnectionLimits { $0.idleTimeout = .microseconds(1) }),
         ]
         for config in configurations {
             let text = config.rendered()

@@ -7,14 +7,16 @@ final class ServerConfigurationTests: XCTestCase {
         let defaults = ServerConfiguration.defaults
         XCTAssertEqual(defaults.listen, [.unix(path: "/run/rpcd/rpcd.sock"), .tcp(host: "127.0.0.1", port: 7390)])
         XCTAssertNil(defaults.threads)
-        XCTAssertEqual(defaults.maxFrameSize, 4 * 1024 * 1024)
-        XCTAssertEqual(defaults.maxBatchLength, 1024)
-        XCTAssertEqual(defaults.maxNestingDepth, 64)
-        XCTAssertEqual(defaults.maxConnections, 4096)
-        XCTAssertEqual(defaults.maxCallsPerConnection, 128)
-        XCTAssertEqual(defaults.maxBufferedBytes, 256 << 20)
-        XCTAssertEqual(defaults.frameTimeout, .seconds(60))
-        XCTAssertEqual(defaults.idleTimeout, .seconds(300))
+        XCTAssertEqual(defaults.limits.maxFrameSize, 4 * 1024 * 1024)
+        XCTAssertEqual(defaults.limits.maxBatchLength, 1024)
+        XCTAssertEqual(defaults.limits.maxNestingDepth, 64)
+        XCTAssertEqual(defaults.limits.maxConnections, 4096)
+        XCTAssertEqual(defaults.limits.maxCallsPerConnection, 128)
+        XCTAssertEqual(defaults.limits.maxBufferedBytes, 128 << 20)
+        XCTAssertEqual(defaults.limits.maxBufferedBytesPerPeer, 16 << 20)
+        XCTAssertEqual(defaults.limits.administrators, [.user("root"), .group("rpcd")])
+        XCTAssertEqual(defaults.limits.frameTimeout, .seconds(60))
+        XCTAssertEqual(defaults.limits.idleTimeout, .seconds(300))
         XCTAssertEqual(defaults.logLevel, .info)
         XCTAssertEqual(ServerConfiguration.defaultPath, "/etc/rpcd/rpcd.conf")
     }
@@ -39,15 +41,22 @@ final class ServerConfigurationTests: XCTestCase {
             LogLevel=debug
             """
         let expected = ServerConfiguration(
-            listen: [.tcp(host: "::1", port: 9000)], threads: 8, maxFrameSize: 1 << 20, maxBatchLength: 10,
-            maxNestingDepth: 32, maxConnections: 100, maxCallsPerConnection: 4, idleTimeout: .seconds(90),
+            listen: [.tcp(host: "::1", port: 9000)], threads: 8,
+            limits: ConnectionLimits {
+                $0.maxFrameSize = 1 << 20
+                $0.maxBatchLength = 10
+                $0.maxNestingDepth = 32
+                $0.maxConnections = 100
+                $0.maxCallsPerConnection = 4
+                $0.idleTimeout = .seconds(90)
+            },
             logLevel: .debug)
         XCTAssertEqual(try configuration(text), expected)
     }
 
     func testLaterAssignmentsOverrideEarlierOnes() throws {
         let config = try configuration("[Server]\nMaxConnections=10\nLogLevel=error\n[Server]\nMaxConnections=20\n")
-        XCTAssertEqual(config.maxConnections, 20)
+        XCTAssertEqual(config.limits.maxConnections, 20)
         XCTAssertEqual(config.logLevel, .error)
     }
 
@@ -68,10 +77,10 @@ final class ServerConfigurationTests: XCTestCase {
     }
 
     func testIdleTimeoutZeroAndInfinityDisable() throws {
-        XCTAssertNil(try configuration("[Server]\nIdleTimeout=0\n").idleTimeout)
-        XCTAssertNil(try configuration("[Server]\nIdleTimeout=infinity\n").idleTimeout)
-        XCTAssertEqual(try configuration("[Server]\nIdleTimeout=500ms\n").idleTimeout, .milliseconds(500))
-        XCTAssertEqual(try configuration("[Server]\nIdleTimeout=45\n").idleTimeout, .seconds(45))
+        XCTAssertNil(try configuration("[Server]\nIdleTimeout=0\n").limits.idleTimeout)
+        XCTAssertNil(try configuration("[Server]\nIdleTimeout=infinity\n").limits.idleTimeout)
+        XCTAssertEqual(try configuration("[Server]\nIdleTimeout=500ms\n").limits.idleTimeout, .milliseconds(500))
+        XCTAssertEqual(try configuration("[Server]\nIdleTimeout=45\n").limits.idleTimeout, .seconds(45))
     }
 
     func testRangeBoundsOfEveryLimitedKey() throws {
@@ -112,7 +121,7 @@ final class ServerConfigurationTests: XCTestCase {
 
     /// A frame without a deadline could be trickled for ever (issue 14): `FrameTimeout=` takes no infinity.
     func testFrameTimeoutMustBeFinite() throws {
-        XCTAssertEqual(try configuration("[Server]\nFrameTimeout=2min\n").frameTimeout, .seconds(120))
+        XCTAssertEqual(try configuration("[Server]\nFrameTimeout=2min\n").limits.frameTimeout, .seconds(120))
         for endless in ["infinity", "0"] {
             XCTAssertEqual(
                 configError { try configuration("[Server]\nFrameTimeout=\(endless)\n") }?.line, 2, endless)

@@ -6,6 +6,7 @@ import NIOExtras
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -23,7 +24,12 @@ final class ConnectionPipelineTests: XCTestCase {
             registry: try RPCServiceRegistry(services: [SleepEchoService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
             parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
-            listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCallsPerConnection, idleTimeout: idleTimeout)
+            listen: [],
+            limits: ConnectionLimits {
+                $0.maxFrameSize = maxFrameSize
+                $0.maxCallsPerConnection = maxCallsPerConnection
+                $0.idleTimeout = idleTimeout
+            })
         reads = ReadCounter()
         channel = try PipelineChannel.make(configuration: configuration, router: router, first: reads)
     }
@@ -136,6 +142,20 @@ final class ConnectionPipelineTests: XCTestCase {
         channel.pipeline.fireChannelWritabilityChanged()
         XCTAssertEqual(try outboundFrames().count, 3, "the held frames are served in order")
         XCTAssertEqual(reads.count, readsBefore + 1, "and the held read is passed on")
+    }
+
+    /// `rpc.cancel` finds a call by its id as the JSON text the client sent (issue 21): `"\u0041"` is not `"A"`.
+    func testCancelComparesIdsAsTheirJSONText() throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SleepEchoService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":"A"}"#))
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":["\u0041"],"id":2}"#))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":false,"id":2}"#])
+        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":"A"},"id":3}"#))
+        let frames = try outboundFrames()
+        XCTAssertTrue(frames.contains(#"{"jsonrpc":"2.0","result":true,"id":3}"#), "\(frames)")
+        XCTAssertTrue(frames.contains { $0.contains("-32011") && $0.contains(#""id":"A""#) }, "\(frames)")
     }
 
     func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {

@@ -5,6 +5,7 @@ import NIOEmbedded
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -26,7 +27,6 @@ final class DaemonServiceTests: XCTestCase {
             ConnectionPipeline.handlers(
                 configuration: RPCServer.Configuration(listen: []), router: router,
                 connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test")),
-                budget: InboundByteBudget(limit: 1 << 20, statistics: router.statistics),
                 refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
     }
@@ -47,6 +47,23 @@ final class DaemonServiceTests: XCTestCase {
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
         let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))
         return try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length))))
+    }
+
+    /// `rpcd.info` lists what `rpc.discover` shows the same caller (issue 21): here a local peer with read-only
+    /// rights, to whom `echo` (no read-only method) is hidden, and `rpcd`'s count is of its read-only methods.
+    func testInfoListsOnlyTheServicesTheCallerMaySee() throws {
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(
+                services: [RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics()), SleepEchoService()],
+                access: RPCAccessPolicy(default: RPCAccessRule(allow: [], allowRead: [.local]))),
+            parser: RPCEnvelopeParser())
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        let services = try XCTUnwrap(call("rpcd.info")["result"]?["services"]?.arrayValue)
+        XCTAssertEqual(services.compactMap { $0["name"]?.stringValue }.sorted(), ["rpc", "rpcd"])
+        let discovered = try XCTUnwrap(call("rpc.discover")["result"]?["methods"]?.arrayValue)
+        XCTAssertFalse(discovered.contains { $0["name"]?.stringValue?.hasPrefix("echo.") ?? false })
+        let rpcd = try XCTUnwrap(services.first { $0["name"] == "rpcd" })
+        XCTAssertEqual(rpcd["methods"]?.intValue, discovered.filter { $0["name"]?.stringValue?.hasPrefix("rpcd.") ?? false }.count)
     }
 
     func testSetLogLevelByPositionAndByName() throws {

@@ -29,8 +29,12 @@ final class EventDeliveryTests: XCTestCase {
         router = RPCRouter(
             registry: try RPCServiceRegistry(services: [TickService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
         let configuration = RPCServer.Configuration(
-            listen: [], maxSubscriptionsPerConnection: maxSubscriptions, maxQueuedEvents: maxQueuedEvents,
-            idleTimeout: idleTimeout)
+            listen: [],
+            limits: ConnectionLimits {
+                $0.maxSubscriptionsPerConnection = maxSubscriptions
+                $0.maxQueuedEvents = maxQueuedEvents
+                $0.idleTimeout = idleTimeout
+            })
         channel = try PipelineChannel.make(configuration: configuration, router: router)
     }
 

@@ -5,12 +5,13 @@ import NIOEmbedded
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
 
-/// The limits on what received frames may hold (issue 14): the budget shared by every connection
-/// (`MaxBufferedBytes=`), the frame deadline (`FrameTimeout=`), the bytes a call keeps of its frame, and the
+/// The limits on what received frames may hold (issues 14, 21): each peer's account in the ledger shared by
+/// every connection (`MaxBufferedBytesPerPeer=`, `MaxBufferedBytes=`), the frame deadline (`FrameTimeout=`), the bytes a call keeps of its frame, and the
 /// in-flight limit for batches. Each connection is the server's own pipeline on an `EmbeddedChannel`.
 final class FrameLimitsTests: XCTestCase {
     private let statistics = RPCStatistics()
@@ -28,19 +29,40 @@ final class FrameLimitsTests: XCTestCase {
         for channel in channels { _ = try? channel.finish() }
     }
 
-    /// A connection with the server's pipeline; connections made with the same `budget` share it.
+    private let root = RPCPeer.unixSocket(.init(uid: 0, gid: 0, pid: 1))
+
+    /// A ledger over `statistics`, with root as the administrator.
+    private func makeLedger(limit: Int = 1 << 30, perPeer: Int = 1 << 30) -> PeerLedger {
+        PeerLedger(
+            limits: ConnectionLimits {
+                $0.maxFrameSize = 1024
+                $0.maxBufferedBytes = limit
+                $0.maxBufferedBytesPerPeer = perPeer
+            },
+            administrators: RPCPeerSet([.user("0")]), statistics: statistics)
+    }
+
+    /// A connection of `peer` with the server's pipeline; its account is opened in `ledger`, and closed with it.
     private func connect(
-        budget: InboundByteBudget, maxFrameSize: Int = 1 << 20, maxCalls: Int = 128, frameTimeout: Duration = .seconds(60)
+        ledger: PeerLedger, peer: RPCPeer = .unixSocket(), maxFrameSize: Int = 1 << 20, maxCalls: Int = 128,
+        frameTimeout: Duration = .seconds(60)
     ) throws -> EmbeddedChannel {
+        let account = try XCTUnwrap(ledger.open(peer))
         let configuration = RPCServer.Configuration(
-            listen: [], maxFrameSize: maxFrameSize, maxCallsPerConnection: maxCalls, frameTimeout: frameTimeout,
-            idleTimeout: nil)
+            listen: [],
+            limits: ConnectionLimits {
+                $0.maxFrameSize = maxFrameSize
+                $0.maxCallsPerConnection = maxCalls
+                $0.frameTimeout = frameTimeout
+                $0.idleTimeout = nil
+            })
         let channel = EmbeddedChannel(loop: loop)
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(
                 configuration: configuration, router: router,
-                connection: RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test")),
-                budget: budget, refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
+                connection: RPCConnectionInfo(id: 1, peer: peer, logger: Logger(label: "test"), account: account),
+                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
+        channel.closeFuture.whenComplete { _ in account.close() }
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         channels.append(channel)
         return channel
@@ -62,36 +84,82 @@ final class FrameLimitsTests: XCTestCase {
         return buffer
     }
 
-    func testAnnouncedFramesFillTheBudgetAndTheNextFrameIsRefused() throws {
-        let budget = InboundByteBudget(limit: 10_000, statistics: statistics)
-        let trickling = try connect(budget: budget)
-        var start = header(announcing: 9_000)
-        start.writeString(#"{"jsonrpc":"2.0""#)
-        try trickling.writeInbound(start)
-        XCTAssertEqual(statistics.bufferedBytes.value, 9_000, "charged at its announced length, before the bytes pile up")
+    private func call(_ id: Int) -> ByteBuffer {
+        PipelineChannel.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(id)],"id":\#(id)}"#)
+    }
 
-        let late = try connect(budget: budget)
-        var call = ByteBuffer()
-        call.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(String(repeating: "1,", count: 600))1],"id":1}"#)
-        _ = try? late.writeInbound(call)
-        let refused = try replies(late)
+    /// 64 connections that announce large frames and send nothing more hold what arrived, not what was
+    /// announced (issue 21: 256 bytes locked everyone out). What a peer does send is charged to it and refused
+    /// past its share; other peers and root are served meanwhile, and once it leaves nothing stays charged.
+    func testAnnouncedLengthsHoldNothingAndOnePeerCannotSpendAnothersShare() throws {
+        let ledger = makeLedger(limit: 400_000, perPeer: 100_000)
+        let attacker = RPCPeer.ip("127.0.0.1", port: 1)
+        var holders: [EmbeddedChannel] = []
+        for index in 0..<64 {
+            // Loopback addresses are one peer, whichever of them it uses.
+            let channel = try connect(ledger: ledger, peer: .ip("127.0.0.\(index + 1)", port: 1))
+            try channel.writeInbound(header(announcing: 900_000))
+            holders.append(channel)
+        }
+        XCTAssertLessThanOrEqual(ledger.charged(to: attacker), 64 * 1024, "what arrived is held, not what was announced")
+
+        let first = holders[0]
+        var sent = 0
+        while first.isActive, sent < 900_000 {
+            _ = try? first.writeInbound(ByteBuffer(repeating: UInt8(ascii: " "), count: 20_000))
+            sent += 20_000
+        }
+        XCTAssertFalse(first.isActive, "a refused frame cannot be skipped: the connection is closed")
+        XCTAssertLessThan(sent, 200_000, "refused at its own share, not at the whole")
+        let refused = try replies(first)
         XCTAssertEqual(refused.first?["error"]?["code"], -32009)
         XCTAssertEqual(refused.first?["error"]?["message"], "Server busy")
-        XCTAssertEqual(refused.first?["error"]?["data"]?["limit"], 10_000)
-        XCTAssertFalse(late.isActive, "a refused frame cannot be skipped: the connection is closed")
+        XCTAssertEqual(refused.first?["error"]?["data"]?["limit"], 100_000)
         XCTAssertEqual(statistics.refusedFrames.value, 1)
 
-        try trickling.close().wait()
+        for (index, peer) in [RPCPeer.ip("192.0.2.7", port: 1), root].enumerated() {
+            let other = try connect(ledger: ledger, peer: peer)
+            try other.writeInbound(call(index))
+            XCTAssertEqual(try replies(other).first?["id"]?.intValue, index, "\(peer) is served")
+        }
+
+        for channel in holders { _ = try? channel.close().wait() }
         loop.run()  // the pipeline's handlers are removed after the close
-        XCTAssertEqual(statistics.bufferedBytes.value, 0, "a closed connection gives back what its partial frame held")
-        let next = try connect(budget: budget)
-        try next.writeInbound(call)
-        XCTAssertEqual(try replies(next).first?["id"], 1)
+        XCTAssertEqual(ledger.charged(to: attacker), 0, "nothing stays charged after the peer leaves")
         XCTAssertEqual(statistics.bufferedBytes.value, 0, "answered calls give their bytes back")
     }
 
+    /// Peers together cannot take what is reserved for the administrators: root is served when every other
+    /// peer has spent all it may.
+    func testTheAdministratorsReserveIsRootsWhateverOthersHold() throws {
+        let ledger = makeLedger(limit: 200_000, perPeer: 50_000)
+        // Each holds a buffer of 32 KiB for the 20 000 bytes it sent of a 30 000-byte frame.
+        let partFrame = { () -> ByteBuffer in
+            var start = self.header(announcing: 30_000)
+            start.writeBytes(Array(repeating: UInt8(ascii: " "), count: 20_000))
+            return start
+        }
+        var holders: [EmbeddedChannel] = []
+        for address in 1...8 {
+            let channel = try connect(ledger: ledger, peer: .ip("192.0.2.\(address)", port: 1))
+            _ = try? channel.writeInbound(partFrame())
+            holders.append(channel)
+        }
+        XCTAssertEqual(holders.filter(\.isActive).count, 4, "all but the reserve is taken, by four of them")
+        XCTAssertLessThanOrEqual(statistics.bufferedBytes.value, 150_000)
+        let user = try connect(ledger: ledger, peer: .unixSocket(.init(uid: 1000, gid: 1000, pid: 2)))
+        _ = try? user.writeInbound(partFrame())
+        XCTAssertFalse(user.isActive, "another user cannot reach into the reserve")
+        let admin = try connect(ledger: ledger, peer: root)
+        try admin.writeInbound(partFrame())
+        XCTAssertTrue(admin.isActive, "root's frame fits in the reserve")
+        for channel in holders + [admin] { _ = try? channel.close().wait() }
+        loop.run()
+        XCTAssertEqual(statistics.bufferedBytes.value, 0)
+    }
+
     func testATrickledFrameIsRefusedAtItsDeadline() throws {
-        let channel = try connect(budget: InboundByteBudget(limit: 1 << 20, statistics: statistics), frameTimeout: .seconds(30))
+        let channel = try connect(ledger: makeLedger(), frameTimeout: .seconds(30))
         let wire = { () -> ByteBuffer in
             var buffer = ByteBuffer()
             buffer.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)
@@ -113,7 +181,7 @@ final class FrameLimitsTests: XCTestCase {
     }
 
     func testAFrameCompletedInTimeHasNoDeadlineLeft() throws {
-        let channel = try connect(budget: InboundByteBudget(limit: 1 << 20, statistics: statistics), frameTimeout: .seconds(5))
+        let channel = try connect(ledger: makeLedger(), frameTimeout: .seconds(5))
         var wire = ByteBuffer()
         wire.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)
         try channel.writeInbound(wire.getSlice(at: 0, length: 10)!)
@@ -127,7 +195,7 @@ final class FrameLimitsTests: XCTestCase {
     /// A call keeps only what it uses of its frame: 100 calls each carrying an ignored 100 KB member hold a few
     /// kilobytes while they run, not 10 MB.
     func testACallDoesNotPinTheMembersItIgnores() throws {
-        let channel = try connect(budget: InboundByteBudget(limit: 1 << 30, statistics: statistics))
+        let channel = try connect(ledger: makeLedger())
         let padding = String(repeating: "x", count: 100_000)
         var input = ByteBuffer()
         for id in 1...100 {
@@ -141,7 +209,7 @@ final class FrameLimitsTests: XCTestCase {
     }
 
     func testABatchRunsNoMoreEntriesAtOnceThanTheInFlightLimit() throws {
-        let channel = try connect(budget: InboundByteBudget(limit: 1 << 20, statistics: statistics), maxCalls: 2)
+        let channel = try connect(ledger: makeLedger(), maxCalls: 2)
         let entries = (1...5).map { #"{"jsonrpc":"2.0","method":"echo.sleep","params":[10],"id":\#($0)}"# }
         var input = ByteBuffer()
         input.writeLengthPrefixedFrame("[" + entries.joined(separator: ",") + "]")

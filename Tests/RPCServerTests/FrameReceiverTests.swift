@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import RPCCore
+import RPCProtocol
 @testable import RPCServer
 import RPCWire
 import XCTest
@@ -25,8 +26,8 @@ final class FrameReceiverTests: XCTestCase {
             stream += (0..<Int(random.next() % 6)).map { _ in UInt8(truncatingIfNeeded: random.next()) }  // a tail
             let expected = Reading(stream, maxFrameSize: maxFrameSize)
 
-            let budget = InboundByteBudget(limit: 1 << 20, statistics: RPCStatistics())
-            let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: maxFrameSize, budget: budget, timeout: .seconds(60)))
+            let account = PeerLedger.unlimitedAccount()
+            let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: maxFrameSize, account: account, timeout: .seconds(60)))
             var frames: [[UInt8]] = []
             var refused = false
             var offset = 0
@@ -42,27 +43,47 @@ final class FrameReceiverTests: XCTestCase {
             }
             XCTAssertEqual(frames, expected.frames, "round \(round)")
             XCTAssertEqual(refused, expected.tooLarge, "round \(round)")
-            let held = frames.reduce(0) { $0 + $1.count } + (refused ? 0 : expected.incompleteLength ?? 0)
-            XCTAssertEqual(budget.bytesInUse, held, "round \(round): the frames handed on and the one still arriving")
+            let delivered = frames.reduce(0) { $0 + $1.count }
+            if refused {
+                XCTAssertEqual(account.charged, delivered, "round \(round): a refusal gives back what the tail held")
+            } else {
+                // The tail is held in a buffer with room for twice what arrived (at least 1 KiB, at most the frame).
+                XCTAssertGreaterThanOrEqual(account.charged, delivered + expected.tailLength, "round \(round)")
+                XCTAssertLessThanOrEqual(
+                    account.charged, delivered + max(1024, 2 * (expected.incompleteLength ?? 0) + 8), "round \(round)")
+            }
             _ = try? channel.finish()
-            XCTAssertEqual(budget.bytesInUse, frames.reduce(0) { $0 + $1.count }, "round \(round): removal gives back the incomplete frame's share")
+            XCTAssertEqual(account.charged, delivered, "round \(round): removal gives back what the incomplete frame held")
         }
     }
 
-    /// A frame whose length has arrived holds its announced length of the budget at once; one the budget cannot
-    /// cover is refused before its bytes come.
-    func testAFrameStillArrivingIsChargedItsAnnouncedLength() throws {
-        let budget = InboundByteBudget(limit: 1000, statistics: RPCStatistics())
-        let first = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 4096, budget: budget, timeout: .seconds(60)))
-        try first.writeInbound(first.allocator.buffer(bytes: [0, 0, 3, 0x20, 1, 2]))  // 800 announced
-        XCTAssertEqual(budget.bytesInUse, 800)
-        let second = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 4096, budget: budget, timeout: .seconds(60)))
-        XCTAssertThrowsError(try second.writeInbound(second.allocator.buffer(bytes: [0, 0, 1, 0x00]))) { error in
+    /// A frame still arriving holds the memory of what arrived, not its announced length (issue 21); a whole
+    /// frame holds its length once; a frame the account cannot cover is refused as its bytes come.
+    func testAFrameStillArrivingIsChargedWhatArrived() throws {
+        let ledger = PeerLedger(
+            limits: ConnectionLimits {
+                $0.maxFrameSize = 64
+                $0.maxBufferedBytes = 1 << 20
+                $0.maxBufferedBytesPerPeer = 40_000
+            },
+            administrators: RPCPeerSet([]), statistics: RPCStatistics())
+        let account = try XCTUnwrap(ledger.open(.ip("192.0.2.1", port: 1)))
+        let first = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 1 << 20, account: account, timeout: .seconds(60)))
+        try first.writeInbound(first.allocator.buffer(bytes: [0, 0x01, 0, 0, 1, 2]))  // 65 536 announced
+        XCTAssertEqual(account.charged, 1024, "a small buffer for what arrived")
+        try first.writeInbound(first.allocator.buffer(bytes: Array(repeating: 7, count: 10_000)))
+        XCTAssertGreaterThanOrEqual(account.charged, 10_002)
+        XCTAssertLessThanOrEqual(account.charged, 20_008)
+        XCTAssertThrowsError(try first.writeInbound(first.allocator.buffer(bytes: Array(repeating: 7, count: 30_000)))) { error in
             XCTAssertTrue(error is BufferBudgetExceeded, "\(error)")
         }
-        XCTAssertNoThrow(try first.writeInbound(first.allocator.buffer(bytes: Array(repeating: 7, count: 798))))
-        XCTAssertEqual(try first.readInbound(as: ByteBuffer.self)?.readableBytes, 800)
-        XCTAssertEqual(budget.bytesInUse, 800, "the whole frame holds what its length reserved, once")
+        XCTAssertEqual(account.charged, 0, "the refused frame gives back what it held")
+
+        let second = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 1 << 20, account: account, timeout: .seconds(60)))
+        try second.writeInbound(second.allocator.buffer(bytes: [0, 0, 3, 0x20, 1, 2]))  // 800 announced
+        try second.writeInbound(second.allocator.buffer(bytes: Array(repeating: 7, count: 798)))
+        XCTAssertEqual(try second.readInbound(as: ByteBuffer.self)?.readableBytes, 800)
+        XCTAssertEqual(account.charged, 800, "the whole frame holds its length, once")
         _ = try? first.finish()
         _ = try? second.finish()
     }
@@ -70,11 +91,10 @@ final class FrameReceiverTests: XCTestCase {
     /// Input that arrives while a frame is being handled (here: the next handler feeds the channel from inside
     /// `channelRead`) is read after the frames already there, in order.
     func testInputArrivingWhileFramesAreHandedOnKeepsItsOrder() throws {
-        let budget = InboundByteBudget(limit: 1 << 20, statistics: RPCStatistics())
         let channel = EmbeddedChannel()
         let feeder = Feeder()
         try channel.pipeline.syncOperations.addHandlers(
-            FrameReceiver(maxFrameSize: 100, budget: budget, timeout: .seconds(60)), feeder)
+            FrameReceiver(maxFrameSize: 100, account: PeerLedger.unlimitedAccount(), timeout: .seconds(60)), feeder)
         var bytes = ByteBuffer()
         for payload in ["a", "b"] { bytes.writeLengthPrefixedFrame(payload) }
         bytes.writeBytes([0, 0])  // half of the next length
@@ -107,6 +127,8 @@ private struct Reading {
     var frames: [[UInt8]] = []
     var tooLarge = false
     var incompleteLength: Int?
+    /// The bytes after the last whole frame.
+    var tailLength = 0
 
     init(_ stream: [UInt8], maxFrameSize: Int) {
         var position = 0
@@ -118,11 +140,13 @@ private struct Reading {
             }
             guard stream.count - position - 4 >= length else {
                 incompleteLength = length
+                tailLength = stream.count - position
                 return
             }
             frames.append(Array(stream[(position + 4)..<(position + 4 + length)]))
             position += 4 + length
         }
+        tailLength = stream.count - position
     }
 }
 

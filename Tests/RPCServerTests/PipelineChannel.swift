@@ -10,17 +10,20 @@ import XCTest
 /// An `EmbeddedChannel` with exactly the per-connection pipeline the server installs, connected, for tests
 /// that drive it with frames.
 enum PipelineChannel {
-    /// `first` (a probe, say) goes in before the server's handlers.
+    /// `first` (a probe, say) goes in before the server's handlers. The connection's account is opened in
+    /// `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
     static func make(
-        configuration: RPCServer.Configuration, router: RPCRouter, first: (any ChannelHandler)? = nil
+        configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil
     ) throws -> EmbeddedChannel {
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"))
+        let ledger = ledger ?? PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: router.statistics)
+        let account = try XCTUnwrap(ledger.open(.unixSocket()))
+        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"), account: account)
         let channel = EmbeddedChannel()
+        channel.closeFuture.whenComplete { _ in account.close() }
         if let first { try channel.pipeline.syncOperations.addHandler(first) }
         try channel.pipeline.syncOperations.addHandlers(
             ConnectionPipeline.handlers(
                 configuration: configuration, router: router, connection: connection,
-                budget: InboundByteBudget(limit: configuration.maxBufferedBytes, statistics: router.statistics),
                 refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel

@@ -56,6 +56,17 @@ final class LogHandlerTests: XCTestCase {
             line, #"2026-11-18T11:06:40.250Z notice rpcd: Listening rpcd_error="two words" rpcd_listener=127.0.0.1:7390"#)
     }
 
+    /// A value a peer controls cannot break the line: U+0085, U+2028, U+2029 and control characters are
+    /// escaped, not written raw (issue 21).
+    func testConsoleLineEscapesEveryLineBreakAndControlCharacter() {
+        let line = ConsoleLogHandler.line(
+            time: Date(timeIntervalSince1970: 0), level: .info, label: "rpcd", message: "Call failed",
+            metadata: [LogField.callID: "a\u{2028}b\u{85}c\u{2029}d\re\u{1B}[31mf\\g\nh"])
+        XCTAssertEqual(
+            line, #"1970-01-01T00:00:00.000Z info rpcd: Call failed rpcd_call_id="a\u{2028}b\u{85}c\u{2029}d\u{d}e\u{1b}[31mf\\g\nh""#)
+        XCTAssertFalse(line.contains { $0.isNewline })
+    }
+
     func testConsoleHandlerWritesOneLineAndReadsTheSharedLevel() throws {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)

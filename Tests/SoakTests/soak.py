@@ -10,7 +10,9 @@ port and a Unix socket of its own, then, for N seconds (default 30, at most 7200
                 calc.add, echo.echo of random bytes, kv.set then kv.get, a batch of 10 calc.add
     reloads     SIGHUP every 3 s
     hostile     from 127.0.0.2-9, continuously: oversize lengths, random bytes, frames trickled a byte a
-                second, clients that send 1 MiB of calls and never read, amplifying kv.get batches
+                second, clients that send 1 MiB of calls and never read, amplifying kv.get batches, and
+                issue 21's mixes: lengths announced and nothing sent, calls with 1 MB ids never read,
+                batches of rpc.discover, subscribers that never read
 
 Fails (exit 1) if any valid call fails or gets a wrong answer, if rpcd dies, or if its RSS at the end, once
 the hostile clients are gone, is more than 64 MiB above the RSS after the warm-up. Prints the counts and
@@ -164,7 +166,7 @@ def reloader(daemon, stop, counters):
 
 def hostile(daemon, stop, counters):
     rng = random.Random(7)
-    trickling, silent = [], []
+    trickling, silent, held = [], [], []
     big_value = "v" * 100_000
     admin = daemon.unix()
     admin.sendall(frame(json.dumps({"jsonrpc": "2.0", "method": "kv.set", "params": ["soak-big", big_value], "id": 1})))
@@ -175,7 +177,7 @@ def hostile(daemon, stop, counters):
         turn += 1
         source = HOSTILE_SOURCES[turn % len(HOSTILE_SOURCES)]
         try:
-            kind = turn % 5
+            kind = turn % 9
             if kind == 0:  # oversize length: answered -32000 and closed
                 with daemon.tcp(source, timeout=5) as s:
                     s.sendall(struct.pack(">I", 1 << 31))
@@ -208,6 +210,38 @@ def hostile(daemon, stop, counters):
                     pass
                 silent.append(s)
                 counters.add("hostile_silent")
+            elif kind == 5:  # announced lengths, nothing sent: up to 64 held (they hold what they sent, 4 bytes)
+                if len(held) < 64:
+                    s = daemon.tcp(source, timeout=1)
+                    s.sendall(struct.pack(">I", 4 << 20))
+                    held.append(s)
+                    counters.add("hostile_announce")
+            elif kind == 6:  # 16 calls with 1 MB ids, never read: closed when the replies fill the peer's share
+                if len(silent) >= 10:
+                    silent.pop(0).close()
+                s = daemon.tcp(source, timeout=1)
+                s.setblocking(False)
+                ids = "i" * 1_000_000
+                try:
+                    s.sendall(b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":[{n}],"id":"{ids}{n}"}}')
+                                       for n in range(16)))
+                except (BlockingIOError, OSError):
+                    pass
+                silent.append(s)
+                counters.add("hostile_big_ids")
+            elif kind == 7:  # a batch of 64 rpc.discover: served in turns, not ahead of everyone
+                with daemon.tcp(source, timeout=30) as s:
+                    s.sendall(frame(json.dumps([{"jsonrpc": "2.0", "method": "rpc.discover", "id": i} for i in range(64)])))
+                    counters.add("hostile_discover")
+                    read_frame(s)
+            elif kind == 8:  # a subscriber that never reads (its events are charged by bytes)
+                if len(silent) >= 10:
+                    silent.pop(0).close()
+                s = daemon.tcp(source, timeout=5)
+                s.sendall(frame('{"jsonrpc":"2.0","method":"rpc.subscribe","params":["kv.changed"],"id":1}'))
+                read_frame(s)
+                silent.append(s)
+                counters.add("hostile_subscriber")
             else:  # amplifying batch: 200 x 100 KB replies, answered -32008
                 with daemon.tcp(source, timeout=30) as s:
                     entries = [{"jsonrpc": "2.0", "method": "kv.get", "params": ["soak-big"], "id": i} for i in range(200)]
@@ -224,7 +258,7 @@ def hostile(daemon, stop, counters):
                     s.close()
         except (OSError, ConnectionError, ValueError):
             counters.add("hostile_closed_by_rpcd")
-    for s in trickling + silent:
+    for s in trickling + silent + held:
         s.close()
 
 
