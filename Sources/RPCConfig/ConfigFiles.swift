@@ -42,6 +42,11 @@ enum ConfigFiles {
             throw ConfigError(file: path, line: nil, message: "cannot open file: \(describe(errno))")
         }
         defer { close(fd) }
+        return try readText(descriptor: fd, path: path)
+    }
+
+    /// The text read from `fd` (open on `path`, which errors name).
+    static func readText(descriptor fd: Int32, path: String) throws(ConfigError) -> String {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {

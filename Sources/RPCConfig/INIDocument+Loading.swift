@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension INIDocument {
     /// Reads and parses one file.
     ///
@@ -17,6 +21,41 @@ extension INIDocument {
         case .other:
             throw ConfigError(file: path, line: nil, message: "is not a regular file")
         }
+    }
+
+    /// Reads and parses one file through one descriptor, after `check` has judged the file by what `fstat`
+    /// says of that descriptor: a path swapped after the check (a symlink in a sticky directory) changes
+    /// nothing, because what is read is what was checked. A masked file (the /dev/null device) is empty; any
+    /// other file that is not regular is refused, and nothing is opened in a way that could block (a FIFO).
+    public static func load(path: String, check: (stat) throws(ConfigError) -> Void) throws(ConfigError) -> INIDocument {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard fd >= 0 else {
+            let error = errno
+            if error == ENOENT { throw ConfigError(file: path, line: nil, message: "configuration file not found") }
+            throw ConfigError(file: path, line: nil, message: "cannot open file: \(String(cString: strerror(error)))")
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw ConfigError(file: path, line: nil, message: "cannot read file: \(String(cString: strerror(errno)))")
+        }
+        try check(info)
+        switch info.st_mode & S_IFMT {
+        case S_IFREG:
+            return try parse(ConfigFiles.readText(descriptor: fd, path: path), file: path)
+        case S_IFCHR where isNullDevice(info):
+            return INIDocument(file: path, entries: [])
+        case S_IFDIR:
+            throw ConfigError(file: path, line: nil, message: "is a directory; expected a configuration file")
+        default:
+            throw ConfigError(file: path, line: nil, message: "is not a regular file")
+        }
+    }
+
+    /// Whether `info` is that of /dev/null (a mask), by device number.
+    private static func isNullDevice(_ info: stat) -> Bool {
+        var null = stat()
+        return stat("/dev/null", &null) == 0 && null.st_rdev == info.st_rdev
     }
 
     /// Reads a main file and its drop-ins, in the order their assignments apply.

@@ -68,17 +68,15 @@ public struct HandlerDirectories: Sendable {
     }
 
     /// Reads a handler file if it can be trusted (`FileTrust`): a handler file names the module rpcd runs, so
-    /// one that others could write would let them choose its code's configuration. A mask (a symlink to
-    /// /dev/null) is only checked for where it lies.
+    /// one that others could write would let them choose its code's configuration. The file is opened once,
+    /// judged by the descriptor's `fstat` and read through it (issue 21: a symlink swapped between a check by
+    /// path and the open made rpcd read another file). A mask (the /dev/null device, which `load` tells by its
+    /// device number) is only checked for where it lies.
     private static func loadTrusted(_ path: String) throws(ConfigError) -> INIDocument {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return try INIDocument.load(path: path) }  // load names the error
-        let isMask = info.st_mode & S_IFMT == S_IFCHR && realpath(path, nil).map { real in
-            defer { free(real) }
-            return String(cString: real) == "/dev/null"
-        } == true
-        let problem = isMask ? FileTrust.problem(directoriesAbove: path) : FileTrust.problem(file: path, info: info)
-        if let problem { throw ConfigError(file: path, line: nil, message: "refused: \(problem)") }
-        return try INIDocument.load(path: path)
+        try INIDocument.load(path: path) { info throws(ConfigError) in
+            let isDevice = info.st_mode & S_IFMT == S_IFCHR
+            let problem = isDevice ? FileTrust.problem(directoriesAbove: path) : FileTrust.problem(file: path, info: info)
+            if let problem { throw ConfigError(file: path, line: nil, message: "refused: \(problem)") }
+        }
     }
 }

@@ -11,7 +11,8 @@ import Glibc
 /// | `user:NAME` or `user:UID` | a Unix-socket peer running as that user |
 /// | `group:NAME` or `group:GID` | a Unix-socket peer in that group (primary or supplementary) |
 /// | `ADDRESS` or `ADDRESS/PREFIX` | a TCP peer from that address or network (`192.168.1.0/24`, `fd00::/8`) |
-/// | `client:NAME` | a TLS peer whose verified certificate names NAME (common name or alternative name) |
+/// | `client:NAME` | a TLS peer whose verified certificate's subject common name is NAME (exactly one) |
+/// | `client:dns:NAME`, `client:email:NAME`, `client:uri:NAME` | a TLS peer whose verified certificate has that subject alternative name |
 /// | `client:*` | a TLS peer with any certificate the configured client CA verified |
 ///
 /// Users and groups are matched by id, from `SO_PEERCRED`: they can only match Unix-socket peers. Names are

@@ -100,7 +100,7 @@ final class TLSTests: XCTestCase {
                 XCTAssertTrue([.tlsFailed(reason), .connectionClosed].contains(error), "\(who): \(error)")
             }
         }
-        _ = try daemon.waitForLog(matching: "rpcd_tls_client=(alice,alice@example.org)")
+        _ = try daemon.waitForLog(matching: "rpcd_tls_client=(alice,email:alice@example.org)")
         _ = try daemon.waitForLog(matching: "(TLS handshake failed; connection closed) rpcd_error=")
     }
 
@@ -140,6 +140,27 @@ final class TLSTests: XCTestCase {
             XCTAssertEqual(error, .protocolViolation("the server answered in TLS: connect with a tls:// address or --tls"))
         }
         await plain.close()
+    }
+
+    /// `client:NAME` is the subject's common name only; alternative names match with their kind
+    /// (`client:dns:NAME`), so a DNS name does not pass for a common name (issue 21).
+    func testClientNamesMatchOnlyInTheFormTheyWereIssuedIn() async throws {
+        let carol = try pki.issue("carol", commonName: "carol", alternativeNames: "DNS:ops.example.org", usage: "clientAuth")
+        let dave = try pki.issue("dave", commonName: "dns:ops.example.org", alternativeNames: "DNS:dave.example.org", usage: "clientAuth")
+        let (daemon, endpoint) = try startDaemon(
+            tls: "ClientCA=\(pki.caFile)\nRequireClientCertificate=yes\n",
+            access: "Allow=client:dns:ops.example.org\nAllowRead=client:ops.example.org\n", modules: ["kv"])
+        defer { _ = daemon }
+        let asCarol = RPCClientTLS(caFile: pki.caFile, certificateFile: carol.certificate, privateKeyFile: carol.key)
+        let asDave = RPCClientTLS(caFile: pki.caFile, certificateFile: dave.certificate, privateKeyFile: dave.key)
+        let stored = try await call(endpoint, asCarol, "kv.set", ["key": "k", "value": 1])
+        XCTAssertEqual(stored, true, "client:dns: matches carol's DNS name")
+        do {
+            _ = try await call(endpoint, asDave, "kv.get", ["k"])
+            XCTFail("a common name that reads like a DNS name named somebody")
+        } catch RPCClientError.remote(let error) {
+            XCTAssertEqual(error.code, -32007)
+        }
     }
 
     /// A private key every local user can read is refused (issue 21), on reload as at start: the old one

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import RPCConfig
 import XCTest
 
@@ -118,5 +121,25 @@ final class DropInTests: XCTestCase {
         let files = try INIDocument.dropInFiles(in: [etc, lib, directory.path + "/missing.d"])
         XCTAssertEqual(files, [onlyLib, override, mask])
         XCTAssertEqual(try files.map { try INIDocument.load(path: $0).entries.count }, [0, 1, 0])
+    }
+
+    /// What `load(path:check:)` reads is what its check judged: a symlink swapped after the check (here, from
+    /// inside it) changes nothing (issue 21: a handler file swapped between check and open).
+    func testLoadReadsTheFileItsCheckJudged() throws {
+        let trusted = try directory.write("trusted.conf", "[Server]\nThreads=2\n")
+        let other = try directory.write("other.conf", "[Server]\nThreads=9\n")
+        let link = trusted + ".link"
+        XCTAssertEqual(symlink(trusted, link), 0)
+        var checked = 0
+        let document = try INIDocument.load(path: link) { info throws(ConfigError) in
+            checked = Int(info.st_size)
+            unlink(link)
+            symlink(other, link)
+        }
+        XCTAssertEqual(checked, "[Server]\nThreads=2\n".utf8.count)
+        XCTAssertEqual(document.entries.map(\.value), ["2"], "read through the descriptor that was checked")
+        XCTAssertThrowsError(try INIDocument.load(path: link) { _ throws(ConfigError) in
+            throw ConfigError(file: link, line: nil, message: "refused")
+        })
     }
 }
