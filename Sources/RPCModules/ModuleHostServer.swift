@@ -33,11 +33,14 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private var state = State.awaitingStart
     private let pool: WorkerPool
+    /// What `main` applied before any thread started; a failure is the start's failure.
+    private let sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>
     /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
     private let cancellations = CallCancellations()
 
-    init(pool: WorkerPool) {
+    init(pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>) {
         self.pool = pool
+        self.sandbox = sandbox
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -74,6 +77,12 @@ final class ModuleHostServer: ChannelInboundHandler {
         var logger = Logger(label: "rpcd") { _ in ModuleLinkLogHandler(channel: channel) }
         logger.logLevel = .debug
         ModuleHostLog.logger = logger
+        switch sandbox {
+        case .failure(let error): return fail("\(error)", context: context)
+        case .success(.noLandlock):
+            logger.warning("Module host runs without a file system sandbox: Landlock is unavailable")
+        case .success(.landlock): break
+        }
         do {
             let image = try ModuleLoader().load(path: start.modulePath)
             let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
@@ -152,6 +161,12 @@ extension Error {
 package enum ModuleHostMain {
     /// Serves the link on descriptor 3 until it closes, then exits.
     package static func main() -> Never {
+        guard let arguments = ModuleHostArguments(parsing: Array(CommandLine.arguments.dropFirst())) else {
+            DescriptorOutput.standardError("rpcd-module-host: runs one handler's module for rpcd, which starts it; not meant to be run by hand\n")
+            _exit(2)
+        }
+        // First, while this is the only thread: Landlock binds the threads started after it.
+        let sandbox = Result { () throws(ModuleHostSandboxError) in try ModuleHostSandbox.apply(arguments) }
         signal(SIGPIPE, SIG_IGN)
         _ = rpcd_exit_with_parent()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -161,7 +176,7 @@ package enum ModuleHostMain {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool)])
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: sandbox)])
                     }
                 }
                 .withConnectedSocket(3).wait()

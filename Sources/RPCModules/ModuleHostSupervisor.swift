@@ -230,7 +230,8 @@ final class ModuleHostSupervisor: Sendable {
         if attempt > 1 { restarts.add(1, ordering: .relaxed) }
         let spawned: (ModuleHostProcess, Int32)
         do {
-            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: [configuration.name])
+            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: arguments.arguments)
         } catch {
             return startFailed("\(error)")
         }

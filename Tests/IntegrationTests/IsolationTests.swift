@@ -146,7 +146,7 @@ extension IsolationTests {
 
     func testKVLosesNoAcknowledgedWriteWhenItsHostIsKilled() throws {
         let file = handlers.appendingPathComponent("kv.json").path
-        try "[Handler]\nModule=kv\n[Config]\nFile=\(file)\n".write(
+        try "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(file)\n".write(
             to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
         let daemon = try startDaemon()
         // kv.set changes state: only Allow= peers (the user running the tests, on the Unix socket) may call it.
@@ -179,5 +179,60 @@ extension IsolationTests {
         }
         let stored = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
         XCTAssertNotNil(stored.objectValue, "the file is whole JSON")
+    }
+}
+
+extension IsolationTests {
+    func testAReloadKeepsAnUnchangedHostAndReplacesAChangedOne() throws {
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let first = try hostPID(c)
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        XCTAssertEqual(try hostPID(c), first, "same configuration, same module file: the same host")
+
+        try "[Handler]\nModule=faulty\nTimeout=5s\n".write(
+            to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        XCTAssertNotEqual(try hostPID(c), first, "a changed handler gets a new host")
+        try daemon.waitForLog(matching: #"Handler stopped.*rpcd_pid=\#(first)"#)
+        XCTAssertFalse(daemon.stderr.contains("Module host died"), "the old host was stopped, not lost")
+    }
+}
+
+extension IsolationTests {
+    func testTheSandboxGrantsOnlyReadWritePaths() throws {
+        let granted = handlers.appendingPathComponent("granted")
+        try FileManager.default.createDirectory(at: granted, withIntermediateDirectories: true)
+        let daemon = try startDaemon(faulty: "ReadWritePaths=\(granted.path)")
+        // rpcd's own files stand in for its TLS key: the configuration directory of the daemon.
+        let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("faulty.write", id: 1, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(request("faulty.read", id: 2, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(request("faulty.write", id: 3, params: #"["\#(handlers.path)/outside"]"#))["result"], false)
+        XCTAssertEqual(try c.call(request("faulty.read", id: 4, params: #"["\#(secret)"]"#))["result"], false, "rpcd's files")
+        XCTAssertEqual(try c.call(request("faulty.read", id: 5, params: #"["/etc/ld.so.cache"]"#))["result"], true)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: handlers.appendingPathComponent("outside").path))
+    }
+
+    func testTheSandboxOffInProcess() throws {
+        let daemon = try startDaemon(faulty: "Isolation=none")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
+        XCTAssertEqual(try c.call(request("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
+    }
+
+    func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {
+        let daemon = try startDaemon(faulty: "MemoryMax=64M")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let reply = try c.call(request("faulty.allocate", id: 1))
+        // malloc fails inside the limit and the module answers how far it got; or the host dies of it and the
+        // caller gets -32005. Either way rpcd and the machine are unaffected.
+        if let mebibytes = reply["result"]?.intValue {
+            XCTAssertLessThan(mebibytes, 64)
+        } else {
+            XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
+        }
+        try assertOthersServe(c)
     }
 }
