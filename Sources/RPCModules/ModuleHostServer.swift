@@ -27,7 +27,8 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private enum State {
         case awaitingStart
-        case serving(ModuleService)
+        /// Answers and events go out through the outbox: one write for all a read's calls answered.
+        case serving(ModuleService, ModuleLinkOutbox)
         case stopped
     }
 
@@ -47,8 +48,8 @@ final class ModuleHostServer: ChannelInboundHandler {
         switch (state, unwrapInboundIn(data)) {
         case (.awaitingStart, .start(let json)):
             start(json, context: context)
-        case (.serving(let service), .call(let token, let method, let params)):
-            call(service, token: token, method: Int(method), params: params, context: context)
+        case (.serving(let service, let outbox), .call(let token, let method, let params)):
+            call(service, token: token, method: Int(method), params: params, outbox: outbox)
         case (.serving, .cancel(let token)):
             cancellations.remove(token)?()
         case (_, .ping(let sequence)):
@@ -64,7 +65,7 @@ final class ModuleHostServer: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .serving(let service) = state { service.retire() }
+        if case .serving(let service, _) = state { service.retire() }
         state = .stopped
         context.fireChannelInactive()
     }
@@ -74,6 +75,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             return fail("the start message is not valid", context: context)
         }
         let channel = context.channel
+        let outbox = ModuleLinkOutbox(channel: channel)
         var logger = Logger(label: "rpcd") { _ in ModuleLinkLogHandler(channel: channel) }
         logger.logLevel = .debug
         ModuleHostLog.logger = logger
@@ -87,9 +89,9 @@ final class ModuleHostServer: ChannelInboundHandler {
             let image = try ModuleLoader().load(path: start.modulePath)
             let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
                 event, payload in
-                channel.writeAndFlush(ModuleLinkMessage.emit(event: event, payload: payload), promise: nil)
+                outbox.send(.emit(event: event, payload: payload))
             }
-            state = .serving(service)
+            state = .serving(service, outbox)
             context.writeAndFlush(wrapOutboundOut(.ready(service.descriptor.linkJSON.linkBuffer)), promise: nil)
         } catch {
             fail(error.reason, context: context)
@@ -101,16 +103,15 @@ final class ModuleHostServer: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(.startFailed(reason))).whenComplete { _ in context.close(promise: nil) }
     }
 
-    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, context: ChannelHandlerContext) {
-        let channel = context.channel
+    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {
         guard service.descriptor.methods.indices.contains(method) else {
             let error = RPCError.methodNotFound("#\(method)")
-            return context.writeAndFlush(wrapOutboundOut(.error(token: token, code: Int64(error.code), message: error.message, data: nil)), promise: nil)
+            return outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: nil))
         }
         let descriptor = service.descriptor.methods[method]
         let call = RPCCall(
             request: RPCRequest(method: service.descriptor.name + "." + descriptor.name, params: params, id: nil),
-            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: context.eventLoop,
+            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: outbox.eventLoop,
             registry: Self.registry)
         let responder = RPCResponder { [cancellations] outcome, _ in
             _ = cancellations.remove(token)
@@ -119,7 +120,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             case .failure(let error):
                 .error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer))
             }
-            channel.writeAndFlush(message, promise: nil)
+            outbox.send(message)
         }
         service.enter(call, responder: responder) { [cancellations] cancel in
             cancellations.register(token, cancel)
