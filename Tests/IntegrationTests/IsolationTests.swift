@@ -236,3 +236,120 @@ extension IsolationTests {
         try assertOthersServe(c)
     }
 }
+
+extension IsolationTests {
+    /// A short chaos run: every example service under load while kv's module host is SIGKILLed again and
+    /// again. The other services never fail a call; kv's callers get true or the documented -32005; its file
+    /// holds every acknowledged write.
+    func testChaosKillingOneHostFailsNoCallToTheOthers() throws {
+        let file = handlers.appendingPathComponent("kv.json").path
+        try "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(file)\n".write(
+            to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
+        for name in ["echo", "sysinfo"] {
+            try "[Handler]\nModule=\(name)\n".write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+        }
+        let daemon = try startDaemon()
+        let control = try RawConnection(daemon.tcpEndpoint)
+        let load = ChaosLoad(others: try RawConnection(daemon.tcpEndpoint), writer: try RawConnection(.unix(path: daemon.socketPath)))
+        load.start()
+        for round in 1...3 {
+            kill(try hostPID(of: "kv", control), SIGKILL)
+            try daemon.waitForLog(matching: "(Module host restarted(?s:.*)){\(round)}")
+            load.waitForCalls(200)  // the load runs against the restarted host a while
+        }
+        let result = load.stop()
+        print("chaos: \(result.otherCalls) calls to the other services, \(result.acknowledged.count) kv writes acknowledged, 3 kills")
+        XCTAssertEqual(result.otherFailures, [], "calls to services that were not killed")
+        XCTAssertEqual(result.kvUnexpected, [])
+        let acknowledged = result.acknowledged
+        let reader = try RawConnection(.unix(path: daemon.socketPath))
+        for key in acknowledged {
+            XCTAssertEqual(try reader.call(request("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
+        }
+    }
+}
+
+/// The chaos test's load: one thread calling the services that are not killed, one setting kv keys.
+private final class ChaosLoad: @unchecked Sendable {
+    struct Result {
+        var otherCalls = 0
+        var otherFailures: [String] = []
+        var acknowledged: [Int] = []
+        var kvUnexpected: [String] = []
+    }
+
+    private let others: RawConnection
+    private let writer: RawConnection
+    private let condition = NSCondition()
+    private var running = true
+    private var result = Result()
+    private let finished = DispatchGroup()
+
+    init(others: RawConnection, writer: RawConnection) {
+        self.others = others
+        self.writer = writer
+    }
+
+    private var isRunning: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return running
+    }
+
+    private func record(_ update: (inout Result) -> Void) {
+        condition.lock()
+        update(&result)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private static func request(_ method: String, id: Int, params: String) -> String {
+        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
+    }
+
+    func start() {
+        DispatchQueue.global().async(group: finished) {
+            var id = 0
+            while self.isRunning {
+                for (method, params) in [("calc.add", "[1,2]"), ("echo.echo", #"["x"]"#), ("sysinfo.hostname", "[]"), ("rpcd.ping", "[]")] {
+                    id += 1
+                    let reply = (try? self.others.call(Self.request(method, id: id, params: params))) ?? ["error": "no reply"]
+                    self.record { result in
+                        result.otherCalls += 1
+                        if reply["result"] == nil { result.otherFailures.append("\(method): \(reply)") }
+                    }
+                }
+            }
+        }
+        DispatchQueue.global().async(group: finished) {
+            var key = 0
+            while self.isRunning {
+                key += 1
+                let reply = (try? self.writer.call(Self.request("kv.set", id: key, params: #"["k\#(key)", \#(key)]"#))) ?? ["error": "no reply"]
+                self.record { result in
+                    if reply["result"] == true { result.acknowledged.append(key) }
+                    else if reply["error"]?["code"] != -32005 { result.kvUnexpected.append("\(reply)") }
+                }
+            }
+        }
+    }
+
+    /// Waits until the other services have answered `count` more calls (30 s at most).
+    func waitForCalls(_ count: Int) {
+        condition.lock()
+        let target = result.otherCalls + count
+        let deadline = Date().addingTimeInterval(30)
+        while result.otherCalls < target, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+
+    func stop() -> Result {
+        condition.lock()
+        running = false
+        condition.unlock()
+        finished.wait()
+        condition.lock()
+        defer { condition.unlock() }
+        return result
+    }
+}
