@@ -78,6 +78,15 @@ public final class ModuleHost: Sendable {
             logger.info("Handler masked", metadata: [LogField.handler: "\(name)", LogField.file: "\(file)"])
         }
         let previous = active.withLock { $0 }
+        // Module hosts start side by side: each spends most of its start in exec, linking and its module's init.
+        var launches: [String: Launch] = [:]
+        for configuration in scan.handlers where configuration.enabled && configuration.isolation == .process
+            && reusableHost(configuration, previous[configuration.name]) == nil {
+            let supervisor = ModuleHostSupervisor(
+                configuration: configuration, modulePath: Self.modulePath(for: configuration.module, in: moduleDirectory),
+                executable: hostExecutable, loop: group.next(), events: events, logger: logger)
+            launches[configuration.name] = Launch(supervisor: supervisor, firstStart: supervisor.launchFirst())
+        }
         var taken = reservedServices
         for configuration in scan.handlers.sorted(by: { $0.name < $1.name }) {
             guard configuration.enabled else {
@@ -86,8 +95,9 @@ public final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
-                let service = try start(configuration, reusing: old)
+                let service = try start(configuration, reusing: old, launched: launches[configuration.name])
                 guard taken.insert(service.descriptor.name).inserted else {
+                    if service !== old { service.retire() }
                     throw ModuleLoadError(configuration.module, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
                 }
                 generation.services.append(service)
@@ -131,7 +141,9 @@ public final class ModuleHost: Sendable {
         for service in services { service.retire() }
     }
 
-    private func start(_ configuration: HandlerConfiguration, reusing old: (any HandlerService)?) throws(ModuleLoadError) -> any HandlerService {
+    private func start(
+        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?
+    ) throws(ModuleLoadError) -> any HandlerService {
         let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
         switch configuration.isolation {
         case .none:
@@ -142,20 +154,30 @@ public final class ModuleHost: Sendable {
             return service
         case .process:
             // The module is never loaded into rpcd: the host checks and loads it, and reports its descriptor.
-            let identity = FileIdentity(path: path)
-            if let old = old as? IsolatedModuleService, old.configuration == configuration, old.moduleIdentity == identity,
-               identity != nil, old.supervisor.isHealthy {
-                return old
-            }
-            let supervisor = ModuleHostSupervisor(
-                configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
-                events: events, logger: logger)
-            let service = try IsolatedModuleService(supervisor: supervisor, moduleIdentity: identity)
+            if let old = reusableHost(configuration, old) { return old }
+            guard let launched else { throw ModuleLoadError(path, "its module host was not started") }
+            let service = try IsolatedModuleService(
+                supervisor: launched.supervisor, firstStart: launched.firstStart, moduleIdentity: FileIdentity(path: path))
             var serviceLogger = logger
             serviceLogger[metadataKey: LogField.service] = "\(service.descriptor.name)"
             logStarted(service, logger: serviceLogger)
             return service
         }
+    }
+
+    /// A module host started by `prepare`, not yet serving.
+    private struct Launch {
+        var supervisor: ModuleHostSupervisor
+        var firstStart: EventLoopFuture<RPCServiceDescriptor>
+    }
+
+    /// `old`, when it can serve `configuration` as it is: the same configuration, the same module file, and a
+    /// host that serves or will after its backoff.
+    private func reusableHost(_ configuration: HandlerConfiguration, _ old: (any HandlerService)?) -> IsolatedModuleService? {
+        guard let old = old as? IsolatedModuleService, old.configuration == configuration, old.supervisor.isHealthy,
+              let identity = FileIdentity(path: Self.modulePath(for: configuration.module, in: moduleDirectory)),
+              old.moduleIdentity == identity else { return nil }
+        return old
     }
 
     private func logStarted(_ service: any HandlerService, logger: Logger) {

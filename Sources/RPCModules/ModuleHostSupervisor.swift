@@ -105,17 +105,13 @@ final class ModuleHostSupervisor: Sendable {
         self.logger = logger
     }
 
-    /// Starts the first host and waits until it serves: returns the module's descriptor, or throws why it
-    /// could not start. Blocks; never call it on an event loop.
-    func startFirst() throws(ModuleLoadError) -> RPCServiceDescriptor {
+    /// Starts the first host; the future holds the module's descriptor once it serves, or why it could not
+    /// start. Never blocks: several handlers' hosts start side by side.
+    func launchFirst() -> EventLoopFuture<RPCServiceDescriptor> {
         let promise = loop.makePromise(of: RPCServiceDescriptor.self)
         state.withLock { $0.firstStart = promise }
         launch()
-        do {
-            return try promise.futureResult.wait()
-        } catch {
-            throw ModuleLoadError(modulePath, "\(error)")
-        }
+        return promise.futureResult
     }
 
     // MARK: Calls
