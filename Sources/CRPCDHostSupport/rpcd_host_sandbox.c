@@ -3,7 +3,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -95,4 +98,56 @@ int rpcd_landlock_restrict(const char *const read_paths[], size_t n_read, const 
 int rpcd_limit_memory(unsigned long long bytes) {
     struct rlimit limit = {.rlim_cur = bytes, .rlim_max = bytes};
     return setrlimit(RLIMIT_DATA, &limit) == 0 ? 0 : -errno;
+}
+
+static const long denied_calls[] = {
+    SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp,
+    SYS_unshare, SYS_setns, SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot,
+    SYS_bpf, SYS_perf_event_open, SYS_userfaultfd, SYS_keyctl, SYS_add_key, SYS_request_key,
+    SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register,
+    SYS_init_module, SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_kexec_file_load, SYS_reboot,
+    SYS_swapon, SYS_swapoff, SYS_acct, SYS_quotactl, SYS_syslog, SYS_vhangup,
+    SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname, SYS_setdomainname,
+    SYS_open_by_handle_at, SYS_name_to_handle_at, SYS_fanotify_init,
+#ifdef SYS_iopl
+    SYS_iopl,
+#endif
+#ifdef SYS_ioperm
+    SYS_ioperm,
+#endif
+};
+
+#if defined(__x86_64__)
+#define RPCD_AUDIT_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define RPCD_AUDIT_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+int rpcd_seccomp_deny_dangerous(void) {
+#ifdef RPCD_AUDIT_ARCH
+    enum { n_denied = sizeof denied_calls / sizeof denied_calls[0] };
+    struct sock_filter program[6 + 2 * n_denied + 1];
+    size_t at = 0;
+    program[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+    program[at++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RPCD_AUDIT_ARCH, 1, 0);
+    program[at++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    program[at++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+    /* x32 system calls (numbers with bit 30 set) would slip past the numbers below. */
+    program[at++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
+    program[at++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    for (size_t i = 0; i < n_denied; i++) {
+        program[at++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)denied_calls[i], 0, 1);
+        program[at++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+    }
+    program[at++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog filter = {.len = (unsigned short)at, .filter = program};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -errno;
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &filter) != 0) {
+        /* A filter of the unit's (SystemCallFilter=) may deny seccomp() itself: that filter then stands. */
+        return errno == EPERM || errno == ENOSYS ? 0 : -errno;
+    }
+    return 0;
+#else
+    return 0;
+#endif
 }

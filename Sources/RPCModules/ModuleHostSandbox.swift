@@ -8,7 +8,9 @@ import Glibc
 /// Landlock lets the host read only system libraries, its module's directory, the files its own code is
 /// mapped from, `/proc`, `/sys` and a few files of `/etc` that libc reads; write only its `ReadWritePaths=` and
 /// the harmless devices; open no TCP connection or listener; signal no process outside its sandbox. rpcd's
-/// configuration, its TLS key and other handlers' files are out of reach. `MemoryMax=` becomes `RLIMIT_DATA`.
+/// configuration, its TLS key and other handlers' files are out of reach. A seccomp filter fails the system
+/// calls no module needs (ptrace, namespaces, mounts, bpf, io_uring, kernel modules, ...). `MemoryMax=` becomes
+/// `RLIMIT_DATA`.
 /// Runs in `main`, before the host starts a thread.
 enum ModuleHostSandbox {
     /// What was applied, for the host's first log entry.
@@ -29,6 +31,8 @@ enum ModuleHostSandbox {
             withCStrings(writable) { write in rpcd_landlock_restrict(read, readable.count, write, writable.count) }
         }
         guard result >= 0 else { throw ModuleHostSandboxError(what: "Landlock", errno: -result) }
+        let filter = rpcd_seccomp_deny_dangerous()
+        guard filter == 0 else { throw ModuleHostSandboxError(what: "the system call filter", errno: -filter) }
         return result == 0 ? .noLandlock : .landlock(abi: result)
     }
 

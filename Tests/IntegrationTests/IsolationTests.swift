@@ -215,11 +215,19 @@ extension IsolationTests {
         XCTAssertFalse(FileManager.default.fileExists(atPath: handlers.appendingPathComponent("outside").path))
     }
 
+    func testTheSystemCallFilterRefusesWhatNoModuleNeeds() throws {
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("faulty.unshare", id: 1))["result"]?.intValue, Int(EPERM), "the filter, not the kernel's EINVAL")
+        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok", "the host lives on")
+    }
+
     func testTheSandboxOffInProcess() throws {
         let daemon = try startDaemon(faulty: "Isolation=none")
         let c = try RawConnection(daemon.tcpEndpoint)
         let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
         XCTAssertEqual(try c.call(request("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
+        XCTAssertEqual(try c.call(request("faulty.unshare", id: 2))["result"]?.intValue, Int(EINVAL), "no filter in rpcd")
     }
 
     func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {

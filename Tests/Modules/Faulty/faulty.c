@@ -2,19 +2,21 @@
  * faulty.c -- a module whose methods crash, abort, exit, hang and allocate without end on request
  * (faulty_module.h): what fault isolation must contain.
  */
-#define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1
 
 #include "faulty_module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
-    METHOD_READ, METHOD_WRITE
+    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE
 };
 
 static const rpcd_method methods[] = {
@@ -29,6 +31,7 @@ static const rpcd_method methods[] = {
     {sizeof(rpcd_method), "pid", "The process the module runs in", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "read", "Whether it can read the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "write", "Whether it can create the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "unshare", "The errno of making a user namespace (0: made)", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
 };
 
 /* The first string of PARAMS (["/a/path"]; no escapes) into PATH; 0 when there is none. */
@@ -108,6 +111,11 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         reply_text(call, ok ? "true" : "false");
         break;
     }
+    case METHOD_UNSHARE:
+        /* The errno: a multi-threaded process gets EINVAL from the kernel, EPERM only from a filter. */
+        snprintf(text, sizeof text, "%d", unshare(CLONE_NEWUSER) == 0 ? 0 : errno);
+        reply_text(call, text);
+        break;
     case METHOD_PID:
         snprintf(text, sizeof text, "%ld", (long)getpid());
         reply_text(call, text);

@@ -13,6 +13,7 @@
  *     faulty.pid       the process the module runs in (rpcd's, or its module host's)
  *     faulty.read ["/path"]   whether it could open and read the file (the sandbox says no outside its grant)
  *     faulty.write ["/path"]  whether it could create the file
+ *     faulty.unshare   the errno of unshare(CLONE_NEWUSER): EPERM from a system call filter, else EINVAL
  */
 #ifndef FAULTY_MODULE_H
 #define FAULTY_MODULE_H
