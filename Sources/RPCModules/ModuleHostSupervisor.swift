@@ -466,6 +466,9 @@ final class ModuleHostSupervisor: Sendable {
     func retire() {
         let drained = state.withLock { state -> Bool in
             state.phase = .retired
+            // No more pings: a retiring host only finishes its calls, and at shutdown rpcd's loops stop soon.
+            state.pinger?.cancel()
+            state.pinger = nil
             return state.calls.isEmpty
         }
         if drained { stopHost() }
