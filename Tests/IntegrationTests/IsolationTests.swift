@@ -361,3 +361,20 @@ private final class ChaosLoad: @unchecked Sendable {
         return result
     }
 }
+
+extension IsolationTests {
+    func testASwiftTrapIsContainedLikeACrash() throws {
+        try "[Handler]\nModule=trapping\n".write(to: handlers.appendingPathComponent("trapping.conf"), atomically: true, encoding: .utf8)
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("trapping.ok", id: 1, params: "[1]"))["result"], [1])
+        let reply = try c.call(request("trapping.trap", id: 2))
+        XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
+        XCTAssertEqual(reply["error"]?["data"]?["reason"], "crashed")
+        let termination = reply["error"]?["data"]?["termination"]?.stringValue ?? ""
+        XCTAssertTrue(["SIGILL", "SIGTRAP"].contains(termination), termination)
+        try assertOthersServe(c)
+        try daemon.waitForLog(matching: "Module host restarted")
+        XCTAssertEqual(try c.call(request("trapping.ok", id: 3, params: "[2]"))["result"], [2])
+    }
+}
