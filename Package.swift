@@ -55,6 +55,7 @@ let package = Package(
         .library(name: "sysinfo", type: .dynamic, targets: ["SysinfoModule"]),
         // A module that crashes, hangs and leaks on request, for the fault isolation tests; never installed.
         .library(name: "faulty", type: .dynamic, targets: ["FaultyModule"]),
+        .library(name: "trapping", type: .dynamic, targets: ["TrappingModule"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -135,6 +136,7 @@ let package = Package(
         .target(name: "KVModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/KV"),
         .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo"),
         .target(name: "FaultyModule", dependencies: ["CRPCDModule"], path: "Tests/Modules/Faulty"),
+        .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping"),
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModules",

@@ -16,6 +16,8 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     tls         rpcd.ping over a tls:// listener against the same rpcd's plain listener, 50 x 16, and a new
                 connection per call (4 workers: connect, handshake, call, close) against the same over plain TCP
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
+    isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
+                (every module in a module host process) against the same handlers with Isolation=none
     events      kv.changed delivered to 1 and to 100 subscribers while one connection stores as fast as it can
                 (kv.set, 16 in flight; bench/eventload.c, one epoll thread, on CPU 1), and the RSS one idle
                 subscription costs (the first on a connection, and each further one), in a fresh process
@@ -91,9 +93,32 @@ class Server:
         self.log.close()
 
 
-def start_rpcd(bin_dir, workdir, tls_port=None, extra=""):
+def in_process_handlers(workdir):
+    """config/handlers.d with every handler in rpcd's own process (Isolation=none): what isolation costs is
+    measured against it."""
+    shipped = os.path.join(ROOT, "config", "handlers.d")
+    directory = os.path.join(workdir, "handlers-in-process")
+    os.makedirs(directory, exist_ok=True)
+    for name in os.listdir(shipped):
+        if name.endswith(".conf"):
+            with open(os.path.join(shipped, name)) as file:
+                text = file.read().replace("[Handler]\n", "[Handler]\nIsolation=none\n", 1)
+            with open(os.path.join(directory, name), "w") as file:
+                file.write(text)
+    return directory
+
+
+def one_mib_params(workdir):
+    """A params file for loadgen (`@PATH`): one string of 1 MiB."""
+    path = os.path.join(workdir, "params-1mib.json")
+    with open(path, "w") as file:
+        file.write('["' + "x" * (1 << 20) + '"]')
+    return path
+
+
+def start_rpcd(bin_dir, workdir, tls_port=None, extra="", handlers=None):
     """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here; `extra`
-    is appended to its rpcd.conf."""
+    is appended to its rpcd.conf; `handlers` replaces the shipped handlers.d."""
     port = free_port()
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
@@ -104,7 +129,7 @@ def start_rpcd(bin_dir, workdir, tls_port=None, extra=""):
             certificate, key = make_certificate(workdir)
             file.write(f"Listen=tls://127.0.0.1:{tls_port}\n[TLS]\nCertificate={certificate}\nPrivateKey={key}\n")
     server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
-                             "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+                             "--handlers-dir", handlers or os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
                     port, workdir, "Started")
     server.tls_port = tls_port
     return server
@@ -281,12 +306,21 @@ def main():
                     swift = run(f"calc.add {shape[0]}x{shape[1]}", rpcd, "calc.add", "[1, 2]", *shape)
                     rows.append((f"calc.add (Swift SDK) {shape[0]}x{shape[1]}", swift, "sysinfo.hostname (C)", c))
         if want("echo-1mib"):
-            params_path = os.path.join(workdir, "params-1mib.json")
-            with open(params_path, "w") as file:
-                file.write('["' + "x" * (1 << 20) + '"]')
+            params_path = one_mib_params(workdir)
             echo = run("echo.echo 1MiB", rpcd, "echo.echo", "@" + params_path, 1, 1)
             ref = run("reference 1MiB", reference, "echo.echo", "@" + params_path, 1, 1)
             rows.append(("echo.echo 1 MiB, 1 connection (MB/s each way)", echo, "raw NIO echo", ref))
+        if want("isolation"):
+            in_process = start_rpcd(args.bin_dir, workdir, handlers=in_process_handlers(workdir))
+            servers.append(in_process)
+            for shape in ((50, 16), (50, 1), (1, 1)):
+                isolated = run(f"calc.add isolated {shape[0]}x{shape[1]}", rpcd, "calc.add", "[1, 2]", *shape)
+                inside = run(f"calc.add in-process {shape[0]}x{shape[1]}", in_process, "calc.add", "[1, 2]", *shape)
+                rows.append((f"calc.add isolated {shape[0]}x{shape[1]}", isolated, "Isolation=none", inside))
+            params_path = one_mib_params(workdir)
+            isolated = run("echo.echo 1MiB isolated", rpcd, "echo.echo", "@" + params_path, 1, 1)
+            inside = run("echo.echo 1MiB in-process", in_process, "echo.echo", "@" + params_path, 1, 1)
+            rows.append(("echo.echo 1 MiB isolated (MB/s each way)", isolated, "Isolation=none", inside))
         if want("tls"):
             mine = run("tls ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, tls=True)
             plain = run("plain ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16)

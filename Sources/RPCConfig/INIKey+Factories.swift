@@ -55,6 +55,14 @@ extension INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.sizeValue(in: range) }, format: ValueSyntax.formatSize)
     }
 
+    /// A size in bytes (`512M`) within `range`, or `infinity` (nil, as systemd's `MemoryMax=infinity`).
+    public static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int?> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+        value(
+            name, keyPath,
+            parse: { entry throws(ConfigError) in entry.value == "infinity" ? nil : try entry.sizeValue(in: range) },
+            format: { $0.map(ValueSyntax.formatSize) ?? "infinity" })
+    }
+
     /// A boolean; rendered as `yes` or `no`.
     public static func boolean(_ name: String, _ keyPath: WritableKeyPath<Settings, Bool> & Sendable) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.boolValue() }, format: { $0 ? "yes" : "no" })

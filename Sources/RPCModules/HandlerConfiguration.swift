@@ -12,6 +12,8 @@ import RPCProtocol
 ///     Timeout=30s          # infinity (the default) disables it
 ///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
 ///     Isolation=process    # a module host process of its own (the default); none: inside rpcd
+///     ReadWritePaths=/var/lib/rpcd  # what the isolated module may write (repeatable)
+///     MemoryMax=512M       # the isolated module's data limit; infinity for none
 ///     [Access]             # replaces rpcd.conf's [Access] lists for this service, key by key
 ///     Allow=group:admins
 ///     AllowRead=local 192.168.1.0/24
@@ -30,6 +32,8 @@ public struct HandlerConfiguration: Hashable, Sendable {
     public var maxConcurrency = 1024
     /// Where the module runs: a module host process of its own unless the administrator trusts it in-process.
     public var isolation = HandlerIsolation.process
+    /// What an isolated module may touch (`ReadWritePaths=`, `MemoryMax=`); ignored with `Isolation=none`.
+    public var sandbox = HandlerSandbox()
     /// `[Access] Allow=`: nil inherits rpcd.conf's.
     public var allow: [RPCPrincipal]?
     /// `[Access] AllowRead=`: nil inherits rpcd.conf's.
@@ -64,6 +68,8 @@ public struct HandlerConfiguration: Hashable, Sendable {
                     .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
                     .value("Isolation", \.isolation, parse: HandlerIsolation.parse, format: \.rawValue),
+                    .list("ReadWritePaths", \.sandbox.readWritePaths, parse: HandlerSandbox.parsePath, format: { $0 }),
+                    .size("MemoryMax", \.sandbox.memoryMax, in: HandlerSandbox.memoryMaxRange),
                 ]),
             INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
         ])

@@ -15,11 +15,17 @@ public final class IsolatedModuleService: HandlerService, RPCServiceStatusReport
     /// The module file as it was when the host was started: a reload keeps this instance while it is the same.
     let moduleIdentity: FileIdentity?
 
-    /// Starts the first host and waits until its module is initialised. Blocks; call it off the event loops.
-    init(supervisor: ModuleHostSupervisor, moduleIdentity: FileIdentity?) throws(ModuleLoadError) {
+    /// Waits until the supervisor's first host serves (`launchFirst`). Blocks; call it off the event loops.
+    init(
+        supervisor: ModuleHostSupervisor, firstStart: EventLoopFuture<RPCServiceDescriptor>, moduleIdentity: FileIdentity?
+    ) throws(ModuleLoadError) {
         self.supervisor = supervisor
         self.moduleIdentity = moduleIdentity
-        self.descriptor = try supervisor.startFirst()
+        do {
+            self.descriptor = try firstStart.wait()
+        } catch {
+            throw ModuleLoadError(supervisor.modulePath, "\(error)")
+        }
     }
 
     public func handle(_ call: RPCCall, responder: RPCResponder) {

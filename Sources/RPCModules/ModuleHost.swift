@@ -78,6 +78,16 @@ public final class ModuleHost: Sendable {
             logger.info("Handler masked", metadata: [LogField.handler: "\(name)", LogField.file: "\(file)"])
         }
         let previous = active.withLock { $0 }
+        // Module hosts start side by side: each spends most of its start in exec, linking and its module's init.
+        var launches: [String: Launch] = [:]
+        for configuration in scan.handlers where configuration.enabled && configuration.isolation == .process
+            && reusableHost(configuration, previous[configuration.name]) == nil {
+            let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
+            let supervisor = ModuleHostSupervisor(
+                configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
+                events: events, logger: Self.logger(logger, module: path))
+            launches[configuration.name] = Launch(supervisor: supervisor, firstStart: supervisor.launchFirst())
+        }
         var taken = reservedServices
         for configuration in scan.handlers.sorted(by: { $0.name < $1.name }) {
             guard configuration.enabled else {
@@ -86,8 +96,9 @@ public final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
-                let service = try start(configuration, reusing: old)
+                let service = try start(configuration, reusing: old, launched: launches[configuration.name])
                 guard taken.insert(service.descriptor.name).inserted else {
+                    if service !== old { service.retire() }
                     throw ModuleLoadError(configuration.module, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
                 }
                 generation.services.append(service)
@@ -131,7 +142,9 @@ public final class ModuleHost: Sendable {
         for service in services { service.retire() }
     }
 
-    private func start(_ configuration: HandlerConfiguration, reusing old: (any HandlerService)?) throws(ModuleLoadError) -> any HandlerService {
+    private func start(
+        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?
+    ) throws(ModuleLoadError) -> any HandlerService {
         let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
         switch configuration.isolation {
         case .none:
@@ -142,22 +155,37 @@ public final class ModuleHost: Sendable {
             return service
         case .process:
             // The module is never loaded into rpcd: the host checks and loads it, and reports its descriptor.
-            let identity = FileIdentity(path: path)
-            if let old = old as? IsolatedModuleService, old.configuration == configuration, old.moduleIdentity == identity,
-               identity != nil, old.supervisor.isHealthy {
-                return old
-            }
-            // The fields an in-process handler's entries carry (ModuleService): the module file, then the service.
-            var serviceLogger = logger
-            serviceLogger[metadataKey: LogField.module] = "\(path.split(separator: "/").last ?? "")"
-            let supervisor = ModuleHostSupervisor(
-                configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
-                events: events, logger: serviceLogger)
-            let service = try IsolatedModuleService(supervisor: supervisor, moduleIdentity: identity)
+            if let old = reusableHost(configuration, old) { return old }
+            guard let launched else { throw ModuleLoadError(path, "its module host was not started") }
+            let service = try IsolatedModuleService(
+                supervisor: launched.supervisor, firstStart: launched.firstStart, moduleIdentity: FileIdentity(path: path))
+            var serviceLogger = Self.logger(logger, module: path)
             serviceLogger[metadataKey: LogField.service] = "\(service.descriptor.name)"
             logStarted(service, logger: serviceLogger)
             return service
         }
+    }
+
+    /// A module host started by `prepare`, not yet serving.
+    private struct Launch {
+        var supervisor: ModuleHostSupervisor
+        var firstStart: EventLoopFuture<RPCServiceDescriptor>
+    }
+
+    /// `old`, when it can serve `configuration` as it is: the same configuration, the same module file, and a
+    /// host that serves or will after its backoff.
+    private func reusableHost(_ configuration: HandlerConfiguration, _ old: (any HandlerService)?) -> IsolatedModuleService? {
+        guard let old = old as? IsolatedModuleService, old.configuration == configuration, old.supervisor.isHealthy,
+              let identity = FileIdentity(path: Self.modulePath(for: configuration.module, in: moduleDirectory)),
+              old.moduleIdentity == identity else { return nil }
+        return old
+    }
+
+    /// The fields an in-process handler's entries carry (`ModuleService`), for an isolated one: its module file.
+    private static func logger(_ logger: Logger, module path: String) -> Logger {
+        var logger = logger
+        logger[metadataKey: LogField.module] = "\(path.split(separator: "/").last ?? "")"
+        return logger
     }
 
     private func logStarted(_ service: any HandlerService, logger: Logger) {

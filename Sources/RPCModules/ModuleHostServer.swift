@@ -27,25 +27,29 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private enum State {
         case awaitingStart
-        case serving(ModuleService)
+        /// Answers and events go out through the outbox: one write for all a read's calls answered.
+        case serving(ModuleService, ModuleLinkOutbox)
         case stopped
     }
 
     private var state = State.awaitingStart
     private let pool: WorkerPool
+    /// What `main` applied before any thread started; a failure is the start's failure.
+    private let sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>
     /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
     private let cancellations = CallCancellations()
 
-    init(pool: WorkerPool) {
+    init(pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>) {
         self.pool = pool
+        self.sandbox = sandbox
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch (state, unwrapInboundIn(data)) {
         case (.awaitingStart, .start(let json)):
             start(json, context: context)
-        case (.serving(let service), .call(let token, let method, let params)):
-            call(service, token: token, method: Int(method), params: params, context: context)
+        case (.serving(let service, let outbox), .call(let token, let method, let params)):
+            call(service, token: token, method: Int(method), params: params, outbox: outbox)
         case (.serving, .cancel(let token)):
             cancellations.remove(token)?()
         case (_, .ping(let sequence)):
@@ -61,7 +65,7 @@ final class ModuleHostServer: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .serving(let service) = state { service.retire() }
+        if case .serving(let service, _) = state { service.retire() }
         state = .stopped
         context.fireChannelInactive()
     }
@@ -71,16 +75,23 @@ final class ModuleHostServer: ChannelInboundHandler {
             return fail("the start message is not valid", context: context)
         }
         let channel = context.channel
+        let outbox = ModuleLinkOutbox(channel: channel)
         var logger = Logger(label: "rpcd") { _ in ModuleLinkLogHandler(channel: channel) }
         logger.logLevel = .debug
         ModuleHostLog.logger = logger
+        switch sandbox {
+        case .failure(let error): return fail("\(error)", context: context)
+        case .success(.noLandlock):
+            logger.warning("Module host runs without a file system sandbox: Landlock is unavailable")
+        case .success(.landlock): break
+        }
         do {
             let image = try ModuleLoader().load(path: start.modulePath)
             let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
                 event, payload in
-                channel.writeAndFlush(ModuleLinkMessage.emit(event: event, payload: payload), promise: nil)
+                outbox.send(.emit(event: event, payload: payload))
             }
-            state = .serving(service)
+            state = .serving(service, outbox)
             context.writeAndFlush(wrapOutboundOut(.ready(service.descriptor.linkJSON.linkBuffer)), promise: nil)
         } catch {
             fail(error.reason, context: context)
@@ -92,16 +103,15 @@ final class ModuleHostServer: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(.startFailed(reason))).whenComplete { _ in context.close(promise: nil) }
     }
 
-    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, context: ChannelHandlerContext) {
-        let channel = context.channel
+    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {
         guard service.descriptor.methods.indices.contains(method) else {
             let error = RPCError.methodNotFound("#\(method)")
-            return context.writeAndFlush(wrapOutboundOut(.error(token: token, code: Int64(error.code), message: error.message, data: nil)), promise: nil)
+            return outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: nil))
         }
         let descriptor = service.descriptor.methods[method]
         let call = RPCCall(
             request: RPCRequest(method: service.descriptor.name + "." + descriptor.name, params: params, id: nil),
-            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: context.eventLoop,
+            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: outbox.eventLoop,
             registry: Self.registry)
         let responder = RPCResponder { [cancellations] outcome, _ in
             _ = cancellations.remove(token)
@@ -110,7 +120,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             case .failure(let error):
                 .error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer))
             }
-            channel.writeAndFlush(message, promise: nil)
+            outbox.send(message)
         }
         service.enter(call, responder: responder) { [cancellations] cancel in
             cancellations.register(token, cancel)
@@ -152,6 +162,12 @@ extension Error {
 package enum ModuleHostMain {
     /// Serves the link on descriptor 3 until it closes, then exits.
     package static func main() -> Never {
+        guard let arguments = ModuleHostArguments(parsing: Array(CommandLine.arguments.dropFirst())) else {
+            DescriptorOutput.standardError("rpcd-module-host: runs one handler's module for rpcd, which starts it; not meant to be run by hand\n")
+            _exit(2)
+        }
+        // First, while this is the only thread: Landlock binds the threads started after it.
+        let sandbox = Result { () throws(ModuleHostSandboxError) in try ModuleHostSandbox.apply(arguments) }
         signal(SIGPIPE, SIG_IGN)
         // rpcd stops its hosts itself, through the link, once their calls in flight are answered. systemd's
         // `systemctl stop` and `systemctl kill` signal every process of the unit: a host that died of that
@@ -165,7 +181,7 @@ package enum ModuleHostMain {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool)])
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: sandbox)])
                     }
                 }
                 .withConnectedSocket(3).wait()

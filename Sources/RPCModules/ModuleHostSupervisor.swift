@@ -39,7 +39,8 @@ final class ModuleHostSupervisor: Sendable {
     private enum Phase {
         /// A host is spawned and loads its module; calls get -32005 (`restarting`) meanwhile.
         case starting
-        case running(any Channel)
+        /// Calls go out through the outbox, in order with their cancellations.
+        case running(ModuleLinkOutbox)
         /// The host died; a new one starts after the backoff.
         case waitingToRestart
         /// Down until the next reload: the module failed to start, or the start limit was hit.
@@ -104,28 +105,24 @@ final class ModuleHostSupervisor: Sendable {
         self.logger = logger
     }
 
-    /// Starts the first host and waits until it serves: returns the module's descriptor, or throws why it
-    /// could not start. Blocks; never call it on an event loop.
-    func startFirst() throws(ModuleLoadError) -> RPCServiceDescriptor {
+    /// Starts the first host; the future holds the module's descriptor once it serves, or why it could not
+    /// start. Never blocks: several handlers' hosts start side by side.
+    func launchFirst() -> EventLoopFuture<RPCServiceDescriptor> {
         let promise = loop.makePromise(of: RPCServiceDescriptor.self)
         state.withLock { $0.firstStart = promise }
         launch()
-        do {
-            return try promise.futureResult.wait()
-        } catch {
-            throw ModuleLoadError(modulePath, "\(error)")
-        }
+        return promise.futureResult
     }
 
     // MARK: Calls
 
     func handle(_ call: RPCCall, responder: RPCResponder, service: String) {
         enum Admission {
-            case admitted(UInt64, any Channel)
+            case admitted(UInt64, ModuleLinkOutbox)
             case refused(RPCError)
         }
         let admission = state.withLock { state -> Admission in
-            guard case .running(let channel) = state.phase else {
+            guard case .running(let outbox) = state.phase else {
                 return .refused(unavailable(state.phase, service: service))
             }
             guard state.admitted < configuration.maxConcurrency else { return .refused(.serviceBusy(service)) }
@@ -133,9 +130,9 @@ final class ModuleHostSupervisor: Sendable {
             let token = state.nextToken
             state.nextToken += 1
             state.calls[token] = LinkedCall(responder: responder, method: call.request.method)
-            return .admitted(token, channel)
+            return .admitted(token, outbox)
         }
-        guard case .admitted(let token, let channel) = admission else {
+        guard case .admitted(let token, let outbox) = admission else {
             if case .refused(let error) = admission { responder.fail(error) }
             return
         }
@@ -149,12 +146,12 @@ final class ModuleHostSupervisor: Sendable {
             if answered { task.cancel() }
         }
         call.onCancel { self.cancelled(token) }
-        channel.writeAndFlush(ModuleLinkMessage.call(token: token, method: UInt32(call.methodIndex), params: call.params), promise: nil)
+        outbox.send(.call(token: token, method: UInt32(call.methodIndex), params: call.params))
     }
 
     /// The caller gave up (the router answered it -32011): its slot is free, and the host is told.
     private func cancelled(_ token: UInt64) {
-        let channel = state.withLock { state -> (any Channel)? in
+        let outbox = state.withLock { state -> ModuleLinkOutbox? in
             guard var call = state.calls[token], !call.clientAnswered else { return nil }
             call.clientAnswered = true
             if call.holdsSlot {
@@ -163,27 +160,27 @@ final class ModuleHostSupervisor: Sendable {
             }
             call.timeout?.cancel()
             state.calls[token] = call
-            guard case .running(let channel) = state.phase else { return nil }
-            return channel
+            guard case .running(let outbox) = state.phase else { return nil }
+            return outbox
         }
-        channel?.writeAndFlush(ModuleLinkMessage.cancel(token: token), promise: nil)
+        outbox?.send(.cancel(token: token))
     }
 
     /// `Timeout=` passed: the caller gets -32003 and the module is told as for a cancellation; the call keeps
     /// its slot. Unanswered one more `Timeout=` later, the host is taken to hang.
     private func timedOut(_ token: UInt64, after timeout: Duration) {
-        let found = state.withLock { state -> (LinkedCall, (any Channel)?)? in
+        let found = state.withLock { state -> (LinkedCall, ModuleLinkOutbox?)? in
             guard var call = state.calls[token], !call.clientAnswered else { return nil }
             call.clientAnswered = true
             state.calls[token] = call
-            if case .running(let channel) = state.phase { return (call, channel) }
+            if case .running(let outbox) = state.phase { return (call, outbox) }
             return (call, nil)
         }
-        guard let (call, channel) = found else { return }
+        guard let (call, outbox) = found else { return }
         let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
         logger.warning("Call timed out", metadata: [LogField.method: "\(call.method)"])
         call.responder.fail(RPCError.timeout(after: milliseconds))
-        channel?.writeAndFlush(ModuleLinkMessage.cancel(token: token), promise: nil)
+        outbox?.send(.cancel(token: token))
         loop.scheduleTask(in: timeout.timeAmount) {
             guard self.state.withLock({ $0.calls[token] != nil }) else { return }
             self.kill(reason: "hung", detail: "a call stayed unanswered for twice Timeout=")
@@ -230,7 +227,8 @@ final class ModuleHostSupervisor: Sendable {
         if attempt > 1 { restarts.add(1, ordering: .relaxed) }
         let spawned: (ModuleHostProcess, Int32)
         do {
-            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: [configuration.name])
+            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: arguments.arguments)
         } catch {
             return startFailed("\(error)")
         }
@@ -315,7 +313,7 @@ final class ModuleHostSupervisor: Sendable {
                   let channel = host.channel else { return .stale }
             if let expected = state.descriptor, expected != descriptor { return .changed }
             state.descriptor = descriptor
-            state.phase = .running(channel)
+            state.phase = .running(ModuleLinkOutbox(channel: channel))
             state.host?.lastPong = .now()
             state.pinger = loop.scheduleRepeatedTask(initialDelay: policy.pingInterval.timeAmount, delay: policy.pingInterval.timeAmount) {
                 [weak self] _ in self?.ping()
@@ -353,18 +351,18 @@ final class ModuleHostSupervisor: Sendable {
 
     private func ping() {
         enum Action {
-            case send(any Channel, UInt64)
+            case send(ModuleLinkOutbox, UInt64)
             case kill
             case none
         }
         let action = state.withLock { state -> Action in
-            guard let host = state.host, case .running(let channel) = state.phase else { return .none }
+            guard let host = state.host, case .running(let outbox) = state.phase else { return .none }
             if NIODeadline.now() - host.lastPong > policy.pingTimeout.timeAmount { return .kill }
             state.pingSequence += 1
-            return .send(channel, state.pingSequence)
+            return .send(outbox, state.pingSequence)
         }
         switch action {
-        case .send(let channel, let sequence): channel.writeAndFlush(ModuleLinkMessage.ping(sequence), promise: nil)
+        case .send(let outbox, let sequence): outbox.send(.ping(sequence))
         case .kill: kill(reason: "hung", detail: "it answered no ping for \(policy.pingTimeout)")
         case .none: break
         }
@@ -466,14 +464,13 @@ final class ModuleHostSupervisor: Sendable {
 
     /// No new calls from now on; the host stops once its calls in flight are answered.
     func retire() {
-        let (drained, pinger) = state.withLock { state -> (Bool, RepeatedTask?) in
+        let drained = state.withLock { state -> Bool in
             state.phase = .retired
-            defer { state.pinger = nil }
-            return (state.calls.isEmpty, state.pinger)
+            // No more pings: a retiring host only finishes its calls, and at shutdown rpcd's loops stop soon.
+            state.pinger?.cancel()
+            state.pinger = nil
+            return state.calls.isEmpty
         }
-        // Now, while the event loops run: the host may be reaped only after they have shut down (rpcd stopping),
-        // and cancelling a repeated task then schedules on a loop that is gone.
-        pinger?.cancel()
         if drained { stopHost() }
     }
 

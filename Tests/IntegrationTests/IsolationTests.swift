@@ -146,7 +146,7 @@ extension IsolationTests {
 
     func testKVLosesNoAcknowledgedWriteWhenItsHostIsKilled() throws {
         let file = handlers.appendingPathComponent("kv.json").path
-        try "[Handler]\nModule=kv\n[Config]\nFile=\(file)\n".write(
+        try "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(file)\n".write(
             to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
         let daemon = try startDaemon()
         // kv.set changes state: only Allow= peers (the user running the tests, on the Unix socket) may call it.
@@ -179,5 +179,202 @@ extension IsolationTests {
         }
         let stored = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
         XCTAssertNotNil(stored.objectValue, "the file is whole JSON")
+    }
+}
+
+extension IsolationTests {
+    func testAReloadKeepsAnUnchangedHostAndReplacesAChangedOne() throws {
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let first = try hostPID(c)
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        XCTAssertEqual(try hostPID(c), first, "same configuration, same module file: the same host")
+
+        try "[Handler]\nModule=faulty\nTimeout=5s\n".write(
+            to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        XCTAssertNotEqual(try hostPID(c), first, "a changed handler gets a new host")
+        try daemon.waitForLog(matching: #"Handler stopped.*rpcd_pid=\#(first)"#)
+        XCTAssertFalse(daemon.stderr.contains("Module host died"), "the old host was stopped, not lost")
+    }
+}
+
+extension IsolationTests {
+    func testTheSandboxGrantsOnlyReadWritePaths() throws {
+        let granted = handlers.appendingPathComponent("granted")
+        try FileManager.default.createDirectory(at: granted, withIntermediateDirectories: true)
+        let daemon = try startDaemon(faulty: "ReadWritePaths=\(granted.path)")
+        // rpcd's own files stand in for its TLS key: the configuration directory of the daemon.
+        let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("faulty.write", id: 1, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(request("faulty.read", id: 2, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(request("faulty.write", id: 3, params: #"["\#(handlers.path)/outside"]"#))["result"], false)
+        XCTAssertEqual(try c.call(request("faulty.read", id: 4, params: #"["\#(secret)"]"#))["result"], false, "rpcd's files")
+        XCTAssertEqual(try c.call(request("faulty.read", id: 5, params: #"["/etc/ld.so.cache"]"#))["result"], true)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: handlers.appendingPathComponent("outside").path))
+    }
+
+    func testTheSystemCallFilterRefusesWhatNoModuleNeeds() throws {
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("faulty.unshare", id: 1))["result"]?.intValue, Int(EPERM), "the filter, not the kernel's EINVAL")
+        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok", "the host lives on")
+    }
+
+    func testTheSandboxOffInProcess() throws {
+        let daemon = try startDaemon(faulty: "Isolation=none")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
+        XCTAssertEqual(try c.call(request("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
+        XCTAssertEqual(try c.call(request("faulty.unshare", id: 2))["result"]?.intValue, Int(EINVAL), "no filter in rpcd")
+    }
+
+    func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {
+        let daemon = try startDaemon(faulty: "MemoryMax=64M")
+        let c = try RawConnection(daemon.tcpEndpoint)
+        let reply = try c.call(request("faulty.allocate", id: 1))
+        // malloc fails inside the limit and the module answers how far it got; or the host dies of it and the
+        // caller gets -32005. Either way rpcd and the machine are unaffected.
+        if let mebibytes = reply["result"]?.intValue {
+            XCTAssertLessThan(mebibytes, 64)
+        } else {
+            XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
+        }
+        try assertOthersServe(c)
+    }
+}
+
+extension IsolationTests {
+    /// A short chaos run: every example service under load while kv's module host is SIGKILLed again and
+    /// again. The other services never fail a call; kv's callers get true or the documented -32005; its file
+    /// holds every acknowledged write.
+    func testChaosKillingOneHostFailsNoCallToTheOthers() throws {
+        let file = handlers.appendingPathComponent("kv.json").path
+        try "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(file)\n".write(
+            to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
+        for name in ["echo", "sysinfo"] {
+            try "[Handler]\nModule=\(name)\n".write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+        }
+        let daemon = try startDaemon()
+        let control = try RawConnection(daemon.tcpEndpoint)
+        let load = ChaosLoad(others: try RawConnection(daemon.tcpEndpoint), writer: try RawConnection(.unix(path: daemon.socketPath)))
+        load.start()
+        for round in 1...3 {
+            kill(try hostPID(of: "kv", control), SIGKILL)
+            try daemon.waitForLog(matching: "(Module host restarted(?s:.*)){\(round)}")
+            load.waitForCalls(200)  // the load runs against the restarted host a while
+        }
+        let result = load.stop()
+        print("chaos: \(result.otherCalls) calls to the other services, \(result.acknowledged.count) kv writes acknowledged, 3 kills")
+        XCTAssertEqual(result.otherFailures, [], "calls to services that were not killed")
+        XCTAssertEqual(result.kvUnexpected, [])
+        let acknowledged = result.acknowledged
+        let reader = try RawConnection(.unix(path: daemon.socketPath))
+        for key in acknowledged {
+            XCTAssertEqual(try reader.call(request("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
+        }
+    }
+}
+
+/// The chaos test's load: one thread calling the services that are not killed, one setting kv keys.
+private final class ChaosLoad: @unchecked Sendable {
+    struct Result {
+        var otherCalls = 0
+        var otherFailures: [String] = []
+        var acknowledged: [Int] = []
+        var kvUnexpected: [String] = []
+    }
+
+    private let others: RawConnection
+    private let writer: RawConnection
+    private let condition = NSCondition()
+    private var running = true
+    private var result = Result()
+    private let finished = DispatchGroup()
+
+    init(others: RawConnection, writer: RawConnection) {
+        self.others = others
+        self.writer = writer
+    }
+
+    private var isRunning: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return running
+    }
+
+    private func record(_ update: (inout Result) -> Void) {
+        condition.lock()
+        update(&result)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private static func request(_ method: String, id: Int, params: String) -> String {
+        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
+    }
+
+    func start() {
+        DispatchQueue.global().async(group: finished) {
+            var id = 0
+            while self.isRunning {
+                for (method, params) in [("calc.add", "[1,2]"), ("echo.echo", #"["x"]"#), ("sysinfo.hostname", "[]"), ("rpcd.ping", "[]")] {
+                    id += 1
+                    let reply = (try? self.others.call(Self.request(method, id: id, params: params))) ?? ["error": "no reply"]
+                    self.record { result in
+                        result.otherCalls += 1
+                        if reply["result"] == nil { result.otherFailures.append("\(method): \(reply)") }
+                    }
+                }
+            }
+        }
+        DispatchQueue.global().async(group: finished) {
+            var key = 0
+            while self.isRunning {
+                key += 1
+                let reply = (try? self.writer.call(Self.request("kv.set", id: key, params: #"["k\#(key)", \#(key)]"#))) ?? ["error": "no reply"]
+                self.record { result in
+                    if reply["result"] == true { result.acknowledged.append(key) }
+                    else if reply["error"]?["code"] != -32005 { result.kvUnexpected.append("\(reply)") }
+                }
+            }
+        }
+    }
+
+    /// Waits until the other services have answered `count` more calls (30 s at most).
+    func waitForCalls(_ count: Int) {
+        condition.lock()
+        let target = result.otherCalls + count
+        let deadline = Date().addingTimeInterval(30)
+        while result.otherCalls < target, condition.wait(until: deadline) {}
+        condition.unlock()
+    }
+
+    func stop() -> Result {
+        condition.lock()
+        running = false
+        condition.unlock()
+        finished.wait()
+        condition.lock()
+        defer { condition.unlock() }
+        return result
+    }
+}
+
+extension IsolationTests {
+    func testASwiftTrapIsContainedLikeACrash() throws {
+        try "[Handler]\nModule=trapping\n".write(to: handlers.appendingPathComponent("trapping.conf"), atomically: true, encoding: .utf8)
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("trapping.ok", id: 1, params: "[1]"))["result"], [1])
+        let reply = try c.call(request("trapping.trap", id: 2))
+        XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
+        XCTAssertEqual(reply["error"]?["data"]?["reason"], "crashed")
+        let termination = reply["error"]?["data"]?["termination"]?.stringValue ?? ""
+        XCTAssertTrue(["SIGILL", "SIGTRAP"].contains(termination), termination)
+        try assertOthersServe(c)
+        try daemon.waitForLog(matching: "Module host restarted")
+        XCTAssertEqual(try c.call(request("trapping.ok", id: 3, params: "[2]"))["result"], [2])
     }
 }

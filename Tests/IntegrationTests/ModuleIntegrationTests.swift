@@ -69,7 +69,7 @@ final class ModuleIntegrationTests: XCTestCase {
 
     func testEveryExampleModuleServes() throws {
         let kvFile = handlers.appendingPathComponent("kv.json").path
-        try handler("kv", "[Handler]\nModule=kv\n[Config]\nFile=\(kvFile)\n")
+        try handler("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(kvFile)\n")
         let daemon = try startDaemon(["calc", "echo", "sysinfo"])
         let c = try RawConnection(daemon.tcpEndpoint)
         let divide = try c.call(#"{"jsonrpc":"2.0","method":"calc.divide","params":[1,0],"id":1}"#)

@@ -2,16 +2,22 @@
  * faulty.c -- a module whose methods crash, abort, exit, hang and allocate without end on request
  * (faulty_module.h): what fault isolation must contain.
  */
-#define _DEFAULT_SOURCE 1
+#define _GNU_SOURCE 1
 
 #include "faulty_module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
-enum { METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID };
+enum {
+    METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
+    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE
+};
 
 static const rpcd_method methods[] = {
     {sizeof(rpcd_method), "ok", "Answers \"ok\" at once", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
@@ -23,7 +29,23 @@ static const rpcd_method methods[] = {
      RPCD_METHOD_READ_ONLY | RPCD_METHOD_MAY_BLOCK},
     {sizeof(rpcd_method), "allocate", "Allocates until it cannot", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "pid", "The process the module runs in", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "read", "Whether it can read the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "write", "Whether it can create the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "unshare", "The errno of making a user namespace (0: made)", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
 };
+
+/* The first string of PARAMS (["/a/path"]; no escapes) into PATH; 0 when there is none. */
+static int first_string(const char *params, size_t len, char *path, size_t size)
+{
+    const char *start = memchr(params, '"', len);
+    if (start == NULL) return 0;
+    start++;
+    const char *end = memchr(start, '"', len - (size_t)(start - params));
+    if (end == NULL || (size_t)(end - start) >= size) return 0;
+    memcpy(path, start, (size_t)(end - start));
+    path[end - start] = 0;
+    return 1;
+}
 
 static const rpcd_host *host_table;
 
@@ -45,8 +67,6 @@ static void reply_text(rpcd_call *call, const char *json)
 static void faulty_call(void *instance, size_t method, const char *params, size_t len, rpcd_call *call)
 {
     (void)instance;
-    (void)params;
-    (void)len;
     char text[64];
     switch (method) {
     case METHOD_OK:
@@ -77,6 +97,25 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         reply_text(call, text);
         break;
     }
+    case METHOD_READ:
+    case METHOD_WRITE: {
+        char path[512];
+        if (!first_string(params, len, path, sizeof path)) {
+            host_table->reply_error(call, -32602, "Invalid params", NULL, 0);
+            break;
+        }
+        int fd = method == METHOD_READ ? open(path, O_RDONLY) : open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        char byte;
+        int ok = fd >= 0 && (method == METHOD_WRITE || read(fd, &byte, 1) >= 0);
+        if (fd >= 0) close(fd);
+        reply_text(call, ok ? "true" : "false");
+        break;
+    }
+    case METHOD_UNSHARE:
+        /* The errno: a multi-threaded process gets EINVAL from the kernel, EPERM only from a filter. */
+        snprintf(text, sizeof text, "%d", unshare(CLONE_NEWUSER) == 0 ? 0 : errno);
+        reply_text(call, text);
+        break;
     case METHOD_PID:
         snprintf(text, sizeof text, "%ld", (long)getpid());
         reply_text(call, text);
