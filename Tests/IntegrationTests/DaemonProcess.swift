@@ -11,6 +11,8 @@ final class DaemonProcess: @unchecked Sendable {
     private let stderrPipe = Pipe()
     private let lock = NSCondition()
     private var stderrText = ""
+    /// The pipe reached its end: rpcd (and the module hosts, which share it) exited, and `stderr` is complete.
+    private var stderrEnded = false
     private(set) var tcpEndpoint: RPCEndpoint!
     let socketPath: String
 
@@ -59,9 +61,9 @@ final class DaemonProcess: @unchecked Sendable {
         process.standardOutput = FileHandle.nullDevice
         stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
-            guard let self, !data.isEmpty else { return }
+            guard let self else { return }
             self.lock.lock()
-            self.stderrText += String(decoding: data, as: UTF8.self)
+            if data.isEmpty { self.stderrEnded = true } else { self.stderrText += String(decoding: data, as: UTF8.self) }
             self.lock.broadcast()
             self.lock.unlock()
         }
@@ -127,6 +129,11 @@ final class DaemonProcess: @unchecked Sendable {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+        // What rpcd wrote last may still be in the pipe: read to its end (bounded, as a module host might linger).
+        lock.lock()
+        let deadline = Date().addingTimeInterval(10)
+        while !stderrEnded, lock.wait(until: deadline) {}
+        lock.unlock()
         return process.terminationStatus
     }
 
