@@ -162,7 +162,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
         // A client transport straight to a router (no socket): for tests without processes or ports, and for
@@ -230,6 +229,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
+        .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
@@ -295,31 +296,33 @@ let package = Package(
         .testTarget(
             name: "RPCSystemdTests",
             dependencies: [
-                "RPCSystemd", "CSystemd", "RPCLogging",
+                "RPCSystemd", "CSystemd", "RPCLogging", "RPCTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCProtocol", "RPCClient", "RPCJSON", "RPCWire"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCJSON", "RPCWire", "RPCTestSupport"]
         ),
-        // An in-process JSON-RPC server for the client's and the tools' tests (a library, so both can use it).
+        // What several test targets share (a library, so that each can use it): an in-process JSON-RPC server,
+        // futures on an EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
         .target(
-            name: "RPCClientTestSupport",
+            name: "RPCTestSupport",
             dependencies: [
                 "RPCClient", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Tests/RPCClientTestSupport"
+            path: "Tests/RPCTestSupport"
         ),
         .testTarget(
             name: "RPCClientToolsTests",
             dependencies: [
-                "RPCClientTools", "RPCClient", "RPCClientTestSupport", "RPCJSON",
+                "RPCClientTools", "RPCClient", "RPCTestSupport", "RPCJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
@@ -327,7 +330,7 @@ let package = Package(
         .testTarget(
             name: "RPCClientTests",
             dependencies: ["RPCProtocol", "RPCClientInProcess", "RPCCore", "JSONRPC", "RPCBinding",
-                "RPCClientTestSupport",
+                "RPCTestSupport",
                 "RPCClient", "RPCJSON", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -2,6 +2,7 @@ import Foundation
 import RPCClient
 import RPCJSON
 import RPCProtocol
+import RPCTestSupport
 import Synchronization
 import XCTest
 
@@ -87,14 +88,9 @@ final class CancellationTests: XCTestCase {
         XCTAssertEqual(result.status, 75, result.stderr)
         let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
         // rpcctl closed its connection right after sending rpc.cancel; either ends the call in the daemon.
-        let one: JSONValue = 1
-        var cancelled: JSONValue? = nil
-        for _ in 0..<500 where cancelled != one {
-            let info = try await client.call("rpcd.info")
-            cancelled = info["calls"]?["cancelled"]
-            if cancelled != one { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the daemon to count the cancellation") {
+            try await client.call("rpcd.info")["calls"]?["cancelled"] == 1
         }
-        XCTAssertEqual(cancelled, one)
         let next = try await client.call("echo.sleep", params: [1])
         XCTAssertEqual(next, "done")
         await client.close()

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import RPCClient
 import RPCJSON
+import RPCTestSupport
 import XCTest
 
 /// Events end to end: the example modules emit (`kv.changed` from Swift, `sysinfo.load` from C), clients
@@ -273,13 +274,7 @@ final class EventClientTests: XCTestCase {
         let waiting = Task { for try await _ in second {} }
         waiting.cancel()
         _ = await waiting.result
-        var open: Int?
-        for _ in 0..<1000 {  // up to 10 s: CI machines can be slow
-            open = try await openSubscriptions(client)
-            if open == 1 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        XCTAssertEqual(open, 1, "cancelling the iterating task unsubscribed")
+        try await waitUntil("cancelling the iterating task to unsubscribe") { try await openSubscriptions(client) == 1 }
         await client.close()
     }
 
@@ -354,9 +349,7 @@ final class EventClientTests: XCTestCase {
         }
         // Set until the watcher, which subscribes on its own schedule, has seen two events.
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
-        for _ in 0..<500 where try await client.call("rpcd.info")["events"]?["subscriptions"]?.intValue != 1 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil("rpcctl watch to subscribe") { try await openSubscriptions(client) == 1 }
         await client.close()
         try await set(daemon, "a", 1)
         try await set(daemon, "b", ["x": true])
