@@ -64,6 +64,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         // Only for the @RPCInterface compiler plugin: rpcd's own targets never depend on it.
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+        // Only for the macros' expansion tests (RPCMacrosPluginTests).
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
     ],
     targets: [
         .target(name: "RPCJSON"),
@@ -268,6 +270,11 @@ let package = Package(
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        // The macros' expansions and diagnostics, as text.
+        .testTarget(
+            name: "RPCMacrosPluginTests",
+            dependencies: ["RPCMacrosPlugin", .product(name: "MacroTesting", package: "swift-macro-testing")]
+        ),
         // One protocol, both sides: the macro's declarations, a module and a proxy from it, in-process.
         .testTarget(
             name: "RPCInterfaceTests",
