@@ -10,26 +10,20 @@ import XCTest
 /// Events end to end: the example modules emit (`kv.changed` from Swift, `sysinfo.load` from C), clients
 /// subscribe over plain sockets (`RawConnection`, no client library) and the real daemon delivers.
 final class EventIntegrationTests: XCTestCase {
-    private var handlers: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-events-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        handlers = try HandlersDirectory()
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
+        handlers = nil
     }
 
-    private func handler(_ name: String, _ text: String) throws {
-        try text.write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
-    }
-
+    /// rpcd with these handler files (by name) in the test's handlers.d, which the test may change and reload.
     private func startDaemon(config: String = "", _ handlerTexts: [String: String]) throws -> DaemonProcess {
-        for (name, text) in handlerTexts { try handler(name, text) }
-        return try DaemonProcess(
-            config: config,
-            extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        for (name, text) in handlerTexts { try handlers.write(name, text) }
+        return try DaemonProcess(config: config, handlers: handlers)
     }
 
     private static let kv = "[Handler]\nModule=kv\n"
@@ -200,8 +194,8 @@ final class EventIntegrationTests: XCTestCase {
         let sysinfoID = try subscribe(watcher, "sysinfo.load")
 
         // kv gets a new instance (its configuration changed); sysinfo goes away.
-        try handler("kv", Self.kv + "[Config]\nMaxKeys=5\n")
-        try FileManager.default.removeItem(at: handlers.appendingPathComponent("sysinfo.conf"))
+        try handlers.write("kv", Self.kv + "[Config]\nMaxKeys=5\n")
+        try handlers.remove("sysinfo")
         try daemon.reload()
 
         let ended = try watcher.receiveJSON()
@@ -229,10 +223,6 @@ final class EventIntegrationTests: XCTestCase {
 
 /// `RPCClient.subscribe` and `rpcctl watch` against the real daemon.
 final class EventClientTests: XCTestCase {
-    private func startDaemon() throws -> DaemonProcess {
-        try DaemonProcess(modules: ["kv"])
-    }
-
     private func set(_ daemon: DaemonProcess, _ key: String, _ value: JSONValue) async throws {
         let admin = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
         defer { Task { await admin.close() } }
@@ -250,7 +240,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testEventsArriveTypedAndCancellingTheTaskUnsubscribes() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
         XCTAssertEqual(events.event, "kv.changed")
@@ -279,7 +269,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testAPayloadThatDoesNotDecodeEndsTheSequenceWithAnError() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
@@ -301,7 +291,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRefusedSubscriptionsThrowTheServersError() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         do {
@@ -343,7 +333,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRpcctlWatchPrintsEventsAsJSONLines() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let watcher = Task.detached {
             try DaemonProcess.runTool("rpcctl", ["watch", "kv.changed", "--count", "2", "--json", "--address", daemon.tcpEndpoint.description])
         }
