@@ -241,7 +241,7 @@ let package = Package(
         .testTarget(
             name: "RPCAvahiTests",
             dependencies: [
-                "RPCAvahi", "CAvahi", "RPCDNSSD",
+                "RPCAvahi", "CAvahi", "RPCDNSSD", "RPCTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
