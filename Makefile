@@ -176,9 +176,20 @@ deb: deps
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
-test-package:
+# The packages (two versions of one release build: the second `make deb` finds the copied tree unchanged)
+# and the Debian root (debootstrap, cached in .build-deb/debootstrap) are steps of their own, so that
+# `make test` can make the root while the packages build.
+test-package: test-package-debs test-package-root
+	$(MAKE) --no-print-directory test-package-run
+
+test-package-debs:
 	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v1
 	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v2 DEB_VERSION=$(VERSION)+test1
+
+test-package-root:
+	python3 Tests/SystemTests/test_package.py --base-root
+
+test-package-run:
 	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_package.py'
 
 # DNS-SD advertising and discovery against real avahi-daemons, each in a network namespace of its own
