@@ -152,9 +152,9 @@ endif
 # Debian packages (packaging/README.md): rpcd and rpcd-dev, built with dpkg-buildpackage from a copy of this
 # tree with packaging/debian as its debian/, into DEB_DIR, then checked with lintian. DEB_VERSION gives the
 # copy a newer changelog entry (the package test builds an upgrade that way). The copy is brought up to date
-# with rsync, not made anew: files that did not change keep their identity, so the release build in
-# .build-deb/swift finds nothing to do the second time. Build folders are left out at any depth (the
-# examples have .build folders of their own).
+# with rsync, not made anew: unchanged files are left as they are, and the release build in .build-deb/swift
+# is incremental (the second package of the test compiles nothing). Build folders are left out at any depth
+# (the examples have .build folders of their own).
 DEB_DIR ?= $(CURDIR)/dist
 DEB_VERSION ?=
 DEB_WORK := $(CURDIR)/.build-deb
@@ -176,7 +176,7 @@ deb: deps
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
-# The packages (two versions of one release build: the second `make deb` finds the copied tree unchanged)
+# The packages (two versions of one release build: the second `make deb` compiles nothing)
 # and the Debian root (debootstrap, cached in .build-deb/debootstrap) are steps of their own, so that
 # `make test` can make the root while the packages build.
 test-package: test-package-debs test-package-root
