@@ -34,27 +34,42 @@ MODULES := echo calc kv sysinfo
 # The module ABI version (rpcd_module.h), for the .pc file and the package's Provides: rpcd-abi-N.
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
-.PHONY: deb test-package all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
+.PHONY: deb test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
+	run check test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench \
+	bench-micro clean
 
 all: build
 
+# What building, running and testing need beyond the Swift toolchain, through apt (root or sudo; once per machine).
 deps:
 	@scripts/install-deps.sh
 
-build: deps
+# Nothing but the build: no apt, no root. (`make deps` first on a fresh machine.)
+build:
 	$(SWIFT) build
 
-release: deps
+build-tests:
+	$(SWIFT) build --build-tests
+
+release:
 	$(SWIFT) build -c release
 
 # Runs the daemon in the foreground with the example configuration and the example modules straight from
 # the build tree (Ctrl-C stops it; `kill -HUP` reloads).
-run: build
+run: deps
+	$(MAKE) --no-print-directory build
 	$(BIN)/rpcd --config $(CONFIG) --handlers-dir config/handlers.d --module-dir $(BIN)
 
+# For contributors, before a commit: the build and the Swift unit and integration tests. No root, no apt, no
+# namespaces (after `make deps` once, as root, on a fresh machine); a few minutes on a warm build.
+check: build-tests
+	$(SWIFT) test --skip-build
+
+# Every suite, with its own set-up (needs root). scripts/test-all.sh runs them in lanes side by side, on one
+# debug build (the package test makes its own release build, once for both versions; the fuzzers a
+# sanitized one), and ends with each step's time.
 test: deps
-	$(SWIFT) build --build-tests
-	$(MAKE) --no-print-directory test-swift test-python test-system test-avahi test-fuzz test-soak test-package
+	scripts/test-all.sh
 
 test-swift:
 	$(SWIFT) test --skip-build
@@ -142,15 +157,18 @@ endif
 
 # Debian packages (packaging/README.md): rpcd and rpcd-dev, built with dpkg-buildpackage from a copy of this
 # tree with packaging/debian as its debian/, into DEB_DIR, then checked with lintian. DEB_VERSION gives the
-# copy a newer changelog entry (the package test builds an upgrade that way).
+# copy a newer changelog entry (the package test builds an upgrade that way). The copy is brought up to date
+# with rsync, not made anew: unchanged files are left as they are, and the release build in .build-deb/swift
+# is incremental (the second package of the test compiles nothing). Build folders are left out at any depth
+# (the examples have .build folders of their own).
 DEB_DIR ?= $(CURDIR)/dist
 DEB_VERSION ?=
 DEB_WORK := $(CURDIR)/.build-deb
 deb: deps
-	rm -rf $(DEB_WORK)/src && mkdir -p $(DEB_WORK)/src/rpcd $(DEB_DIR)
-	tar -c --exclude='./.build*' --exclude=./.git --exclude=./dist --exclude=./bench-results --exclude=./.swiftpm . \
-		| tar -x -C $(DEB_WORK)/src/rpcd
-	cp -r packaging/debian $(DEB_WORK)/src/rpcd/debian
+	mkdir -p $(DEB_WORK)/src/rpcd $(DEB_DIR)
+	rsync -a --delete --exclude='.build*' --exclude=.swiftpm --exclude=/.git --exclude=/dist \
+		--exclude=/bench-results --exclude=/debian ./ $(DEB_WORK)/src/rpcd/
+	rm -rf $(DEB_WORK)/src/rpcd/debian && cp -r packaging/debian $(DEB_WORK)/src/rpcd/debian
 	if [ -n "$(DEB_VERSION)" ]; then \
 		{ printf 'rpcd (%s) bookworm; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' "$(DEB_VERSION)" \
 			"$(DEB_VERSION)" "$$(sed -n 's/^Maintainer: //p' packaging/debian/control)" "$$(date -R)"; \
@@ -164,9 +182,20 @@ deb: deps
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
-test-package:
+# The packages (two versions of one release build: the second `make deb` compiles nothing)
+# and the Debian root (debootstrap, cached in .build-deb/debootstrap) are steps of their own, so that
+# `make test` can make the root while the packages build.
+test-package: test-package-debs test-package-root
+	$(MAKE) --no-print-directory test-package-run
+
+test-package-debs:
 	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v1
 	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v2 DEB_VERSION=$(VERSION)+test1
+
+test-package-root:
+	python3 Tests/SystemTests/test_package.py --base-root
+
+test-package-run:
 	python3 -m unittest discover -v -s Tests/SystemTests -p 'test_package.py'
 
 # DNS-SD advertising and discovery against real avahi-daemons, each in a network namespace of its own
@@ -181,5 +210,7 @@ bench: deps
 bench-micro: deps
 	bench/micro.sh
 
+# Every build folder the Makefile and the tests make (the package build's scratch is under .build-deb), and
+# the packages in dist/. (Not $(SCRATCH): debian/rules' `make clean` runs with it pointing at .build-deb.)
 clean:
-	rm -rf .build .build-fuzz
+	rm -rf .build .build-fuzz .build-release .build-deb .build-examples dist

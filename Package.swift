@@ -67,6 +67,8 @@ let package = Package(
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
         // Only for the @RPCInterface compiler plugin: rpcd's own targets never depend on it.
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
+        // Only for the macros' expansion tests (RPCMacrosPluginTests).
+        .package(url: "https://github.com/pointfreeco/swift-macro-testing.git", from: "0.7.0"),
     ],
     targets: [
         .target(name: "RPCJSON"),
@@ -167,7 +169,6 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
         // A client transport straight to a router (no socket): for tests without processes or ports, and for
@@ -237,6 +238,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
+        // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
+        .testTarget(name: "ArchitectureTests"),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
@@ -245,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "RPCAvahiTests",
             dependencies: [
-                "RPCAvahi", "CAvahi", "RPCDNSSD",
+                "RPCAvahi", "CAvahi", "RPCDNSSD", "RPCTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -274,6 +277,11 @@ let package = Package(
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        // The macros' expansions and diagnostics, as text.
+        .testTarget(
+            name: "RPCMacrosPluginTests",
+            dependencies: ["RPCMacrosPlugin", .product(name: "MacroTesting", package: "swift-macro-testing")]
+        ),
         // One protocol, both sides: the macro's declarations, a module and a proxy from it, in-process.
         .testTarget(
             name: "RPCInterfaceTests",
@@ -302,31 +310,33 @@ let package = Package(
         .testTarget(
             name: "RPCSystemdTests",
             dependencies: [
-                "RPCSystemd", "CSystemd", "RPCLogging",
+                "RPCSystemd", "CSystemd", "RPCLogging", "RPCTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCWire"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCWire", "RPCTestSupport"]
         ),
-        // An in-process JSON-RPC server for the client's and the tools' tests (a library, so both can use it).
+        // What several test targets share (a library, so that each can use it): an in-process JSON-RPC server,
+        // futures on an EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
         .target(
-            name: "RPCClientTestSupport",
+            name: "RPCTestSupport",
             dependencies: [
                 "RPCClient", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            path: "Tests/RPCClientTestSupport"
+            path: "Tests/RPCTestSupport"
         ),
         .testTarget(
             name: "RPCClientToolsTests",
             dependencies: [
-                "RPCClientTools", "RPCClient", "RPCClientTestSupport", "RPCJSON",
+                "RPCClientTools", "RPCClient", "RPCTestSupport", "RPCJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
@@ -334,7 +344,7 @@ let package = Package(
         .testTarget(
             name: "RPCClientTests",
             dependencies: ["RPCProtocol", "RPCClientInProcess", "RPCCore", "JSONRPC", "RPCBinding",
-                "RPCClientTestSupport",
+                "RPCTestSupport",
                 "RPCClient", "RPCJSON", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -21,6 +21,7 @@ packages=(
     patchelf       # points the packaged binaries at their private Swift runtime
     lintian
     debootstrap
+    rsync          # make deb brings its copy of the tree up to date (unchanged files keep the build warm)
     openssl        # the TLS tests make their own CA and certificates with it (docs/SECURITY.md has the commands)
     # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
     # daemon, its bus, the browse tools and the network-namespace tools they run in.

@@ -1,6 +1,5 @@
 import Logging
 import NIOCore
-import NIOExtras
 import NIOPosix
 import RPCJSON
 import RPCLogging

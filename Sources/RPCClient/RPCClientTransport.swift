@@ -1,5 +1,4 @@
 import NIOCore
-import NIOExtras
 import NIOPosix
 import NIOSSL
 import RPCProtocol
@@ -92,11 +91,10 @@ public struct RPCSocketTransport: RPCClientTransport {
         }
     }
 
-    /// rpcd's framing in both directions: payloads in, payloads out (also what a test server needs).
+    /// rpcd's framing in both directions: payloads in, payloads out (also what a test server needs). The same
+    /// code as rpcd's own: RPCWire's decoder reads the wire format as `FrameReceiver` does, and its encoder
+    /// writes a frame as the connection handler does (`LengthPrefixedFrameEncoder.write(_:framedTo:promise:)`).
     package static func framingHandlers(maxFrameSize: Int) -> [any ChannelHandler] {
-        [
-            ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: maxFrameSize)),
-            LengthFieldPrepender(lengthFieldBitLength: .thirtyTwoBits, lengthFieldEndianness: .big),
-        ]
+        [ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: maxFrameSize)), LengthPrefixedFrameEncoder()]
     }
 }

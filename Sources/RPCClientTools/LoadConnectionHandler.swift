@@ -31,7 +31,7 @@ final class LoadConnectionHandler<Recorder: RPCLatencyRecorder>: ChannelInboundH
             return
         }
         self.window = window
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now  // the loop's clock: a test's EmbeddedEventLoop moves it by hand
         for slot in frames.indices {
             sentAt[slot] = now
             context.write(wrapOutboundOut(frames[slot]), promise: nil)
@@ -48,9 +48,9 @@ final class LoadConnectionHandler<Recorder: RPCLatencyRecorder>: ChannelInboundH
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        let now = NIODeadline.now()
+        let now = context.eventLoop.now  // the loop's clock: a test's EmbeddedEventLoop moves it by hand
         guard let window, !finished else { return }
-        guard let summary = frame.withUnsafeReadableBytes({ RPCReplyScanner.scan($0) }),
+        guard let summary = frame.withUnsafeReadableBytes({ RPCReplySummary($0) }),
             let slot = summary.id, slot >= 0, slot < frames.count
         else {
             fail(context: context, "unexpected reply: \(RPCReply.abbreviated(bytes: Array(frame.readableBytesView)))")

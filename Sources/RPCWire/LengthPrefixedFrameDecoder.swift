@@ -15,9 +15,8 @@ import NIOCore
 /// soon as the four length bytes arrive, so no buffer of the announced size is ever accumulated; after that
 /// `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
 ///
-/// When a frame's length has arrived but not all of its payload, the decoder says so once with an
-/// `IncompleteFrameEvent` (a user inbound event), so that later handlers can account for the bytes the frame
-/// will hold and give it a deadline; the payload itself follows as usual once complete.
+/// The client's pipeline uses this decoder; rpcd's `FrameReceiver` cuts frames itself with `scan` and
+/// `readFrame`, the same reading of the wire format.
 ///
 /// Runs on the channel's event loop like any `ByteToMessageDecoder`.
 public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
@@ -27,8 +26,6 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     public static let headerSize = 4
 
     public let maxFrameSize: Int
-    /// The current frame's `IncompleteFrameEvent` has been sent.
-    private var announcedIncomplete = false
 
     public init(maxFrameSize: Int) {
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
@@ -37,16 +34,9 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
 
     public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         switch try Self.scan(buffer, maxFrameSize: maxFrameSize) {
-        case .needLength:
-            return .needMoreData
-        case .incomplete(let announcedLength):
-            if !announcedIncomplete {
-                announcedIncomplete = true
-                context.fireUserInboundEventTriggered(IncompleteFrameEvent(announcedLength: announcedLength))
-            }
+        case .needLength, .incomplete:
             return .needMoreData
         case .frame:
-            announcedIncomplete = false
             context.fireChannelRead(Self.wrapInboundOut(Self.readFrame(from: &buffer)!))
             return .continue
         }
@@ -95,17 +85,6 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     }
 }
 
-/// A frame's length has been read, and its payload is still arriving. Sent once per such frame, before the
-/// payload is delivered; frames that arrive whole in one read never cause one.
-public struct IncompleteFrameEvent: Hashable, Sendable {
-    /// The payload length the peer announced (at most the decoder's `maxFrameSize`).
-    public var announcedLength: Int
-
-    public init(announcedLength: Int) {
-        self.announcedLength = announcedLength
-    }
-}
-
 /// A peer announced a frame longer than the configured maximum.
 public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvertible {
     public var announcedLength: Int
@@ -130,7 +109,7 @@ public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvert
 }
 
 extension ByteBuffer {
-    /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes (a copy: the server's
+    /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes (a copy:
     /// `LengthPrefixedFrameEncoder` writes large payloads without one).
     public mutating func writeLengthPrefixedFrame(_ payload: ByteBuffer) {
         self.writeInteger(UInt32(payload.readableBytes), endianness: .big)
@@ -141,5 +120,11 @@ extension ByteBuffer {
     public mutating func writeLengthPrefixedFrame(_ payload: String) {
         self.writeInteger(UInt32(payload.utf8.count), endianness: .big)
         self.writeString(payload)
+    }
+
+    /// A buffer holding `payload` (UTF-8 text) as one frame, as a peer sends it.
+    public init(lengthPrefixedFrame payload: String) {
+        self.init()
+        self.writeLengthPrefixedFrame(payload)
     }
 }

@@ -8,9 +8,10 @@ import NIOCore
 /// length and the payload itself, never copied. `LengthFieldPrepender` always writes two, and with many small
 /// replies per read burst the second pending write costs more than the copy.
 ///
-/// A handler that produces the payloads itself can frame them with `write(_:framedTo:promise:)` instead, and
-/// spare its connections this handler (rpcd's connection handler does: a handler per connection is memory
-/// per idle connection, and a pipeline hop per reply).
+/// The client's pipeline uses this handler (`RPCSocketTransport.framingHandlers`). A handler that produces
+/// the payloads itself can frame them with `write(_:framedTo:promise:)` instead, and spare its connections
+/// this handler (rpcd's connection handler does: a handler per connection is memory per idle connection, and
+/// a pipeline hop per reply).
 ///
 /// Runs on the channel's event loop like any `ChannelOutboundHandler`.
 public final class LengthPrefixedFrameEncoder: ChannelOutboundHandler {

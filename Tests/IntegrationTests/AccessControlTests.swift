@@ -7,25 +7,20 @@ import XCTest
 /// one line, per-handler rules, peer credentials on the Unix socket, what rpc.discover shows, and how refusals
 /// are answered, counted and logged (issue 8).
 final class AccessControlTests: XCTestCase {
-    private var handlers: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-access-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
-        for name in ["calc", "kv"] {
-            try "[Handler]\nModule=\(name)\n".write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
-        }
+        handlers = try HandlersDirectory()
+        try handlers.writeModules(["calc", "kv"])
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
+        handlers = nil
     }
 
     /// rpcd with the example modules; `access` is the [Access] section, the shipped one when nil.
     private func startDaemon(access: String? = nil) throws -> DaemonProcess {
-        try DaemonProcess(
-            config: access.map { "\n[Access]\n\($0)\n" } ?? "\n[Access]\n",
-            extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        try DaemonProcess(config: access.map { "\n[Access]\n\($0)\n" } ?? "\n[Access]\n", handlers: handlers)
     }
 
     private func call(_ connection: RawConnection, _ method: String, _ params: String = "[]") throws -> JSONValue {
@@ -77,8 +72,7 @@ final class AccessControlTests: XCTestCase {
 
     /// A handler file's [Access] replaces rpcd.conf's lists for its service only.
     func testHandlerRulesApplyToTheirServiceOnly() throws {
-        try "[Handler]\nModule=kv\n[Access]\nAllow=local\n".write(
-            to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Access]\nAllow=local\n")
         let daemon = try startDaemon()
         let tcp = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try call(tcp, "kv.set", #"["a", 1]"#)["result"], true)

@@ -2,36 +2,29 @@ import Foundation
 import RPCClient
 import RPCJSON
 import RPCProtocol
+import RPCTestSupport
 import Synchronization
 import XCTest
 
 /// A caller that gives up reaches the handler in the real daemon: a Swift module's method (echo.sleep, whose
 /// `Task.sleep` ends when its task is cancelled) stops early and gives its `MaxConcurrency=` slot back at once.
 final class CancellationTests: XCTestCase {
-    private var handlers: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-handlers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        handlers = try HandlersDirectory()
         // One call at a time: a second sleep is admitted only once the first one's slot is free.
-        try "[Handler]\nModule=echo\nMaxConcurrency=1\n".write(
-            to: handlers.appendingPathComponent("echo.conf"), atomically: true, encoding: .utf8)
+        try handlers.write("echo", "[Handler]\nModule=echo\nMaxConcurrency=1\n")
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
-    }
-
-    private func startDaemon() throws -> DaemonProcess {
-        try DaemonProcess(extraArguments: [
-            "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
-        ])
+        handlers = nil
     }
 
     /// The call's timeout passes: the client fails it and sends rpc.cancel; the daemon counts the cancellation,
     /// frees the slot at once (the next call is not refused -32004), and the module's early answer is dropped.
     func testATimeoutCancelsTheCallInTheDaemon() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(handlers: handlers)
         // Over the socket: the access rules let this user change the log level there.
         let client = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
         _ = try await client.call("rpcd.setLogLevel", params: ["debug"])
@@ -54,7 +47,7 @@ final class CancellationTests: XCTestCase {
 
     /// The calling task is cancelled: the call fails with `.cancelled` at once and the daemon cancels it too.
     func testTaskCancellationCancelsTheCallInTheDaemon() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(handlers: handlers)
         let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
         // Once the daemon runs the sleep, the only slot is taken: wait for that, then cancel. (A probe that
         // takes the slot first makes the sleep itself fail -32004: then start it again.)
@@ -80,21 +73,16 @@ final class CancellationTests: XCTestCase {
 
     /// rpcctl call --timeout gives up after that long and the daemon hears of it.
     func testRpcctlTimeoutCancelsTheCall() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(handlers: handlers)
         let address = try XCTUnwrap(daemon.tcpEndpoint).description
         let result = try DaemonProcess.runTool(
             "rpcctl", ["call", "--address", address, "--timeout", "0.2", "echo.sleep", "60000"])
         XCTAssertEqual(result.status, 75, result.stderr)
         let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
         // rpcctl closed its connection right after sending rpc.cancel; either ends the call in the daemon.
-        let one: JSONValue = 1
-        var cancelled: JSONValue? = nil
-        for _ in 0..<500 where cancelled != one {
-            let info = try await client.call("rpcd.info")
-            cancelled = info["calls"]?["cancelled"]
-            if cancelled != one { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the daemon to count the cancellation") {
+            try await client.call("rpcd.info")["calls"]?["cancelled"] == 1
         }
-        XCTAssertEqual(cancelled, one)
         let next = try await client.call("echo.sleep", params: [1])
         XCTAssertEqual(next, "done")
         await client.close()

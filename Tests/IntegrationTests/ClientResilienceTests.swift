@@ -2,6 +2,7 @@ import Foundation
 import RPCClient
 import RPCJSON
 import RPCProtocol
+import RPCTestSupport
 import XCTest
 
 /// `RPCClient` against real daemons that stop and start: it reconnects to a restarted daemon, and fails over
@@ -18,8 +19,7 @@ final class ClientResilienceTests: XCTestCase {
         let firstInfo = try await client.call("rpcd.info")
         daemon?.terminate()
         daemon = nil
-        for _ in 0..<500 where client.isConnected { try await Task.sleep(for: .milliseconds(10)) }
-        XCTAssertFalse(client.isConnected, "the connection broke with the daemon")
+        try await waitUntil("the connection to break with the daemon") { !client.isConnected }
         daemon = try DaemonProcess(config: "Listen=\(shared)\n")
         let secondInfo = try await client.call("rpcd.info", options: RPCCallOptions(timeout: .seconds(10)))
         XCTAssertNotEqual(firstInfo["pid"], secondInfo["pid"], "the call reached the new daemon")
@@ -39,7 +39,7 @@ final class ClientResilienceTests: XCTestCase {
         let before = try await client.call("rpcd.info", options: options)["pid"]
         XCTAssertEqual(before, firstPID)
         first.terminate()
-        for _ in 0..<500 where client.isConnected { try await Task.sleep(for: .milliseconds(10)) }
+        try await waitUntil("the connection to break with the first daemon") { !client.isConnected }
         for _ in 0..<20 {
             let pid = try await client.call("rpcd.info", options: options)["pid"]
             XCTAssertEqual(pid, secondPID)

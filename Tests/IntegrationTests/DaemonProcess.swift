@@ -27,12 +27,12 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Starts rpcd. `config` is the text of rpcd.conf ([Server] lines); listeners are added by the fixture
     /// unless `arguments` choose otherwise. `modules` names example modules to load: each gets a handler file
-    /// `NAME.conf` (`Module=NAME`, store in memory) in a handlers.d of the test's own, and the modules are
-    /// found in the products directory. With no modules rpcd reads an empty handlers.d and serves only its
-    /// built-in `rpc` and `rpcd` methods.
+    /// `NAME.conf` (`Module=NAME`, store in memory) in a handlers.d of the daemon's own. A test that writes
+    /// its own handler files passes `handlers` instead. Modules are found in `moduleDirectory`, by default
+    /// the products directory. With no handlers rpcd serves only its built-in `rpc` and `rpcd` methods.
     init(
-        config: String = "", modules: [String] = [], arguments: [String]? = nil, extraArguments: [String] = [],
-        file: StaticString = #filePath, line: UInt = #line
+        config: String = "", modules: [String] = [], handlers: HandlersDirectory? = nil, moduleDirectory: URL? = nil,
+        arguments: [String]? = nil, file: StaticString = #filePath, line: UInt = #line
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -46,15 +46,14 @@ final class DaemonProcess: @unchecked Sendable {
 
         process.executableURL = Self.productsDirectory.appendingPathComponent("rpcd")
         // Without --handlers-dir the daemon would read the machine's own /etc/rpcd/handlers.d.
-        let handlers = directory.appendingPathComponent("handlers.d")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        let ownHandlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: ownHandlers, withIntermediateDirectories: true)
         for name in modules {
             try "[Handler]\nModule=\(name)\n".write(
-                to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
+                to: ownHandlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
         }
-        let isolation = extraArguments.contains("--handlers-dir")
-            ? [] : ["--handlers-dir", handlers.path, "--module-dir", Self.productsDirectory.path]
-        process.arguments = (arguments ?? ["--config", configPath] + isolation) + extraArguments
+        let isolation = ["--handlers-dir", handlers?.path ?? ownHandlers.path, "--module-dir", (moduleDirectory ?? Self.productsDirectory).path]
+        process.arguments = arguments ?? ["--config", configPath] + isolation
         // Strict mode turns NIO's misuse warnings (such as scheduling on a loop that has shut down) into crashes.
         process.environment = ProcessInfo.processInfo.environment.merging(["SWIFTNIO_STRICT": "1"]) { $1 }
         process.standardError = stderrPipe

@@ -4,31 +4,26 @@ import Glibc
 import Foundation
 import RPCClient
 import RPCJSON
+import RPCTestSupport
 import XCTest
 
 /// Events end to end: the example modules emit (`kv.changed` from Swift, `sysinfo.load` from C), clients
 /// subscribe over plain sockets (`RawConnection`, no client library) and the real daemon delivers.
 final class EventIntegrationTests: XCTestCase {
-    private var handlers: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-events-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        handlers = try HandlersDirectory()
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
+        handlers = nil
     }
 
-    private func handler(_ name: String, _ text: String) throws {
-        try text.write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
-    }
-
+    /// rpcd with these handler files (by name) in the test's handlers.d, which the test may change and reload.
     private func startDaemon(config: String = "", _ handlerTexts: [String: String]) throws -> DaemonProcess {
-        for (name, text) in handlerTexts { try handler(name, text) }
-        return try DaemonProcess(
-            config: config,
-            extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        for (name, text) in handlerTexts { try handlers.write(name, text) }
+        return try DaemonProcess(config: config, handlers: handlers)
     }
 
     private static let kv = "[Handler]\nModule=kv\n"
@@ -199,8 +194,8 @@ final class EventIntegrationTests: XCTestCase {
         let sysinfoID = try subscribe(watcher, "sysinfo.load")
 
         // kv gets a new instance (its configuration changed); sysinfo goes away.
-        try handler("kv", Self.kv + "[Config]\nMaxKeys=5\n")
-        try FileManager.default.removeItem(at: handlers.appendingPathComponent("sysinfo.conf"))
+        try handlers.write("kv", Self.kv + "[Config]\nMaxKeys=5\n")
+        try handlers.remove("sysinfo")
         try daemon.reload()
 
         let ended = try watcher.receiveJSON()
@@ -228,10 +223,6 @@ final class EventIntegrationTests: XCTestCase {
 
 /// `RPCClient.subscribe` and `rpcctl watch` against the real daemon.
 final class EventClientTests: XCTestCase {
-    private func startDaemon() throws -> DaemonProcess {
-        try DaemonProcess(modules: ["kv"])
-    }
-
     private func set(_ daemon: DaemonProcess, _ key: String, _ value: JSONValue) async throws {
         let admin = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
         defer { Task { await admin.close() } }
@@ -249,7 +240,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testEventsArriveTypedAndCancellingTheTaskUnsubscribes() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
         XCTAssertEqual(events.event, "kv.changed")
@@ -273,18 +264,12 @@ final class EventClientTests: XCTestCase {
         let waiting = Task { for try await _ in second {} }
         waiting.cancel()
         _ = await waiting.result
-        var open: Int?
-        for _ in 0..<1000 {  // up to 10 s: CI machines can be slow
-            open = try await openSubscriptions(client)
-            if open == 1 { break }
-            try await Task.sleep(for: .milliseconds(10))
-        }
-        XCTAssertEqual(open, 1, "cancelling the iterating task unsubscribed")
+        try await waitUntil("cancelling the iterating task to unsubscribe") { try await openSubscriptions(client) == 1 }
         await client.close()
     }
 
     func testAPayloadThatDoesNotDecodeEndsTheSequenceWithAnError() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
@@ -306,7 +291,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRefusedSubscriptionsThrowTheServersError() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         do {
@@ -348,15 +333,13 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRpcctlWatchPrintsEventsAsJSONLines() async throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(modules: ["kv"])
         let watcher = Task.detached {
             try DaemonProcess.runTool("rpcctl", ["watch", "kv.changed", "--count", "2", "--json", "--address", daemon.tcpEndpoint.description])
         }
         // Set until the watcher, which subscribes on its own schedule, has seen two events.
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
-        for _ in 0..<500 where try await client.call("rpcd.info")["events"]?["subscriptions"]?.intValue != 1 {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await waitUntil("rpcctl watch to subscribe") { try await openSubscriptions(client) == 1 }
         await client.close()
         try await set(daemon, "a", 1)
         try await set(daemon, "b", ["x": true])

@@ -7,15 +7,16 @@ import XCTest
 /// and hangs in its module host process, while rpcd keeps answering everything else, answers the module's
 /// callers with the documented error (-32005, docs/PROTOCOL.md), and starts the module again.
 final class IsolationTests: XCTestCase {
-    private var handlers: URL!
+    private var directory: HandlersDirectory!
+    /// The handlers.d, which the tests also use for the files modules may write.
+    private var handlers: URL { directory.url }
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-isolation-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        directory = try HandlersDirectory()
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
+        directory = nil
     }
 
     /// rpcd with the shipped defaults (every module isolated) serving `calc` and `faulty`, `faulty` with `extra`
@@ -24,7 +25,7 @@ final class IsolationTests: XCTestCase {
         try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
         try "[Handler]\nModule=faulty\n\(extra)\n".write(
             to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
-        return try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        return try DaemonProcess(handlers: directory)
     }
 
     private func request(_ method: String, id: Int, params: String = "[]") -> String {

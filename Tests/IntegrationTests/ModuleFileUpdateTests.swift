@@ -7,15 +7,14 @@ import XCTest
 /// the handler serves the new file or is refused by name (issue 28). rpcd maps every module from a sealed
 /// private copy (`ModuleLoader`); mapping the file itself crashed at the first call after a `cp` over it.
 final class ModuleFileUpdateTests: XCTestCase {
-    private var root: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-module-update-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("handlers.d"), withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("modules"), withIntermediateDirectories: true)
+        handlers = try HandlersDirectory()
+        try FileManager.default.createDirectory(at: handlers.url.appendingPathComponent("modules"), withIntermediateDirectories: true)
     }
 
-    override func tearDown() { try? FileManager.default.removeItem(at: root) }
+    override func tearDown() { handlers = nil }
 
     func testSwiftModuleFileOperationsFollowedByReload() throws {
         try exercise(module: "calc", call: #"{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":1}"#, expect: 3, other: "libecho.so")
@@ -29,19 +28,14 @@ final class ModuleFileUpdateTests: XCTestCase {
     /// `module` is loaded from a copy of its own in a module directory of the test's; `kv` is the bystander that
     /// must keep answering throughout. `other` is another module whose bytes are copied over `module`'s file.
     private func exercise(module: String, call: String, expect: Double?, other: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let modules = root.appendingPathComponent("modules")
+        let modules = handlers.url.appendingPathComponent("modules")
         let library = modules.appendingPathComponent("lib\(module).so")
         let built = DaemonProcess.productsDirectory.appendingPathComponent("lib\(module).so")
         try FileManager.default.copyItem(at: built, to: library)
         try FileManager.default.copyItem(
             at: DaemonProcess.productsDirectory.appendingPathComponent("libkv.so"), to: modules.appendingPathComponent("libkv.so"))
-        for name in [module, "kv"] {
-            try "[Handler]\nModule=\(name)\n".write(
-                to: root.appendingPathComponent("handlers.d/\(name).conf"), atomically: true, encoding: .utf8)
-        }
-        let daemon = try DaemonProcess(extraArguments: [
-            "--handlers-dir", root.appendingPathComponent("handlers.d").path, "--module-dir", modules.path,
-        ])
+        try handlers.writeModules([module, "kv"])
+        let daemon = try DaemonProcess(handlers: handlers, moduleDirectory: modules)
         let endpoint = try XCTUnwrap(daemon.tcpEndpoint)
         XCTAssertTrue(try answers(RawConnection(endpoint).call(call), expect), "served before any change", file: file, line: line)
 

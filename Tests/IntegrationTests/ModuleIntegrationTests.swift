@@ -5,26 +5,21 @@ import XCTest
 
 /// The example modules (built by this package) loaded by the real daemon through handlers.d.
 final class ModuleIntegrationTests: XCTestCase {
-    private var handlers: URL!
+    private var handlers: HandlersDirectory!
 
     override func setUpWithError() throws {
-        handlers = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-handlers-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        handlers = try HandlersDirectory()
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: handlers)
+        handlers = nil
     }
 
-    private func handler(_ name: String, _ text: String) throws {
-        try text.write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
-    }
-
-    private func startDaemon(_ names: [String] = ["calc", "echo", "sysinfo", "kv"]) throws -> DaemonProcess {
-        for name in names { try handler(name, "[Handler]\nModule=\(name)\n") }
-        return try DaemonProcess(extraArguments: [
-            "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
-        ])
+    /// rpcd serving the example modules `names` from the test's handlers.d, which outlives it (restarts and
+    /// reloads read the same files); modules come from `modules` when given.
+    private func startDaemon(_ names: [String], modules: URL? = nil) throws -> DaemonProcess {
+        try handlers.writeModules(names)
+        return try DaemonProcess(handlers: handlers, moduleDirectory: modules)
     }
 
     /// The JSON-RPC 2.0 specification's examples (section 7), `subtract` mapped to calc.subtract,
@@ -68,8 +63,8 @@ final class ModuleIntegrationTests: XCTestCase {
     }
 
     func testEveryExampleModuleServes() throws {
-        let kvFile = handlers.appendingPathComponent("kv.json").path
-        try handler("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(kvFile)\n")
+        let kvFile = handlers.path("kv.json")
+        try handlers.write("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(kvFile)\n")
         let daemon = try startDaemon(["calc", "echo", "sysinfo"])
         let c = try RawConnection(daemon.tcpEndpoint)
         let divide = try c.call(#"{"jsonrpc":"2.0","method":"calc.divide","params":[1,0],"id":1}"#)
@@ -92,7 +87,7 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(daemon.terminate(), 0)
 
         // The store survives a restart through its File=.
-        let again = try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path])
+        let again = try DaemonProcess(handlers: handlers)
         let c2 = try RawConnection(again.tcpEndpoint)
         XCTAssertEqual(try c2.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], ["a"])
     }
@@ -108,7 +103,7 @@ final class ModuleIntegrationTests: XCTestCase {
 
     /// A module directory of the test's own: `calc` (a symlink to the built one) beside `files`.
     private func moduleDirectory(_ files: [String: String]) throws -> URL {
-        let modules = handlers.appendingPathComponent("modules")
+        let modules = handlers.url.appendingPathComponent("modules")
         try FileManager.default.createDirectory(at: modules, withIntermediateDirectories: true)
         try FileManager.default.createSymbolicLink(
             at: modules.appendingPathComponent("libcalc.so"),
@@ -117,15 +112,10 @@ final class ModuleIntegrationTests: XCTestCase {
         return modules
     }
 
-    private func startDaemon(_ names: [String], modules: URL) throws -> DaemonProcess {
-        for name in names { try handler(name, "[Handler]\nModule=\(name)\n") }
-        return try DaemonProcess(extraArguments: ["--handlers-dir", handlers.path, "--module-dir", modules.path])
-    }
-
     func testBrokenModuleDisablesOnlyItsHandler() throws {
         let modules = try moduleDirectory(["broken.so": "not an ELF file"])
-        try handler("broken", "[Handler]\nModule=broken\nService=broken\n")
-        try handler("missing", "[Handler]\nModule=missing\nService=missing\n")
+        try handlers.write("broken", "[Handler]\nModule=broken\nService=broken\n")
+        try handlers.write("missing", "[Handler]\nModule=missing\nService=missing\n")
         let daemon = try startDaemon(["calc"], modules: modules)
         try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/broken.so refused: dlopen failed")
         try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/missing.so refused: no such file")
@@ -176,11 +166,11 @@ final class ModuleIntegrationTests: XCTestCase {
         }
         XCTAssertEqual(warmedUp.wait(timeout: .now() + 60), .success, "the load is running")
         // Three reloads while the load runs: add kv, remove echo, change calc's Timeout= (a new instance).
-        try handler("kv", "[Handler]\nModule=kv\n")
+        try handlers.write("kv", "[Handler]\nModule=kv\n")
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
-        try FileManager.default.removeItem(at: handlers.appendingPathComponent("echo.conf"))
+        try handlers.remove("echo")
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
-        try handler("calc", "[Handler]\nModule=calc\nTimeout=10s\n")
+        try handlers.write("calc", "[Handler]\nModule=calc\nTimeout=10s\n")
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
         stop.add()
         XCTAssertEqual(clients.wait(timeout: .now() + 120), .success)
@@ -195,7 +185,7 @@ final class ModuleIntegrationTests: XCTestCase {
     func testBrokenConfigurationOnReloadKeepsTheOldOneServing() throws {
         let daemon = try startDaemon(["calc"])
         let c = try RawConnection(daemon.tcpEndpoint)
-        try handler("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
+        try handlers.write("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
         let outcome = try daemon.reload()
         XCTAssertTrue(outcome.contains("Reload failed"), outcome)
         XCTAssertTrue(outcome.contains("calc.conf:3"), outcome)
@@ -206,7 +196,7 @@ final class ModuleIntegrationTests: XCTestCase {
     /// services now served, or exit status 1 and the reason when the previous configuration keeps serving.
     func testRpcctlReloadWaitsForTheOutcomeAndFailsWhenRefused() throws {
         let daemon = try startDaemon(["calc"])
-        try handler("kv", "[Handler]\nModule=kv\n")
+        try handlers.write("kv", "[Handler]\nModule=kv\n")
         let good = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
         XCTAssertEqual(good.status, 0, good.stderr)
         XCTAssertEqual(good.stdout, "reloaded; serving calc, kv\n")
@@ -214,7 +204,7 @@ final class ModuleIntegrationTests: XCTestCase {
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
 
-        try handler("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
+        try handlers.write("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
         let bad = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
         XCTAssertEqual(bad.status, 1, bad.stdout)
         XCTAssertTrue(bad.stderr.contains("Reload failed (-32013)"), bad.stderr)
@@ -228,9 +218,9 @@ final class ModuleIntegrationTests: XCTestCase {
     }
 
     func testCheckConfigListsHandlersWithTheirFiles() throws {
-        try handler("calc", "[Handler]\nModule=calc\n")
+        try handlers.write("calc", "[Handler]\nModule=calc\n")
         try FileManager.default.createSymbolicLink(
-            atPath: handlers.appendingPathComponent("echo.conf").path, withDestinationPath: "/dev/null")
+            atPath: handlers.path("echo.conf"), withDestinationPath: "/dev/null")
         let result = try DaemonProcess.runTool("rpcd", [
             "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
             "--check-config",

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import NIOCore
 import RPCJSON
 import RPCProtocol
 import RPCWire
@@ -61,8 +62,7 @@ final class RawConnection {
     }
 
     static func frame(_ payload: String) -> [UInt8] {
-        let body = Array(payload.utf8)
-        return withUnsafeBytes(of: UInt32(body.count).bigEndian, Array.init) + body
+        Array(ByteBuffer(lengthPrefixedFrame: payload).readableBytesView)
     }
 
     /// Reads exactly `count` bytes; nil on orderly close before any of them.

@@ -2,23 +2,21 @@ import Foundation
 import RPCClient
 import RPCJSON
 import RPCProtocol
+import RPCTestSupport
 import XCTest
 
 /// `tls://` listeners of the real daemon, with a CA made for the test (issue 8): the CA file a client trusts,
 /// client certificates required and matched by `client:NAME` rules, and certificates re-read on reload without
 /// dropping the connections that are open.
 final class TLSTests: XCTestCase {
-    private var directory: URL!
     private var pki: TestPKI!
 
     override func setUpWithError() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-tls-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        pki = try TestPKI(in: directory)
+        pki = try TestPKI.inTemporaryDirectory()
     }
 
     override func tearDown() {
-        try? FileManager.default.removeItem(at: directory)
+        pki.removeDirectory()
     }
 
     /// rpcd with a TLS listener on an ephemeral port; returns it and that endpoint.
@@ -67,7 +65,7 @@ final class TLSTests: XCTestCase {
     func testRequiredClientCertificatesAndClientRules() async throws {
         let alice = try pki.issueClient("alice")
         let bob = try pki.issueClient("bob")
-        let rogue = try TestPKI(in: directory, name: "rogue")
+        let rogue = try TestPKI(in: pki.directory, name: "rogue")
         let mallory = try rogue.issueClient("mallory")
         let (daemon, endpoint) = try startDaemon(
             server: "LogLevel=debug\n", tls: "ClientCA=\(pki.caFile)\nRequireClientCertificate=yes\n",
@@ -182,7 +180,7 @@ final class TLSTests: XCTestCase {
         XCTAssertEqual(before, "pong")
 
         // The same file names, now holding a certificate from another CA.
-        let renewed = try TestPKI(in: directory, name: "renewed")
+        let renewed = try TestPKI(in: pki.directory, name: "renewed")
         let next = try renewed.issueServer("next")
         let server = (pki.path("server.pem"), pki.path("server.key"))
         try FileManager.default.removeItem(atPath: server.0)

@@ -1,5 +1,6 @@
 import Logging
 import RPCDNSSD
+import RPCTestSupport
 import ServiceLifecycle
 import XCTest
 
@@ -29,10 +30,7 @@ final class PublisherServiceTests: XCTestCase {
                 services: [.init(service: PublisherService(publisher: publisher))], logger: Logger(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }
-            // Poll (bounded) until the service has started the publisher.
-            for _ in 0..<1000 where publisher.advertisements.isEmpty {
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await waitUntil("the service to start the publisher") { !publisher.advertisements.isEmpty }
             XCTAssertEqual(publisher.advertisements, [calc])
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-import RPCClientTestSupport
+import RPCTestSupport
 import RPCJSON
 import XCTest
 

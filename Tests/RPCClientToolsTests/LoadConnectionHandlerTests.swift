@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-import RPCClientTestSupport
+import RPCTestSupport
 import RPCJSON
 import XCTest
 
@@ -38,7 +38,8 @@ final class LoadConnectionHandlerTests: XCTestCase {
         try channel.pipeline.syncOperations.addHandler(LoadConnectionHandler<CollectingRecorder>(frames: frames, done: done))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
 
-        let now = NIODeadline.now()
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))  // so that measureStart is a second after boot
+        let now = channel.embeddedEventLoop.now
         let window = LoadWindow(
             measureStart: now - .seconds(1), measureEnd: now + .milliseconds(500), drainTimeout: .seconds(5))
         channel.pipeline.fireUserInboundEventTriggered(window)
@@ -52,7 +53,7 @@ final class LoadConnectionHandlerTests: XCTestCase {
         XCTAssertEqual(try channel.readOutbound(as: ByteBuffer.self), frames[0])
         XCTAssertNil(outcome(done.futureResult))
 
-        Thread.sleep(forTimeInterval: 0.6)  // past measureEnd: replies now only drain
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(600))  // past measureEnd: replies now only drain
         try channel.writeInbound(reply(#"{"jsonrpc":"2.0","result":"pong","id":0}"#))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "nothing is sent after the window")
         XCTAssertNil(outcome(done.futureResult), "one call still in flight")
@@ -73,7 +74,7 @@ final class LoadConnectionHandlerTests: XCTestCase {
         let channel = EmbeddedChannel()
         let done = channel.eventLoop.makePromise(of: LoadConnectionStats<CollectingRecorder>.self)
         try channel.pipeline.syncOperations.addHandler(LoadConnectionHandler<CollectingRecorder>(frames: frames, done: done))
-        let now = NIODeadline.now()
+        let now = channel.embeddedEventLoop.now
         channel.pipeline.fireUserInboundEventTriggered(
             LoadWindow(measureStart: now + .seconds(60), measureEnd: now + .seconds(70), drainTimeout: .seconds(1)))
         try channel.writeInbound(reply(#"{"jsonrpc":"2.0","result":"pong","id":0}"#))
@@ -92,7 +93,7 @@ final class LoadConnectionHandlerTests: XCTestCase {
         let channel = EmbeddedChannel()
         let done = channel.eventLoop.makePromise(of: LoadConnectionStats<CollectingRecorder>.self)
         try channel.pipeline.syncOperations.addHandler(LoadConnectionHandler<CollectingRecorder>(frames: frames, done: done))
-        let now = NIODeadline.now()
+        let now = channel.embeddedEventLoop.now
         channel.pipeline.fireUserInboundEventTriggered(
             LoadWindow(measureStart: now, measureEnd: now + .seconds(10), drainTimeout: .seconds(1)))
         try channel.writeInbound(reply(#"{"jsonrpc":"2.0","result":"pong","id":5}"#))

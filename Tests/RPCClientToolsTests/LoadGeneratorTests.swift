@@ -1,5 +1,5 @@
 import RPCClient
-import RPCClientTestSupport
+import RPCTestSupport
 import RPCClientTools
 import XCTest
 

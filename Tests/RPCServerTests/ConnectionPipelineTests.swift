@@ -38,23 +38,19 @@ final class ConnectionPipelineTests: XCTestCase {
         _ = try? channel?.finish()
     }
 
-    private func frame(_ payload: String) -> ByteBuffer {
-        PipelineChannel.frame(payload)
-    }
-
     private func outboundFrames() throws -> [String] {
         try PipelineChannel.writtenFrames(channel)
     }
 
     func testRequestFrameGetsReplyFrame() throws {
         try makeChannel()
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":1}"#])
     }
 
     func testRequestArrivingByteByByte() throws {
         try makeChannel()
-        let wire = frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":{"a":[1]},"id":"x"}"#)
+        let wire = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.echo","params":{"a":[1]},"id":"x"}"#)
         for index in 0..<wire.readableBytes {
             try channel.writeInbound(wire.getSlice(at: index, length: 1)!)
         }
@@ -63,7 +59,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
         try makeChannel()
-        var input = frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":1}"#)
+        var input = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":1}"#)
         input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)
         try channel.writeInbound(input)
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":2}"#])
@@ -73,9 +69,9 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {
         try makeChannel()
-        try channel.writeInbound(frame("\u{01}\u{02}garbage"))
-        try channel.writeInbound(frame(""))
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":3}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: "\u{01}\u{02}garbage"))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: ""))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpcd.ping","id":3}"#))
         let replies = try outboundFrames()
         XCTAssertEqual(replies.count, 3)
         XCTAssertTrue(replies[0].contains("-32700"))
@@ -149,10 +145,10 @@ final class ConnectionPipelineTests: XCTestCase {
         router = RPCRouter(
             registry: try RPCServiceRegistry(services: [SleepEchoService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
         channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":"A"}"#))
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":["\u0041"],"id":2}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":"A"}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpc.cancel","params":["\u0041"],"id":2}"#))
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":false,"id":2}"#])
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":"A"},"id":3}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":"A"},"id":3}"#))
         let frames = try outboundFrames()
         XCTAssertTrue(frames.contains(#"{"jsonrpc":"2.0","result":true,"id":3}"#), "\(frames)")
         XCTAssertTrue(frames.contains { $0.contains("-32011") && $0.contains(#""id":"A""#) }, "\(frames)")
@@ -160,7 +156,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testIdleConnectionIsClosedOnlyWhenNothingIsInFlight() throws {
         try makeChannel(idleTimeout: .seconds(5))
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
         channel.embeddedEventLoop.advanceTime(by: .seconds(59))
         XCTAssertTrue(channel.isActive, "idle for 59 s, but a call is in flight")
         channel.embeddedEventLoop.advanceTime(by: .seconds(1))
@@ -173,7 +169,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testQuiescingClosesAfterTheLastReply() throws {
         try makeChannel()
-        try channel.writeInbound(frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         XCTAssertTrue(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
@@ -183,7 +179,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testBatchOfNotificationsWritesNothing() throws {
         try makeChannel()
-        try channel.writeInbound(frame(#"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"echo.echo","params":[]}]"#))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"echo.echo","params":[]}]"#))
         XCTAssertEqual(try outboundFrames(), [])
     }
 }

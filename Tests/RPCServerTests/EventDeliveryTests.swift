@@ -43,7 +43,7 @@ final class EventDeliveryTests: XCTestCase {
     }
 
     private func send(_ payload: String) throws {
-        try channel.writeInbound(PipelineChannel.frame(payload))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: payload))
     }
 
     private func outboundFrames() throws -> [String] {

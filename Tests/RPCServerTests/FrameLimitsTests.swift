@@ -85,7 +85,7 @@ final class FrameLimitsTests: XCTestCase {
     }
 
     private func call(_ id: Int) -> ByteBuffer {
-        PipelineChannel.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(id)],"id":\#(id)}"#)
+        ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(id)],"id":\#(id)}"#)
     }
 
     /// 64 connections that announce large frames and send nothing more hold what arrived, not what was

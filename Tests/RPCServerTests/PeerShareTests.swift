@@ -40,7 +40,7 @@ final class PeerShareTests: XCTestCase {
     }
 
     private func echo(_ id: Int, bytes: Int) -> ByteBuffer {
-        PipelineChannel.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":["\#(String(repeating: "x", count: bytes))"],"id":\#(id)}"#)
+        ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.echo","params":["\#(String(repeating: "x", count: bytes))"],"id":\#(id)}"#)
     }
 
     /// Replies wait in the account until the socket takes them; taken, they are given back.
@@ -60,7 +60,7 @@ final class PeerShareTests: XCTestCase {
         try makeChannel(perPeer: 64 << 10)
         var input = ByteBuffer()
         for id in 1...20 {
-            var frame = PipelineChannel.frame(#"{"jsonrpc":"2.0","method":"large.get","params":[10000],"id":\#(id)}"#)
+            var frame = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"large.get","params":[10000],"id":\#(id)}"#)
             input.writeBuffer(&frame)
         }
         try channel.writeInbound(input)

@@ -29,13 +29,6 @@ enum PipelineChannel {
         return channel
     }
 
-    /// One frame holding `payload`, as a client sends it.
-    static func frame(_ payload: String) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeLengthPrefixedFrame(payload)
-        return buffer
-    }
-
     /// Every frame `channel` wrote so far, as text (the encoder may write length and payload as two buffers).
     static func writtenFrames(_ channel: EmbeddedChannel, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         var bytes = ByteBuffer()

@@ -1,5 +1,6 @@
 import Logging
 import RPCSystemd
+import RPCTestSupport
 import ServiceLifecycle
 import Synchronization
 import XCTest

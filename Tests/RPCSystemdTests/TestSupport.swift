@@ -20,21 +20,6 @@ final class RecordingNotifier: ServiceNotifier {
     var pings: Int { sent.filter { $0 == [.watchdog] }.count }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; fails the test naming `what` on timeout.
-func waitUntil(
-    _ what: String, timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line,
-    _ condition: () -> Bool
-) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            XCTFail("timed out waiting for \(what)", file: file, line: line)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-}
-
 /// Runs `body` with environment variables set, restoring the previous values after.
 func withEnvironment<T>(_ values: [String: String?], _ body: () throws -> T) rethrows -> T {
     var previous: [String: String?] = [:]

@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import RPCSystemd
+import RPCTestSupport
 import ServiceLifecycle
 import XCTest
 

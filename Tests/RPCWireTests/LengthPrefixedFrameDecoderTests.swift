@@ -5,12 +5,6 @@ import RPCWire
 import XCTest
 
 final class LengthPrefixedFrameDecoderTests: XCTestCase {
-    private func frame(_ payload: String) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeLengthPrefixedFrame(payload)
-        return buffer
-    }
-
     func testVerifierAcceptsEverySplitOfSeveralFrames() throws {
         // NIO's verifier feeds the input whole, byte by byte and in random chunks, and checks the decoder
         // emits the same frames every time and leaves nothing behind.
@@ -24,7 +18,7 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
 
     func testFrameSplitAtEveryOffsetIsReassembled() throws {
         let payload = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#
-        let wire = frame(payload)
+        let wire = ByteBuffer(lengthPrefixedFrame: payload)
         for split in 0..<wire.readableBytes {
             let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 1024)))
             try channel.writeInbound(wire.getSlice(at: 0, length: split)!)
@@ -35,36 +29,16 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
         }
     }
 
-    func testAnIncompleteFrameIsAnnouncedOnceWithItsLength() throws {
-        let events = EventRecorder()
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers(
-            ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 1024)), events)
-        let wire = frame(String(repeating: "x", count: 100))
-        try channel.writeInbound(wire.getSlice(at: 0, length: 3)!)  // not even the whole length yet
-        XCTAssertEqual(events.received, [])
-        try channel.writeInbound(wire.getSlice(at: 3, length: 10)!)
-        try channel.writeInbound(wire.getSlice(at: 13, length: 10)!)
-        XCTAssertEqual(events.received, [IncompleteFrameEvent(announcedLength: 100)], "once per frame, however many reads")
-        try channel.writeInbound(wire.getSlice(at: 23, length: wire.readableBytes - 23)!)
-        XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self)?.readableBytes, 100)
-        try channel.writeInbound(frame("{}"))  // arrives whole: nothing to announce
-        XCTAssertEqual(events.received.count, 1)
-        try channel.writeInbound(wire.getSlice(at: 0, length: 50)!)  // the next frame is announced again
-        XCTAssertEqual(events.received.count, 2)
-        _ = try? channel.finish()
-    }
-
     func testZeroLengthFrameIsAnEmptyPayload() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 16)))
-        try channel.writeInbound(frame(""))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: ""))
         XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self), ByteBuffer())
         XCTAssertTrue(try channel.finish().isClean)
     }
 
     func testFrameOfExactlyTheMaximumIsAccepted() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 8)))
-        try channel.writeInbound(frame("12345678"))
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: "12345678"))
         XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self), ByteBuffer(string: "12345678"))
         XCTAssertTrue(try channel.finish().isClean)
     }
@@ -82,7 +56,7 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
 
     func testOneByteOverTheMaximumIsRefused() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 8)))
-        XCTAssertThrowsError(try channel.writeInbound(frame("123456789"))) { error in
+        XCTAssertThrowsError(try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: "123456789"))) { error in
             XCTAssertEqual((error as? FrameTooLargeError)?.announcedLength, 9)
         }
         _ = try? channel.finish()
@@ -90,7 +64,7 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
 
     func testFramesBeforeAnOversizeOneAreStillDelivered() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 4)))
-        var input = frame("ok")
+        var input = ByteBuffer(lengthPrefixedFrame: "ok")
         input.writeInteger(UInt32(5), endianness: .big)
         XCTAssertThrowsError(try channel.writeInbound(input))
         XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self), ByteBuffer(string: "ok"))
@@ -99,7 +73,7 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
 
     func testTruncatedFrameAtEndOfStreamIsDroppedWithoutError() throws {
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(LengthPrefixedFrameDecoder(maxFrameSize: 64)))
-        var input = frame("complete")
+        var input = ByteBuffer(lengthPrefixedFrame: "complete")
         input.writeInteger(UInt32(10), endianness: .big)
         input.writeString("part")
         try channel.writeInbound(input)
@@ -116,17 +90,5 @@ final class LengthPrefixedFrameDecoderTests: XCTestCase {
         XCTAssertFalse(header(0x1703_0300), "application data never comes first")
         XCTAssertFalse(header(0x0100_0000))
         XCTAssertFalse(header(0x1505_0300))
-    }
-}
-
-/// Records the `IncompleteFrameEvent`s that reach it and passes frames on.
-private final class EventRecorder: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-    var received: [IncompleteFrameEvent] = []
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? IncompleteFrameEvent { received.append(event) }
-        context.fireUserInboundEventTriggered(event)
     }
 }

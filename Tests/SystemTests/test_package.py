@@ -1,7 +1,7 @@
 """The Debian packages on a Debian 12 root that never saw Swift, under its own systemd (issue: packaging).
 
 `make test-package` builds the packages twice (`make deb`, then `make deb DEB_VERSION=...` for an upgrade)
-into .build-deb/test/, then this test:
+into .build-deb/test/, and the Debian root below (`python3 test_package.py --base-root`), then this test:
 
 - makes a minimal Debian 12 root with debootstrap from the mirror this machine's apt uses (read from its
   sources, never written down here), cached in .build-deb/debootstrap/ between runs, and copies it afresh;
@@ -68,7 +68,7 @@ def package_files(version_suffix=""):
     return (rpcd[0] if rpcd else None, dev[0] if dev else None)
 
 
-def prerequisites():
+def prerequisites(packages=True):
     if os.geteuid() != 0:
         return "the package test needs root (debootstrap, chroot, namespaces)"
     for tool in ("debootstrap", "unshare", "nsenter", "chroot", "ip"):
@@ -76,7 +76,7 @@ def prerequisites():
             return f"{tool} is missing: run scripts/install-deps.sh"
     if apt_mirror() is None:
         return f"no Debian {SUITE} mirror in this machine's apt sources"
-    if None in package_files() or None in package_files("upgrade"):
+    if packages and (None in package_files() or None in package_files("upgrade")):
         return "no packages in .build-deb/test: run `make test-package`, which builds them"
     return None
 
@@ -261,4 +261,11 @@ class PackageTests(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    if sys.argv[1:] == ["--base-root"]:
+        # `make test-package-root`: only the cached Debian root, so that it can be made while the packages build.
+        problem = prerequisites(packages=False)
+        if problem:
+            sys.exit(f"test_package.py: {problem}")
+        print(cached_base_root())
+    else:
+        unittest.main(verbosity=2)

@@ -1,9 +1,9 @@
 import RPCClientTools
 import XCTest
 
-final class RPCReplyScannerTests: XCTestCase {
-    private func scan(_ text: String) -> RPCReplyScanner.Summary? {
-        RPCReplyScanner.scan(Array(text.utf8))
+final class RPCReplySummaryTests: XCTestCase {
+    private func scan(_ text: String) -> RPCReplySummary? {
+        RPCReplySummary(Array(text.utf8))
     }
 
     func testFindsIDAtTheEnd() {
@@ -38,5 +38,7 @@ final class RPCReplyScannerTests: XCTestCase {
         XCTAssertNil(scan(#"{"result":"pong","id":1"#))
         XCTAssertNil(scan(#"{"result":"unterminated}"#))
         XCTAssertNil(scan(#"{"result" 1}"#))
+        XCTAssertNil(scan(#"{"result":1,}"#), "the scanner is strict JSON")
+        XCTAssertNil(scan(#"{"result":1} {}"#))
     }
 }

@@ -1,0 +1,96 @@
+import Foundation
+import XCTest
+
+/// docs/ARCHITECTURE.md draws the target graph "as in Package.swift"; this test keeps it so, by comparing the
+/// documented block with what SwiftPM reads from the manifest (`swift package dump-package`).
+final class ArchitectureGraphTests: XCTestCase {
+    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A target's dependencies: rpcd's own targets, and products of other packages.
+    struct Dependencies: Equatable, CustomStringConvertible {
+        var targets: Set<String>
+        var products: Set<String>
+
+        var description: String {
+            let own = targets.sorted().joined(separator: ", ")
+            return products.isEmpty ? own : "\(own) [\(products.sorted().joined(separator: ", "))]"
+        }
+    }
+
+    func testTheDocumentedGraphIsPackageSwifts() throws {
+        let documented = try documentedGraph()
+        let manifest = try manifestGraph()
+        XCTAssertEqual(Set(documented.keys).subtracting(manifest.keys), [], "documented, but not targets in Package.swift")
+        XCTAssertEqual(Set(manifest.keys).subtracting(documented.keys), [], "targets missing from docs/ARCHITECTURE.md's graph")
+        for (target, dependencies) in manifest {
+            guard let row = documented[target] else { continue }
+            XCTAssertEqual(row, dependencies, "docs/ARCHITECTURE.md's row for \(target)")
+        }
+    }
+
+    /// The code block after "What each target depends on": `TARGET  DEP, DEP [PRODUCT, PRODUCT]`, or `—`.
+    private func documentedGraph() throws -> [String: Dependencies] {
+        let text = try String(contentsOf: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        guard let heading = text.range(of: "What each target depends on"),
+            let open = text.range(of: "```\n", range: heading.upperBound..<text.endIndex),
+            let close = text.range(of: "```", range: open.upperBound..<text.endIndex)
+        else {
+            XCTFail("docs/ARCHITECTURE.md has no graph block after \"What each target depends on\"")
+            return [:]
+        }
+        var graph: [String: Dependencies] = [:]
+        for line in text[open.upperBound..<close.lowerBound].split(separator: "\n") {
+            let name = String(line.prefix { $0 != " " })
+            var rest = line.dropFirst(name.count).trimmingCharacters(in: .whitespaces)
+            var products: Set<String> = []
+            if let bracket = rest.firstIndex(of: "["), rest.hasSuffix("]") {
+                products = Self.list(rest[rest.index(after: bracket)..<rest.index(before: rest.endIndex)])
+                rest = String(rest[..<bracket])
+            }
+            XCTAssertNil(graph[name], "\(name) has two rows")
+            graph[name] = Dependencies(targets: rest.trimmingCharacters(in: .whitespaces) == "—" ? [] : Self.list(rest), products: products)
+        }
+        return graph
+    }
+
+    private static func list(_ text: some StringProtocol) -> Set<String> {
+        Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+    }
+
+    /// Every target but the tests, from `swift package dump-package` (run with a scratch path of its own, so
+    /// that it never waits for the build folder that `swift test` holds).
+    private func manifestGraph() throws -> [String: Dependencies] {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-dump-package-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["swift", "package", "--package-path", Self.repository.path, "--scratch-path", scratch.path, "dump-package"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["RPCD_FUZZ"] = nil  // the fuzz harnesses are not in the documented graph
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "swift package dump-package failed (is `swift` on PATH?)")
+        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        var graph: [String: Dependencies] = [:]
+        for target in try XCTUnwrap(manifest["targets"] as? [[String: Any]]) where target["type"] as? String != "test" {
+            let name = try XCTUnwrap(target["name"] as? String)
+            var dependencies = Dependencies(targets: [], products: [])
+            for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
+                if let byName = dependency["byName"] as? [Any], let target = byName.first as? String {
+                    dependencies.targets.insert(target)
+                } else if let target = (dependency["target"] as? [Any])?.first as? String {
+                    dependencies.targets.insert(target)
+                } else if let product = (dependency["product"] as? [Any])?.first as? String {
+                    dependencies.products.insert(product)
+                }
+            }
+            graph[name] = dependencies
+        }
+        return graph
+    }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# What `make test` runs once `make deps` has installed what it needs: every suite, in lanes side by side, each
+# step a make target of its own and timed. CI's machine has two cores, so the lanes are split by what they
+# wait on rather than run all at once:
+#
+#   swift    the debug build with its tests, then the suites that use it: the Swift tests, the Python
+#            interop and example tests, the soak. Its output is shown as it runs.
+#   system   once that build is done: the systemd and Avahi system tests. They mostly wait on daemons in
+#            namespaces of their own (their own /run, network and ports: nothing shared with the swift lane).
+#   package  from the start, at low priority (nice), so that the tests above keep the processors they ask
+#            for: the fuzzers (a sanitized build of their own, 10 s each), then the release build and the two
+#            packages (one build for both versions), then the package test. Beside them, from the start, the
+#            Debian root the package test boots (debootstrap: network and disk bound).
+#
+# The other lanes' output goes to .build/test-logs/LANE.log and is printed once every lane has ended. The
+# status is non-zero when any step failed; the last lines give each step's time.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+LOGS=.build/test-logs
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+MAKE=${MAKE:-make}
+started=$SECONDS
+
+# step TARGET [NICE]: runs `make TARGET`, records its time and status in $LOGS/times.
+step() {
+    local target=$1 start=$SECONDS status
+    echo "== make $target"
+    if [ "${2:-}" = nice ]; then
+        nice -n 10 "$MAKE" --no-print-directory "$target"
+    else
+        "$MAKE" --no-print-directory "$target"
+    fi
+    status=$?
+    printf '%-20s %5d s  %s\n' "$target" $((SECONDS - start)) "$([ $status -eq 0 ] && echo ok || echo "FAILED ($status)")" \
+        >> "$LOGS/times"
+    return $status
+}
+
+# lane NAME COMMAND...: runs COMMAND in the background with its output in $LOGS/NAME.log.
+declare -A lanes
+lane() {
+    local name=$1
+    shift
+    echo "== lane $name started (log: $LOGS/$name.log)"
+    "$@" > "$LOGS/$name.log" 2>&1 &
+    lanes[$name]=$!
+}
+
+package_lane() {
+    step test-package-root > "$LOGS/root.log" 2>&1 &
+    local root=$! built rooted
+    step test-fuzz nice && step test-package-debs nice
+    built=$?
+    wait $root
+    rooted=$?
+    echo "== the root lane (make test-package-root): output"
+    cat "$LOGS/root.log"
+    [ $built -eq 0 ] && [ $rooted -eq 0 ] && step test-package-run
+}
+system_lane() {
+    local failed=0
+    step test-system || failed=1
+    step test-avahi || failed=1
+    return $failed
+}
+
+lane package package_lane
+
+failed=0
+if step build-tests; then
+    lane system system_lane
+    step test-swift || failed=1
+    step test-python || failed=1
+    step test-soak || failed=1
+else
+    failed=1
+fi
+
+for name in system package; do
+    [ -n "${lanes[$name]:-}" ] || continue
+    wait "${lanes[$name]}" || failed=1
+    echo
+    echo "== lane $name: output"
+    cat "$LOGS/$name.log"
+done
+
+echo
+echo "== make test: each step's time (lanes overlap), then the whole"
+cat "$LOGS/times"
+printf '%-20s %5d s  %s\n' "test" $((SECONDS - started)) "$([ $failed -eq 0 ] && echo ok || echo FAILED)"
+exit $failed
