@@ -2,6 +2,7 @@ import JSONRPC
 import NIOCore
 import RPCBinding
 import RPCJSON
+import RPCProtocol
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
 /// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
@@ -34,7 +35,7 @@ public enum OpenRPCDocument {
                 var entry: [String: JSONValue] = [
                     "name": .string(service.name + "." + method.name),
                     "params": .array(method.params.map(contentDescriptor)),
-                    "paramStructure": "either",
+                    "paramStructure": .string(method.flags.contains(.byPosition) ? "by-position" : "either"),
                 ]
                 if !method.summary.isEmpty { entry["summary"] = .string(method.summary) }
                 if let result = method.result { entry["result"] = contentDescriptor(result) }
