@@ -29,7 +29,7 @@ DATADIR = $(PREFIX)/share
 SWIFT_RUNTIME ?= toolchain
 # NO_DEPS=1: do not run scripts/install-deps.sh (a package build has its Build-Depends already).
 NO_DEPS ?=
-VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCCore/RPCDaemonVersion.swift)
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCProtocol/RPCDaemonVersion.swift)
 MODULES := echo calc kv sysinfo
 
 .PHONY: deb test-package all deps build release run test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench bench-micro clean
