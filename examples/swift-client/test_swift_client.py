@@ -89,7 +89,7 @@ class SwiftClientTests(unittest.TestCase):
         finally:
             daemon.stop()
         self.assertEqual(result.returncode, 1, result.stderr)
-        self.assertEqual(result.stderr, "swift-client: Access denied (-32007)\n")
+        self.assertEqual(result.stderr, 'swift-client: Access denied (-32007): {"method":"kv.set"}\n')
         self.assertIn("calc.add(a: 1, b: 2) = 3.0", result.stdout)
 
     def test_typed_and_untyped_calls_in_one_run(self):
