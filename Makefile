@@ -29,7 +29,7 @@ DATADIR = $(PREFIX)/share
 SWIFT_RUNTIME ?= toolchain
 # NO_DEPS=1: do not run scripts/install-deps.sh (a package build has its Build-Depends already).
 NO_DEPS ?=
-VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCCore/RPCDaemonVersion.swift)
+VERSION := $(shell sed -n 's/.*static let version = "\(.*\)"/\1/p' Sources/RPCProtocol/RPCDaemonVersion.swift)
 MODULES := echo calc kv sysinfo
 # The module ABI version (rpcd_module.h), for the .pc file and the package's Provides: rpcd-abi-N.
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)

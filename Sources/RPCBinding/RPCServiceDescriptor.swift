@@ -68,6 +68,9 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
         /// Every peer may call it, whatever the access rules say: it reaches nothing beyond the caller's own
         /// connection (`rpc.cancel`). Only built-in methods have it; modules cannot declare it.
         public static let anyPeer = Flags(rawValue: 1 << 2)
+        /// The method takes its params by position only, as a list of any length (`calc.sum`): `rpc.discover`
+        /// says `"paramStructure": "by-position"` rather than `"either"`.
+        public static let byPosition = Flags(rawValue: 1 << 3)
     }
 
     public init(

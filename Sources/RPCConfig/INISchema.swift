@@ -57,11 +57,11 @@ public struct INISchema<Settings: Sendable>: Sendable {
     }
 
     /// `settings` as INI text with every key of every section, in schema order: one `[Section]`
-    /// block per section, blank lines between them. Parsing the text with this schema gives
+    /// block per section that has keys, blank lines between them. Parsing the text with this schema gives
     /// `settings` back, provided no value ends in a backslash (which INI cannot express).
     public func render(_ settings: Settings) -> String {
         var blocks: [String] = []
-        for section in sections {
+        for section in sections where !section.keys.isEmpty {
             var lines = ["[\(section.name)]"]
             for key in section.keys {
                 lines += key.render(settings).map { "\(key.name)=\($0)" }

@@ -35,7 +35,7 @@ public enum OpenRPCDocument {
                 var entry: [String: JSONValue] = [
                     "name": .string(service.name + "." + method.name),
                     "params": .array(method.params.map(contentDescriptor)),
-                    "paramStructure": "either",
+                    "paramStructure": .string(method.flags.contains(.byPosition) ? "by-position" : "either"),
                 ]
                 if !method.summary.isEmpty { entry["summary"] = .string(method.summary) }
                 if let result = method.result { entry["result"] = contentDescriptor(result) }

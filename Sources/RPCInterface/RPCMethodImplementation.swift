@@ -19,6 +19,8 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
         _ descriptor: RPCMethodDescriptor, paramsList: Bool = false,
         invoke: @escaping @Sendable (Implementation, RPCArguments) async throws -> [UInt8]
     ) {
+        var descriptor = descriptor
+        if paramsList { descriptor.flags.insert(.byPosition) }
         self.descriptor = descriptor
         self.paramsList = paramsList
         self.binder = ParamsBinder(descriptor.params)
@@ -30,6 +32,8 @@ public struct RPCMethodImplementation<Implementation>: Sendable {
         _ descriptor: RPCMethodDescriptor, paramsList: Bool = false,
         invokeNow: @escaping @Sendable (Implementation, RPCArguments) throws -> [UInt8]
     ) {
+        var descriptor = descriptor
+        if paramsList { descriptor.flags.insert(.byPosition) }
         self.descriptor = descriptor
         self.paramsList = paramsList
         self.binder = ParamsBinder(descriptor.params)

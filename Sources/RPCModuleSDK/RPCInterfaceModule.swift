@@ -49,6 +49,8 @@ extension RPCModuleMethod {
                 result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
                 run: { module, text in try await method.run(module, paramsText: text) })
         }
+        errors = descriptor.errors
+        byPosition = descriptor.flags.contains(.byPosition)
     }
 }
 

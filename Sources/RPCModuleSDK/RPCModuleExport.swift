@@ -165,6 +165,11 @@ private let tooManyTypesInit: InitFunction = { _, _, _, reason, reasonSize in
 }
 
 enum DescriptorBuilder {
+    /// `rpcd_method.errors_json`: each documented error's code and message.
+    static func errorsText(_ errors: [RPCError]) -> String {
+        JSONValue.array(errors.map { ["code": .number($0.code), "message": .string($0.message)] }).jsonText
+    }
+
     /// Allocates the descriptor, its methods, their params and all strings; nothing of it is ever freed.
     /// Sizes are C's `sizeof`, which is Swift's stride (a struct's size in Swift leaves out tail padding).
     static func build<M: RPCModule>(
@@ -187,7 +192,9 @@ enum DescriptorBuilder {
                     summary: permanentOrNull(method.summary), params: cParams.map { UnsafePointer($0) },
                     n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
-                        | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)))
+                        | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
+                        | (method.byPosition ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
+                    errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors))))
         }
         let module = UnsafeMutablePointer<rpcd_module>.allocate(capacity: 1)
         module.initialize(to: rpcd_module())

@@ -36,6 +36,12 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// Whether the method changes nothing (it only reads or computes). Access rules let `AllowRead=` peers call
     /// read-only methods; every other method needs `Allow=` (docs/SECURITY.md). Declare it only when true.
     public let readOnly: Bool
+    /// The errors the method answers with beyond the standard ones (code and message), listed by `rpc.discover`
+    /// under the method's `errors`; set with ``documenting(_:)``, or from the interface's `@RPCMethod(errors:)`.
+    public internal(set) var errors: [RPCError] = []
+    /// Whether the params are a list by position only (`@RPCMethod(paramsList: true)`): `rpc.discover` says
+    /// `"paramStructure": "by-position"`.
+    var byPosition = false
 
     /// Runs the method: the params' JSON text as the client sent it (empty when absent) → result JSON text.
     /// Binding problems throw `RPCError`s (-32602); errors from the body pass through unchanged.
@@ -80,6 +86,13 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
 
     /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types
     /// must be `Sendable`, which internal structs of `Sendable` members are implicitly.)
+    /// This method, listing `errors` (each one's code and message) in `rpc.discover`.
+    public func documenting(_ errors: [RPCError]) -> Self {
+        var method = self
+        method.errors = errors
+        return method
+    }
+
     public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output

@@ -72,6 +72,9 @@ public struct HandlerConfiguration: Hashable, Sendable {
                     .size("MemoryMax", \.sandbox.memoryMax, in: HandlerSandbox.memoryMaxRange),
                 ]),
             INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
+            // Free-form, read by `make` before the schema applies; named here so that a misspelled `[config]`
+            // gets "did you mean [Config]?" and the list of known sections is complete.
+            INISection("Config", keys: []),
         ])
 
     /// `Module=` is a name, never a path: modules are code rpcd runs with its own rights, so they come only from

@@ -82,13 +82,18 @@ public final class ModuleImage: @unchecked Sendable {
         // The array's element size is the module's sizeof(rpcd_method), which grows with the ABI: step by
         // the module's struct_size, never by our own MemoryLayout.
         let stride = Int(first.pointee.struct_size)
-        guard stride >= MemoryLayout<rpcd_method>.size else {
-            throw ModuleLoadError(path, "rpcd_method.struct_size is \(stride), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(MemoryLayout<rpcd_method>.size)")
+        // rpcd 0.3's rpcd_method ended at errors_json: a module built against it is still loaded.
+        let errorsOffset = MemoryLayout<rpcd_method>.offset(of: \rpcd_method.errors_json)!
+        guard stride >= errorsOffset else {
+            throw ModuleLoadError(path, "rpcd_method.struct_size is \(stride), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(errorsOffset)")
         }
         var methods: [RPCMethodDescriptor] = []
         var names = Set<String>()
         for index in 0..<m.n_methods {
-            let method = (UnsafeRawPointer(first) + Int(index) * stride).assumingMemoryBound(to: rpcd_method.self).pointee
+            let address = UnsafeRawPointer(first) + Int(index) * stride
+            // Read field by field up to the module's struct_size: its struct may end before errors_json.
+            var method = rpcd_method()
+            withUnsafeMutableBytes(of: &method) { $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: min(stride, $0.count))) }
             guard let name = method.name.map({ String(cString: $0) }), MemberName.isValid(name) else {
                 throw ModuleLoadError(path, "method \(index) has a missing or invalid name (\(MemberName.rule))")
             }
@@ -111,7 +116,7 @@ public final class ModuleImage: @unchecked Sendable {
                 "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
             methods.append(RPCMethodDescriptor(
                 name: name, summary: method.summary.map { String(cString: $0) } ?? "", params: params, result: result,
-                flags: Self.flags(method.flags)))
+                errors: try errors(method.errors_json, path: path, method: name), flags: Self.flags(method.flags)))
         }
         return methods
     }
@@ -143,7 +148,27 @@ public final class ModuleImage: @unchecked Sendable {
         var flags: RPCMethodDescriptor.Flags = []
         if bits & RPCD_METHOD_MAY_BLOCK != 0 { flags.insert(.mayBlock) }
         if bits & RPCD_METHOD_READ_ONLY != 0 { flags.insert(.readOnly) }
+        if bits & RPCD_METHOD_BY_POSITION != 0 { flags.insert(.byPosition) }
         return flags
+    }
+
+    /// `rpcd_method.errors_json`: an array of `{"code": N, "message": "..."}`, N an integer outside the reserved
+    /// range -32768…-32000.
+    private static func errors(_ text: UnsafePointer<CChar>?, path: String, method: String) throws(ModuleLoadError) -> [RPCError] {
+        guard let text else { return [] }
+        let problem = "method '\(method)': errors_json must be a JSON array of {\"code\": N, \"message\": \"...\"}, N an integer outside -32768…-32000"
+        guard let value = try? JSONValue(parsing: String(cString: text)), case .array(let entries) = value else {
+            throw ModuleLoadError(path, problem)
+        }
+        var errors: [RPCError] = []
+        for entry in entries {
+            guard case .object(let members) = entry, case .number(let number)? = members["code"],
+                let code = Int(number), !RPCError.Code.reserved.contains(code),
+                case .string(let message)? = members["message"]
+            else { throw ModuleLoadError(path, problem) }
+            errors.append(RPCError(code: code, message: message))
+        }
+        return errors
     }
 
     private static func schema(_ text: UnsafePointer<CChar>?, path: String, what: String) throws(ModuleLoadError) -> JSONValue {

@@ -1,6 +1,7 @@
 import NIOCore
 import RPCBinding
 import RPCJSON
+import RPCProtocol
 
 /// A module's descriptor as the module host sends it to rpcd (`ModuleLinkMessage.ready`): rpcd keeps it for
 /// routing, params binding, access rules, `rpc.discover` and fingerprints, without loading the module itself.
@@ -13,6 +14,9 @@ extension RPCServiceDescriptor {
                     "name": .string(method.name), "summary": .string(method.summary),
                     "params": .array(method.params.map(\.linkJSON)), "result": method.result?.linkJSON ?? .null,
                     "flags": .number(Int(method.flags.rawValue)),
+                    "errors": .array(method.errors.map { error in
+                        ["code": .number(error.code), "message": .string(error.message), "data": error.data ?? .null]
+                    }),
                 ]
             }),
             "events": .array(events.map { ["name": .string($0.name), "summary": .string($0.summary), "schema": $0.schema] }),
@@ -34,9 +38,14 @@ extension RPCServiceDescriptor {
                 bound.append(param)
             }
             let result = method["result"].flatMap { $0 == .null ? nil : RPCParam(linkJSON: $0) }
+            // The module's documented errors (rpcd_method.errors_json), for rpc.discover.
+            let errors = (method["errors"]?.arrayValue ?? []).compactMap { error -> RPCError? in
+                guard let code = error["code"]?.intValue, let message = error["message"]?.stringValue else { return nil }
+                return RPCError(code: code, message: message, data: error["data"].flatMap { $0 == .null ? nil : $0 })
+            }
             methods.append(RPCMethodDescriptor(
                 name: methodName, summary: method["summary"]?.stringValue ?? "", params: bound, result: result,
-                flags: RPCMethodDescriptor.Flags(rawValue: UInt32(truncatingIfNeeded: flags))))
+                errors: errors, flags: RPCMethodDescriptor.Flags(rawValue: UInt32(truncatingIfNeeded: flags))))
         }
         var events: [RPCEventDescriptor] = []
         for event in eventValues {

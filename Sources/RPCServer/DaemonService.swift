@@ -106,6 +106,10 @@ public struct DaemonService: RPCTypedService {
                 "accepted": .number(statistics.acceptedConnections.value),
                 "rejected": .number(statistics.rejectedConnections.value),
             ],
+            "limits": [
+                "max_frame_size": .number(state.limits.maxFrameSize),
+                "max_calls_per_connection": .number(state.limits.maxCallsPerConnection),
+            ],
             "frames": [
                 "buffered_bytes": .number(statistics.bufferedBytes.value),
                 "refused": .number(statistics.refusedFrames.value),

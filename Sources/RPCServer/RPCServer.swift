@@ -111,6 +111,7 @@ public final class RPCServer: Service, Sendable {
         }
         listeners.withLock { $0 = bound }
         state.setListeners(bound.map(\.endpoint))
+        state.setLimits(maxFrameSize: configuration.limits.maxFrameSize, maxCallsPerConnection: configuration.limits.maxCallsPerConnection)
         for listener in bound {
             try await listener.channel.setOption(.autoRead, value: true)
             logger.notice("Listening", metadata: [LogField.listener: "\(listener.endpoint)"])
@@ -353,6 +354,14 @@ public final class RPCServerState: Sendable {
     public init() {}
 
     public var listeners: [RPCEndpoint] { boundListeners.withLock { $0 } }
+
+    /// The limits a client paces itself by, as `rpcd.info` shows them (docs/PROTOCOL.md §4).
+    public var limits: (maxFrameSize: Int, maxCallsPerConnection: Int) { servedLimits.withLock { $0 } }
+    private let servedLimits = Mutex<(maxFrameSize: Int, maxCallsPerConnection: Int)>((0, 0))
+
+    func setLimits(maxFrameSize: Int, maxCallsPerConnection: Int) {
+        servedLimits.withLock { $0 = (maxFrameSize, maxCallsPerConnection) }
+    }
 
     func setListeners(_ endpoints: [RPCEndpoint]) {
         boundListeners.withLock { $0 = endpoints }

@@ -59,6 +59,11 @@ struct InfoCommand: AsyncParsableCommand {
                 "connections: \(text(connections["open"])) open, \(text(connections["accepted"])) accepted, "
                     + "\(text(connections["rejected"])) rejected")
         }
+        if let limits = info["limits"] {
+            lines.append(
+                "limits:      frames up to \(text(limits["max_frame_size"])) bytes, "
+                    + "\(text(limits["max_calls_per_connection"])) calls in flight per connection")
+        }
         if let calls = info["calls"] {
             lines.append("calls:       \(text(calls["total"])) total, \(text(calls["errors"])) errors")
         }

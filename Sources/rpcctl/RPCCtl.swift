@@ -1,5 +1,6 @@
 import ArgumentParser
 import RPCClientTools
+import RPCProtocol
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -22,6 +23,7 @@ struct RPCCtl: AsyncParsableCommand {
             69 cannot connect or no instance found; \
             75 timed out; 76 the connection broke or the reply was not valid JSON-RPC. Guide: docs/RPCCTL.md.
             """,
+        version: RPCDaemonVersion.version,
         subcommands: [
             CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self,
             ReloadCommand.self, BrowseCommand.self, BenchCommand.self, WatchCommand.self,

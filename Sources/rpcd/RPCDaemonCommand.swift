@@ -77,7 +77,8 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         }
         if checkConfig {
             print(settings.rendered(), terminator: "")
-            guard HandlerReport.print(directories: handlerDirectories, moduleDirectory: moduleDirectory) else {
+            let builtins = Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name))
+            guard HandlerReport.print(directories: handlerDirectories, moduleDirectory: moduleDirectory, reservedServices: builtins) else {
                 throw ExitCode(78)
             }
             return

@@ -16,6 +16,17 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertThrowsError(try RawConnection(daemon.tcpEndpoint), "no longer listening")
     }
 
+    /// PROTOCOL.md "Shutdown": a connection with nothing in flight is closed at once, without a reply to
+    /// anything; the client tells a stop from a reply by the end of the stream.
+    func testSIGTERMClosesAnIdleConnectionWithoutAReply() throws {
+        let daemon = try DaemonProcess()
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["result"], "pong")
+        kill(daemon.process.processIdentifier, SIGTERM)
+        XCTAssertTrue(connection.isClosedByPeer())
+        XCTAssertEqual(daemon.waitForExit(), 0)
+    }
+
     func testListenWithoutAConfigFile() throws {
         let port = try freePort()
         let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"])
@@ -49,6 +60,34 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertTrue(result.stdout.contains("MaxBatchLength=20"), result.stdout)
         XCTAssertTrue(result.stdout.contains("Listen=127.0.0.1:1"), result.stdout)
+    }
+
+    /// `--check-config` fails, as rpcd would refuse them, on two enabled handlers for one service, and on a
+    /// misspelled `[config]` section, which gets a "did you mean" like a misspelled key.
+    func testCheckConfigFailsOnTwoHandlersForOneServiceAndAMisspelledSection() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-conf-\(UUID().uuidString)")
+        let handlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("rpcd.conf").path
+        try "[Server]\nListen=127.0.0.1:1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        func check() throws -> (status: Int32, stdout: String, stderr: String) {
+            try DaemonProcess.runTool("rpcd", [
+                "--config", path, "--check-config", "--handlers-dir", handlers.path,
+                "--module-dir", DaemonProcess.productsDirectory.path,
+            ])
+        }
+        try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
+        XCTAssertEqual(try check().status, 0)
+        try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("sums.conf"), atomically: true, encoding: .utf8)
+        let twice = try check()
+        XCTAssertEqual(twice.status, 78, twice.stdout)
+        XCTAssertTrue(twice.stdout.contains("service 'calc' of handler 'sums' is already served by handler 'calc'"), twice.stdout)
+        try "[Handler]\nModule=calc\nService=sums\n\n[config]\nX=1\n".write(
+            to: handlers.appendingPathComponent("sums.conf"), atomically: true, encoding: .utf8)
+        let misspelled = try check()
+        XCTAssertEqual(misspelled.status, 78, misspelled.stdout)
+        XCTAssertTrue(misspelled.stdout.contains("unknown section [config]; did you mean [Config]?"), misspelled.stdout)
     }
 
     func testBindFailureIsReportedWithTheAddress() throws {

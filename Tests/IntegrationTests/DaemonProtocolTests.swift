@@ -75,6 +75,26 @@ final class DaemonProtocolTests: XCTestCase {
         XCTAssertEqual(info?["connections"]?["open"], 1)
     }
 
+    /// What PROTOCOL.md §5 and §6 promise a client reads from `rpc.discover` and `rpcd.info`: a module's
+    /// documented errors under its methods' `errors` (through the module ABI's `errors_json`), `by-position` for
+    /// a method that takes a list, and the limits a client paces itself by.
+    func testDiscoverListsErrorsAndParamStructureAndInfoTheLimits() throws {
+        let daemon = try DaemonProcess(config: "MaxFrameSize=64K\nMaxCallsPerConnection=7\n", modules: ["calc", "echo"])
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
+        let methods = Dictionary(
+            uniqueKeysWithValues: (document?["methods"]?.arrayValue ?? []).map { ($0["name"]?.stringValue ?? "", $0) })
+        XCTAssertEqual(methods["calc.divide"]?["errors"], [["code": 1, "message": "Division by zero"], ["code": 2, "message": "Result out of range"]])
+        XCTAssertEqual(methods["calc.add"]?["errors"], [["code": 2, "message": "Result out of range"]])
+        XCTAssertEqual(methods["calc.sum"]?["paramStructure"], "by-position")
+        XCTAssertEqual(methods["calc.add"]?["paramStructure"], "either")
+        XCTAssertNil(methods["echo.echo"]?["errors"])
+        let overflow = try connection.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1e308,1e308],"id":2}"#)
+        XCTAssertEqual(overflow["error"]?["code"], 2)
+        let info = try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":3}"#)["result"]
+        XCTAssertEqual(info?["limits"], ["max_frame_size": 65536, "max_calls_per_connection": 7])
+    }
+
     /// Methods for trying rpcd out live in the example modules, not in the daemon: without handlers rpcd
     /// serves only its own `rpc.*` and `rpcd.*` methods.
     func testWithoutModulesOnlyBuiltInsAreServed() throws {

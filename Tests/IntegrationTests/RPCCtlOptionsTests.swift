@@ -23,6 +23,30 @@ final class RPCCtlOptionsTests: XCTestCase {
             guard words.first?.hasPrefix("-") == true else { return nil }
             return words.first { $0.hasPrefix("--") }.map { String($0.trimmingCharacters(in: [","])) }
         })
-        XCTAssertEqual(LeadingOptions.valued.union(LeadingOptions.flags), documented.subtracting(["--help"]), help)
+        XCTAssertEqual(LeadingOptions.valued.union(LeadingOptions.flags), documented.subtracting(["--help", "--version"]), help)
+    }
+
+    /// docs/RPCCTL.md's `rpcctl info` sample lists the example modules' and built-in services as this rpcd
+    /// reports them: method and event counts and fingerprints (which change whenever an interface does).
+    func testInfoSampleInTheGuideShowsTheServicesAsServed() throws {
+        let guide = try String(
+            contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("docs/RPCCTL.md"), encoding: .utf8)
+        let sample = try XCTUnwrap(guide.components(separatedBy: "$ rpcctl info\n").dropFirst().first?.components(separatedBy: "```").first)
+        let shown = sample.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
+        XCTAssertEqual(shown.count, 6, sample)
+        let daemon = try DaemonProcess(modules: DaemonProcess.exampleModules)
+        let info = try DaemonProcess.runTool("rpcctl", ["info", "--address", daemon.socketPath])
+        XCTAssertEqual(info.status, 0, info.stderr)
+        XCTAssertEqual(info.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init), shown)
+    }
+
+    /// `rpcctl --version` prints the release, as `rpcd --version` does (rpcctl(1)).
+    func testVersionIsRpcdsVersion() throws {
+        let rpcctl = try DaemonProcess.runTool("rpcctl", ["--version"])
+        XCTAssertEqual(rpcctl.status, 0, rpcctl.stderr)
+        let rpcd = try DaemonProcess.runTool("rpcd", ["--version"])
+        XCTAssertEqual(rpcctl.stdout, rpcd.stdout)
+        XCTAssertFalse(rpcctl.stdout.isEmpty)
     }
 }

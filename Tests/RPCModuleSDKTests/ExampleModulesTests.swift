@@ -53,6 +53,13 @@ final class ExampleModulesTests: XCTestCase {
         try await instance.expectInvalidParams("sum", #"{"a": 1}"#, "sum takes its params as a list, by position")
         let add = try XCTUnwrap(calc.method("add"))
         XCTAssertEqual(try JSONValue(parsing: String(cString: add.params[0].schema_json)), ["type": "number"])
+        // The interface's documented errors and list-taking method reach the ABI (rpc.discover's errors, by-position).
+        let divide = try XCTUnwrap(calc.method("divide"))
+        XCTAssertEqual(
+            try JSONValue(parsing: String(cString: try XCTUnwrap(divide.errors_json))),
+            [["code": 1, "message": "Division by zero"], ["code": 2, "message": "Result out of range"]])
+        XCTAssertEqual(try XCTUnwrap(calc.method("sum")).flags & UInt32(RPCD_METHOD_BY_POSITION), UInt32(RPCD_METHOD_BY_POSITION))
+        XCTAssertEqual(add.flags & UInt32(RPCD_METHOD_BY_POSITION), 0)
     }
 
     // MARK: echo

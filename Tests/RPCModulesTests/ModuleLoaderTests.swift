@@ -62,6 +62,22 @@ final class ModuleLoaderTests: XCTestCase {
         }
     }
 
+    /// `rpcd_method.errors_json` (rpcd 0.4) becomes the method's documented errors, which `rpc.discover` lists;
+    /// anything but an array of `{"code", "message"}` outside the reserved range refuses the module.
+    func testDocumentedErrorsAreReadFromErrorsJSON() throws {
+        let documented = try TestModule.build(
+            into: directory, name: "errors", defines: [#"OK_ERRORS="[{\"code\":1,\"message\":\"One\"},{\"code\":-5,\"message\":\"Minus five\"}]""#])
+        let image = try ModuleLoader().load(path: documented)
+        XCTAssertEqual(image.methods[0].errors, [RPCError(code: 1, message: "One"), RPCError(code: -5, message: "Minus five")])
+        XCTAssertEqual(image.methods[1].errors, [])
+        for (name, json) in [("errorsreserved", #"[{\"code\":-32001,\"message\":\"x\"}]"#), ("errorsobject", #"{\"code\":1}"#)] {
+            let path = try TestModule.build(into: directory, name: name, defines: ["OK_ERRORS=\"\(json)\""])
+            XCTAssertThrowsError(try ModuleLoader().load(path: path), name) { error in
+                XCTAssertTrue("\(error)".contains("method 'ok': errors_json must be a JSON array"), "\(error)")
+            }
+        }
+    }
+
     func testAModuleOfTheSameSwiftLoads() throws {
         let path = try TestModule.build(into: directory, name: "sameswift", defines: [#"SWIFT_VERSION="\#(RPCSwiftVersion.compiled)""#])
         XCTAssertNoThrow(try ModuleLoader().load(path: path))

@@ -30,6 +30,9 @@ enum TestModule {
     #ifndef MODULE_SIZE
     #define MODULE_SIZE sizeof(rpcd_module)
     #endif
+    #ifndef OK_ERRORS
+    #define OK_ERRORS NULL
+    #endif
 
     int test_deinit_count = 0;
 
@@ -160,7 +163,7 @@ enum TestModule {
     static const rpcd_param later_params[] = {{"ms", "{\"type\":\"integer\"}", NULL, 0}};
     static const rpcd_param echo_params[] = {{"value", NULL, "anything", RPCD_PARAM_OPTIONAL}};
     static const rpcd_method methods[] = {
-        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0},
+        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS},
         {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "bad_json", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "twice", NULL, NULL, 0, NULL, 0},

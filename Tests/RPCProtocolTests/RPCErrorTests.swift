@@ -18,18 +18,41 @@ final class RPCErrorTests: XCTestCase {
         XCTAssertEqual(documented, RPCError.Code.messages)
     }
 
+    /// Each code's `data` column names exactly the members rpcd's factory puts in `data` ("—": no data), so a
+    /// client reads -32601's `method` where the table says it is.
+    func testProtocolDocumentListsEachCodesDataMembers() throws {
+        let text = try String(contentsOf: Self.protocolDocument, encoding: .utf8)
+        var documented: [Int: Set<String>] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| -32") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3, let code = Int(cells[0]) else { continue }
+            documented[code] = Set(cells[2].matches(of: /"([a-z_]+)":/).map { String($0.output.1) })
+        }
+        // A code with several factories (-32005 for a handler not loaded, and for a module host that cannot
+        // answer) documents the members of them all.
+        var sent: [Int: Set<String>] = [:]
+        for error in Self.everyError {
+            sent[error.code, default: []].formUnion(error.data?.objectValue?.keys.map { $0 } ?? [])
+        }
+        for (code, members) in sent {
+            XCTAssertEqual(documented[code], members, "data of \(code)")
+        }
+    }
+
+    static let everyError: [RPCError] = [
+        .parseError("x"), .invalidRequest("x"), .methodNotFound("a.b"), .invalidParams("x"), .internalError,
+        .frameTooLarge(announced: 2, limit: 1), .batchTooLarge(limit: 1), .nestingTooDeep(limit: 1),
+        .timeout(after: 1), .serviceBusy("s"), .serviceUnavailable("s"), .shuttingDown, .accessDenied("a.b"), .replyTooLarge(limit: 1),
+        .serverBusy(limit: 1), .frameTimeout(seconds: 1), .callCancelled, .tooManySubscriptions(limit: 1),
+        .reloadFailed("x"), .serviceUnavailable("s", handler: "h", reason: "crashed", termination: "SIGSEGV"),
+    ]
+
     func testEveryCodeIsInTheReservedRange() {
         for code in RPCError.Code.messages.keys { XCTAssertTrue(RPCError.Code.reserved.contains(code), "\(code)") }
     }
 
     func testFactoriesUseTheStandardMessages() {
-        let errors: [RPCError] = [
-            .parseError("x"), .invalidRequest("x"), .methodNotFound("a.b"), .invalidParams("x"), .internalError,
-            .frameTooLarge(announced: 2, limit: 1), .batchTooLarge(limit: 1), .nestingTooDeep(limit: 1),
-            .timeout(after: 1), .serviceBusy("s"), .serviceUnavailable("s"), .shuttingDown, .accessDenied("a.b"), .replyTooLarge(limit: 1),
-            .serverBusy(limit: 1), .frameTimeout(seconds: 1), .callCancelled, .tooManySubscriptions(limit: 1),
-            .reloadFailed("x"),
-        ]
+        let errors = Self.everyError
         XCTAssertEqual(Set(errors.map(\.code)), Set(RPCError.Code.messages.keys))
         for error in errors { XCTAssertEqual(error.message, RPCError.Code.messages[error.code]) }
     }

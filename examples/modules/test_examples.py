@@ -5,6 +5,7 @@ Needs a C compiler, the Swift toolchain and the built daemon (RPCD_BIN_DIR, set 
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "../.."))
 sys.path.insert(0, os.path.join(ROOT, "examples/python"))
 from rpcd_client import Client, RemoteError  # noqa: E402
-from test_rpcd_client import Daemon  # noqa: E402
+from test_rpcd_client import BIN_DIR, Daemon  # noqa: E402
 
 
 class OutOfTreeModuleTests(unittest.TestCase):
@@ -56,6 +57,34 @@ class OutOfTreeModuleTests(unittest.TestCase):
             ["swift", "build", "--package-path", os.path.join(HERE, "hello-swift"), "--scratch-path", scratch],
             check=True, stdout=subprocess.DEVNULL)
         type(self).swift_fingerprint = self.check_hello(os.path.join(HERE, "hello-swift"), os.path.join(scratch, "debug"))
+
+    def test_pkg_config_from_a_source_checkout(self):
+        # docs/MODULES.md: PKG_CONFIG_PATH=<checkout>/packaging finds rpcd-module-uninstalled.pc, whose flags
+        # build hello.c and whose version is rpcd's.
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(ROOT, "packaging"))
+
+        def pkg_config(*arguments):
+            return subprocess.run(["pkg-config", *arguments, "rpcd-module"], env=env, check=True,
+                                  capture_output=True, text=True).stdout.strip()
+
+        version = subprocess.run([os.path.join(BIN_DIR, "rpcd"), "--version"], check=True, capture_output=True,
+                                 text=True).stdout.strip()
+        self.assertEqual(pkg_config("--modversion"), version)
+        for variable, inside in (("moduledir", ".build/debug"), ("handlersdir", "config/handlers.d")):
+            self.assertEqual(os.path.normpath(pkg_config("--variable=" + variable)), os.path.join(ROOT, inside))
+        build = tempfile.mkdtemp(prefix="rpcd-pkg-config-")
+        self.addCleanup(shutil.rmtree, build, ignore_errors=True)
+        subprocess.run(
+            ["cc", *pkg_config("--cflags").split(), "-std=c99", "-shared", "-fPIC", "-fvisibility=hidden",
+             "-o", os.path.join(build, "hello.so"), os.path.join(HERE, "hello-c", "hello.c")], check=True)
+
+    def test_the_guide_shows_the_package_this_test_builds(self):
+        # MODULES.md's Package.swift for a Swift module is hello-swift's, which the test above builds.
+        with open(os.path.join(ROOT, "docs/MODULES.md")) as f:
+            guide = f.read()
+        shown = re.findall(r"```swift\n(// swift-tools-version.*?)```", guide, re.S)
+        with open(os.path.join(HERE, "hello-swift", "Package.swift")) as f:
+            self.assertEqual(shown, [f.read()])
 
     def test_z_both_declare_the_same_interface(self):
         # Named to run last: the fingerprint hashes method signatures, not the language they were written in.

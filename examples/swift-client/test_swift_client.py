@@ -80,6 +80,18 @@ class SwiftClientTests(unittest.TestCase):
                       r"fingerprint [0-9a-f]{16}, the server's is [0-9a-f]{16}; not calling it")
         self.assertEqual(lines[10:], ['hello.greet(name: "Ann") = Hello, Ann!', "hello.greet(name: nil) = Hello, world!"])
 
+    def test_an_error_is_reported_not_trapped(self):
+        # Over TCP the shipped access rules let local peers make read-only calls only: kv.set is refused, as
+        # the README says, and the program reports it and exits 1 instead of trapping.
+        daemon = Daemon(handlers_dir=self.handlers, module_dir=self.modules)
+        try:
+            result = subprocess.run([self.client, daemon.tcp_address], capture_output=True, text=True, timeout=120)
+        finally:
+            daemon.stop()
+        self.assertEqual(result.returncode, 1, result.stderr)
+        self.assertEqual(result.stderr, 'swift-client: Access denied (-32007): {"method":"kv.set"}\n')
+        self.assertIn("calc.add(a: 1, b: 2) = 3.0", result.stdout)
+
     def test_typed_and_untyped_calls_in_one_run(self):
         lines = [line for line in self.run_client("--bench", "20000") if line.startswith("bench")]
         self.assertEqual(len(lines), 2)

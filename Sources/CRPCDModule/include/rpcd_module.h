@@ -96,6 +96,10 @@
  *                       older headers (it reads a field only when the module's struct_size
  *                       covers it); a module that uses the new host functions checks
  *                       host->struct_size first (RPCD_HOST_HAS).
+ *     ABI 1 (rpcd 0.4): rpcd_method gains errors_json (listed by rpc.discover under the
+ *                       method's "errors") and flag RPCD_METHOD_BY_POSITION. rpcd reads
+ *                       errors_json only when the method's struct_size covers it; older rpcd
+ *                       ignores both.
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -196,6 +200,10 @@ typedef struct rpcd_param {
  * call it (docs/SECURITY.md). Without it a method counts as state-changing, which only Allow=
  * peers may call. Declare it only when true: it is what protects the rest. */
 #define RPCD_METHOD_READ_ONLY (1u << 1)
+/* rpcd 0.4: the method takes its params by position only (a list of any length, as calc.sum):
+ * rpc.discover says "paramStructure":"by-position" instead of "either". rpcd does not enforce it;
+ * the module answers -32602 for params by name. */
+#define RPCD_METHOD_BY_POSITION (1u << 2)
 
 typedef struct rpcd_method {
     uint32_t struct_size;      /* sizeof(rpcd_method) */
@@ -205,6 +213,10 @@ typedef struct rpcd_method {
     size_t n_params;
     const char *result_schema_json;  /* may be NULL */
     uint32_t flags;            /* RPCD_METHOD_* */
+    /* rpcd 0.4: the errors the method answers with beyond the standard ones, for rpc.discover's
+     * "errors": a JSON array of {"code": N, "message": "..."}, e.g.
+     * "[{\"code\":1,\"message\":\"Division by zero\"}]". NULL for none. */
+    const char *errors_json;
 } rpcd_method;
 
 /* One event a module emits (rpcd 0.3). Subscribers name it SERVICE.NAME. */

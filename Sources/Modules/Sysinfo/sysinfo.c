@@ -314,15 +314,15 @@ static void sysinfo_deinit(void *instance)
 
 static const rpcd_method sysinfo_methods[] = {
     {
-        sizeof(rpcd_method), "hostname", "Returns the host name.", NULL, 0, "{\"type\":\"string\"}", RPCD_METHOD_READ_ONLY,
+        sizeof(rpcd_method), "hostname", "Returns the host name.", NULL, 0, "{\"type\":\"string\"}", RPCD_METHOD_READ_ONLY, NULL,
     },
     {
         sizeof(rpcd_method), "uptime", "Returns the seconds since the system booted.", NULL, 0,
-        "{\"type\":\"number\",\"minimum\":0}", RPCD_METHOD_MAY_BLOCK | RPCD_METHOD_READ_ONLY,
+        "{\"type\":\"number\",\"minimum\":0}", RPCD_METHOD_MAY_BLOCK | RPCD_METHOD_READ_ONLY, NULL,
     },
     {
         sizeof(rpcd_method), "loadavg", "Returns the 1, 5 and 15 minute load averages.", NULL, 0,
-        "{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"minItems\":3,\"maxItems\":3}", RPCD_METHOD_READ_ONLY,
+        "{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"minItems\":3,\"maxItems\":3}", RPCD_METHOD_READ_ONLY, NULL,
     },
 };
 

@@ -206,7 +206,7 @@ static const rpcd_param greet_params[] = {
 static const rpcd_method hello_methods[] = {
     /* greet changes nothing: read-only, so the access rules' AllowRead= peers may call it. */
     {sizeof(rpcd_method), "greet", "Returns a greeting for name.", greet_params, 1, "{\"type\":\"string\"}",
-     RPCD_METHOD_READ_ONLY},
+     RPCD_METHOD_READ_ONLY, NULL /* errors_json: none beyond the standard ones */},
 };
 
 static const rpcd_module hello_module = {
