@@ -364,6 +364,8 @@ class SystemdTests(unittest.TestCase):
         self.ns.run("chgrp", "rpcd", f"{tls_dir}/server.key")
         for name in ("ca.pem", "ops.pem", "ops.key"):
             self.write(f"{client_dir}/{name}", pki[name])
+        # rpcctl, like ssh, refuses a private key other users may read.
+        self.ns.run("chmod", "0600", f"{client_dir}/ops.key")
         self.write(CONFIG_DROPIN, (
             "[Server]\nListen=/run/rpcd/rpcd.sock\nListen=tls://127.0.0.1:7391\nLogCalls=yes\n"
             f"[TLS]\nCertificate={tls_dir}/server.pem\nPrivateKey={tls_dir}/server.key\n"
