@@ -152,7 +152,7 @@ endif
 	@if [ -z "$(DESTDIR)" ]; then \
 		systemd-sysusers $(LIBDIR)/sysusers.d/rpcd.conf && systemd-tmpfiles --create $(LIBDIR)/tmpfiles.d/rpcd.conf && \
 		journalctl --update-catalog && systemctl daemon-reload 2>/dev/null || true; \
-		echo "installed; start with: systemctl enable --now rpcd.socket rpcd.service"; \
+		echo "installed; start with: systemctl enable --now rpcd.service"; \
 	fi
 
 # Debian packages (packaging/README.md): rpcd and rpcd-dev, built with dpkg-buildpackage from a copy of this
