@@ -75,6 +75,58 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(try call(service, request("echo")), #"{"jsonrpc":"2.0","result":null,"id":1}"#)
     }
 
+    /// RPCD_METHOD_BIND_PARAMS: rpcd binds by name or by position, the module gets one array element per declared
+    /// parameter (null for an absent one) and reads each by position through host->param and the header's readers.
+    func testBoundParamsReachTheModuleByDeclaredPosition() throws {
+        let service = try service()
+        func result(_ params: String?) throws -> JSONValue? {
+            let reply = try XCTUnwrap(try call(service, request("bound", params)))
+            return try JSONValue(parsing: reply)["result"]
+        }
+        // By name, out of order; the string unescaped into an 8-byte buffer: cut short, its full length returned.
+        let named = try result(#"{"loud":true,"count":3,"label":"h\u00e9\n\ud83d\ude00"}"#)
+        XCTAssertEqual(named?["params"], [3, "h\u{e9}\n\u{1F600}", true])
+        XCTAssertEqual(named?["count"], 3)
+        XCTAssertEqual(named?["length"], 8)
+        XCTAssertEqual(named?["label"], [104, 195, 169, 10, 240, 159, 152])
+        XCTAssertEqual(named?["loud"], 1)
+        XCTAssertEqual(named?["loud_absent"], 0)
+        // By position, an optional one null and one left out: absent, and host->param says so.
+        let positional = try result("[2e1, null]")
+        XCTAssertEqual(positional?["params"], [.number("2e1"), .null, .null])
+        XCTAssertEqual(positional?["count"], 20)
+        XCTAssertEqual(positional?["length"], -1)
+        XCTAssertEqual(positional?["loud"], -1)
+        XCTAssertEqual(positional?["loud_absent"], 1)
+    }
+
+    /// Wrong params for a binding method are answered -32602 by rpcd, with the binder's detail; the module never
+    /// sees the call.
+    func testWrongBoundParamsAreRefusedByRPCD() throws {
+        let service = try service()
+        for (params, detail) in [
+            (nil, "missing parameter 'count'"),
+            (#"[-1]"#, "parameter 'count': must be at least 0"),
+            (#"[1.5]"#, "parameter 'count': expected an integer, got a number"),
+            (#"{"count":1,"colour":"red"}"#, "unknown parameter 'colour'"),
+            (#"[1,"a",true,4]"#, "too many parameters: expected at most 3, got 4"),
+            (#"[1,2]"#, "parameter 'label': expected a string, got a number"),
+        ] {
+            XCTAssertEqual(
+                try call(service, request("bound", params)),
+                #"{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":{"detail":"\#(detail)"}},"id":1}"#,
+                "params \(params ?? "absent")")
+        }
+        XCTAssertEqual(service.callsInModule, 0)
+    }
+
+    /// A method without the flag (every module built before rpcd 0.5) gets its params exactly as sent.
+    func testMethodsWithoutTheFlagGetParamsAsSent() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("echo", #"{"value":1, "extra":[2]}"#)),
+                       #"{"jsonrpc":"2.0","result":{"value":1, "extra":[2]},"id":1}"#)
+    }
+
     /// The handler handle lives from init to deinit; afterwards it names nothing, so a module thread that logs
     /// late reaches no freed memory (issue 14, the handler pointer's lifetime).
     func testTheHandlerHandleEndsWithDeinit() throws {

@@ -150,6 +150,25 @@ enum TestModule {
             pthread_detach(t);
             break;
         }
+        case 9: {                                                  /* bound(count, label?, loud?): BIND_PARAMS */
+            char label[8], out[512];
+            int64_t count = -1;
+            int loud = -1, n, k;
+            size_t absent_length = 99;
+            long length = rpcd_param_string(host, c, 1, label, sizeof label);
+            const char *loud_text = host->param(c, 2, &absent_length);
+            rpcd_param_int64(host, c, 0, &count);
+            rpcd_param_bool(host, c, 2, &loud);
+            n = snprintf(out, sizeof out, "{\"params\":%.*s,\"count\":%lld,\"length\":%ld,\"loud\":%d,"
+                         "\"loud_absent\":%d,\"label\":[", (int)len, params, (long long)count, length, loud,
+                         loud_text == NULL && absent_length == 0);
+            for (k = 0; length >= 0 && label[k] != '\0'; k++) {
+                n += snprintf(out + n, sizeof out - (size_t)n, "%s%d", k ? "," : "", (unsigned char)label[k]);
+            }
+            n += snprintf(out + n, sizeof out - (size_t)n, "]}");
+            host->reply_result(c, out, (size_t)n);
+            break;
+        }
         }
     }
 
@@ -162,6 +181,11 @@ enum TestModule {
 
     static const rpcd_param later_params[] = {{"ms", "{\"type\":\"integer\"}", NULL, 0}};
     static const rpcd_param echo_params[] = {{"value", NULL, "anything", RPCD_PARAM_OPTIONAL}};
+    static const rpcd_param bound_params[] = {
+        {"count", "{\"type\":\"integer\",\"minimum\":0}", NULL, 0},
+        {"label", "{\"type\":\"string\"}", NULL, RPCD_PARAM_OPTIONAL},
+        {"loud", "{\"type\":\"boolean\"}", NULL, RPCD_PARAM_OPTIONAL},
+    };
     static const rpcd_method methods[] = {
         {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS},
         {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
@@ -172,6 +196,7 @@ enum TestModule {
         {sizeof(rpcd_method), "greeting", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
         {sizeof(rpcd_method), "wait_cancel", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "bound", NULL, bound_params, 3, NULL, RPCD_METHOD_BIND_PARAMS},
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
