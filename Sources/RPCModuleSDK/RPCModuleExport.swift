@@ -222,6 +222,12 @@ enum DescriptorBuilder {
             module.pointee.events = UnsafePointer(cEvents)
             module.pointee.n_events = events.count
         }
+        if let keys = M.configKeys {
+            let cKeys = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: keys.count + 1)
+            for (index, key) in keys.enumerated() { (cKeys + index).initialize(to: permanent(key)) }
+            (cKeys + keys.count).initialize(to: nil)
+            module.pointee.config_keys = UnsafePointer(cKeys)
+        }
         // An older rpcd never reads past the fields it knows, so it never calls this.
         module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }
         return UnsafePointer(module)

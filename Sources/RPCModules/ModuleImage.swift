@@ -31,6 +31,9 @@ public final class ModuleImage: @unchecked Sendable {
     /// For each method (by index), the binder rpcd applies before calling it: set for methods with
     /// `RPCD_METHOD_BIND_PARAMS`, nil for those that take their params as sent.
     let binders: [ParamsBinder?]
+    /// The `[Config]` keys the module reads (`rpcd_module.config_keys`); nil when it does not say, and then its
+    /// handlers' `[Config]` is not checked.
+    public let configKeys: [String]?
 
     init(
         path: String, identity: FileIdentity, handle: UnsafeMutableRawPointer, module: UnsafePointer<rpcd_module>
@@ -63,6 +66,22 @@ public final class ModuleImage: @unchecked Sendable {
         (self.methods, self.binders) = try Self.readMethods(m, path: path)
         guard m.n_events == 0 || m.events != nil else { throw ModuleLoadError(path, "n_events is \(m.n_events) but events is NULL") }
         self.events = try Self.readEvents(m, path: path)
+        self.configKeys = m.config_keys.map { keys in
+            var names: [String] = []
+            while let key = keys[names.count] { names.append(String(cString: key)) }
+            return names
+        }
+    }
+
+    /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
+    /// keys get (file, line, "did you mean"); nothing when the module declares none.
+    public func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
+        guard let configKeys else { return }
+        do {
+            try configuration.checkConfigKeys(against: configKeys)
+        } catch {
+            throw ModuleLoadError(path, "handler '\(configuration.name)': \(error)")
+        }
     }
 
     /// The size of ABI 1's first `rpcd_module`, up to `deinit`: what a module built against rpcd 0.1's header

@@ -61,6 +61,8 @@ public final class ModuleService: RPCService, Sendable {
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         publish: @escaping @Sendable (String, ByteBuffer) -> Void
     ) throws(ModuleLoadError) {
+        // Before any of the handler's code runs, in rpcd or in a module host alike.
+        try image.checkConfig(of: configuration)
         let service = configuration.service ?? image.name
         var logger = logger
         logger[metadataKey: LogField.service] = "\(service)"

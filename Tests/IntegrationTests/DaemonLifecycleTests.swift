@@ -90,6 +90,32 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertTrue(misspelled.stdout.contains("unknown section [config]; did you mean [Config]?"), misspelled.stdout)
     }
 
+    /// A `[Config]` key the module does not declare (kv declares File=, MaxKeys=, MaxBytes=) fails
+    /// `--check-config` as a misspelled `[Handler]` key does: file, line and "did you mean".
+    func testCheckConfigReportsAConfigKeyTheModuleDoesNotDeclare() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-conf-\(UUID().uuidString)")
+        let handlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("rpcd.conf").path
+        try "[Server]\nListen=127.0.0.1:1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let kv = handlers.appendingPathComponent("kv.conf")
+        func check() throws -> (status: Int32, stdout: String, stderr: String) {
+            try DaemonProcess.runTool("rpcd", [
+                "--config", path, "--check-config", "--handlers-dir", handlers.path,
+                "--module-dir", DaemonProcess.productsDirectory.path,
+            ])
+        }
+        try "[Handler]\nModule=kv\n[Config]\nMaxKeys=5\nX-Note=ignored\n".write(to: kv, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try check().status, 0)
+        try "[Handler]\nModule=kv\n[Config]\nMaxKyes=5\n".write(to: kv, atomically: true, encoding: .utf8)
+        let typo = try check()
+        XCTAssertEqual(typo.status, 78, typo.stdout)
+        XCTAssertTrue(
+            typo.stdout.contains("\(kv.path):4: unknown key 'MaxKyes' in section [Config]; did you mean 'MaxKeys'?"),
+            typo.stdout)
+    }
+
     func testBindFailureIsReportedWithTheAddress() throws {
         let first = try DaemonProcess()
         let taken = first.tcpEndpoint!

@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCConfig
 import RPCCore
 import RPCJSON
 @testable import RPCModules
@@ -118,6 +119,59 @@ final class ModuleServiceTests: XCTestCase {
                 "params \(params ?? "absent")")
         }
         XCTAssertEqual(service.callsInModule, 0)
+    }
+
+    /// A module that declares its `[Config]` keys refuses a handler with another one before its init runs, with
+    /// the file, line and "did you mean" an unknown `[Handler]` key gets; one that declares none gets any key.
+    func testConfigKeysAreCheckedAgainstTheModulesDeclarationBeforeInit() throws {
+        let declaring = try ModuleLoader().load(
+            path: TestModule.build(into: directory, name: "declaring", defines: ["CONFIG_KEYS"]))
+        XCTAssertEqual(declaring.configKeys, ["Greeting", "FailInit"])
+        XCTAssertNil(image.configKeys)
+        let inits = try XCTUnwrap(dlsym(declaring.handle, "test_init_count")).assumingMemoryBound(to: Int32.self)
+        var configuration = HandlerConfiguration(name: "greeter")
+        configuration.module = declaring.path
+        configuration.configEntries = [
+            INIEntry(section: "Config", key: "Greeting", value: "hi", file: "/etc/rpcd/handlers.d/greeter.conf", line: 4),
+            INIEntry(section: "Config", key: "X-Comment", value: "ignored", file: "/etc/rpcd/handlers.d/greeter.conf", line: 5),
+            INIEntry(section: "Config", key: "Greetin", value: "hi", file: "/etc/rpcd/handlers.d/greeter.conf", line: 6),
+        ]
+        XCTAssertThrowsError(try ModuleService(image: declaring, configuration: configuration, pool: pool, logger: Logger(label: "test"))) {
+            XCTAssertEqual(
+                "\($0)",
+                "module \(declaring.path) refused: handler 'greeter': /etc/rpcd/handlers.d/greeter.conf:6: unknown key 'Greetin' in section [Config]; did you mean 'Greeting'?")
+        }
+        XCTAssertEqual(inits.pointee, 0, "the module's init ran")
+        configuration.configEntries.removeLast()
+        let service = try ModuleService(image: declaring, configuration: configuration, pool: pool, logger: Logger(label: "test"))
+        XCTAssertEqual(inits.pointee, 1)
+        service.retire()
+        // The module without config_keys takes any key.
+        _ = try self.service { $0.configEntries = configuration.configEntries + [INIEntry(section: "Config", key: "Anything", value: "1", file: "f", line: 1)] }.retire()
+    }
+
+    /// Of two handlers for one service, the second is refused before its module's init runs (in-process; the
+    /// first in name order serves). Its init would fail (FailInit=): the refusal it gets shows init never ran.
+    func testASecondHandlerForAServiceIsRefusedBeforeItsInit() throws {
+        let modules = directory.appendingPathComponent("modules")
+        _ = try TestModule.build(into: modules, name: "twice")
+        let handlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        try "[Handler]\nModule=twice\nIsolation=none\n".write(
+            to: handlers.appendingPathComponent("a.conf"), atomically: true, encoding: .utf8)
+        try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
+            to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
+        let host = ModuleHost(
+            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectory: modules.path,
+            reservedServices: [], pool: pool, logger: Logger(label: "test"))
+        let generation = try host.prepare(strict: false)
+        XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
+        XCTAssertEqual(generation.problems.count, 1)
+        let problem = generation.problems.first ?? ""
+        XCTAssertTrue(problem.contains("service 'testmod' of handler 'b' is already served"), problem)
+        XCTAssertFalse(problem.contains("asked to fail"), problem)
+        host.commit(generation)
+        host.retireAll()
     }
 
     /// A method without the flag (every module built before rpcd 0.5) gets its params exactly as sent.

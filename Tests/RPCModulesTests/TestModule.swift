@@ -33,8 +33,15 @@ enum TestModule {
     #ifndef OK_ERRORS
     #define OK_ERRORS NULL
     #endif
+    #ifdef CONFIG_KEYS
+    static const char *const config_keys[] = {"Greeting", "FailInit", NULL};
+    #define CONFIG_KEYS_FIELD config_keys
+    #else
+    #define CONFIG_KEYS_FIELD NULL
+    #endif
 
     int test_deinit_count = 0;
+    int test_init_count = 0;
 
     /* Posted by every deinit, which runs on whichever thread answered the last call: tests wait on it. */
     static sem_t deinits;
@@ -106,6 +113,7 @@ enum TestModule {
 
     static int init(const rpcd_host *h, rpcd_handler *handler, void **out, char *error, size_t size) {
         host = h;
+        __atomic_add_fetch(&test_init_count, 1, __ATOMIC_SEQ_CST);
         if (h->config_get(handler, "FailInit")) {
             snprintf(error, size, "asked to fail: %s", h->config_get(handler, "FailInit"));
             return 1;
@@ -200,7 +208,7 @@ enum TestModule {
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
-        methods, sizeof methods / sizeof methods[0], init, call, deinit, NULL, 0, cancel,
+        methods, sizeof methods / sizeof methods[0], init, call, deinit, NULL, 0, cancel, CONFIG_KEYS_FIELD,
     };
 
     const rpcd_module *ENTRY(void) { return &module; }

@@ -115,6 +115,8 @@
  *     ABI 1 (rpcd 0.5): method flag RPCD_METHOD_BIND_PARAMS and rpcd_host gains param (see BOUND
  *                       PARAMETERS), with the rpcd_param_* readers in this header. Methods without
  *                       the flag get params_json as sent, as before; older rpcd ignores the flag.
+ *                       rpcd_module gains config_keys: [Config] is checked against them (read only
+ *                       when the module's struct_size covers it; older rpcd ignores it).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -290,6 +292,13 @@ typedef struct rpcd_module {
      * thread of the module answers CALL: a module that keeps per-call state for cancel() guards
      * it with its own lock. Must not block. */
     void (*cancel)(void *instance, rpcd_call *call);
+
+    /* rpcd 0.5: the [Config] keys the module reads, a NULL-terminated array, e.g.
+     * {"Greeting", NULL}. rpcd then checks each handler's [Config] section against them as it checks
+     * [Handler]: a key not listed (other than X-...) refuses the handler, with "did you mean" for a
+     * near miss, and rpcd --check-config reports it. NULL: the module does not say, and [Config] is
+     * not checked (modules built before rpcd 0.5). */
+    const char *const *config_keys;
 } rpcd_module;
 
 /* The entry point every module exports. (Not declared for Swift, where the SDK defines it.) */

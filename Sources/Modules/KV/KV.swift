@@ -29,6 +29,7 @@ struct KV: SyncKeyValueStore, RPCInterfaceModule {
 
     static let changed = RPCModuleEvent<Change>(KeyValueStoreEvents.changed)
     static var events: [any RPCModuleEventDeclaration] { [changed] }
+    static let configKeys: [String]? = ["File", "MaxKeys", "MaxBytes"]
 
     init(context: RPCModuleContext) throws {
         self.context = context

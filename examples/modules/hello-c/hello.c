@@ -107,6 +107,9 @@ static const rpcd_method hello_methods[] = {
      RPCD_METHOD_READ_ONLY | RPCD_METHOD_BIND_PARAMS, NULL /* errors_json: none beyond the standard ones */},
 };
 
+/* The [Config] keys hello reads: rpcd refuses a handler with any other (a typo), naming it. */
+static const char *const hello_config_keys[] = {"Greeting", NULL};
+
 static const rpcd_module hello_module = {
     RPCD_MODULE_ABI_VERSION,
     sizeof(rpcd_module),
@@ -121,6 +124,7 @@ static const rpcd_module hello_module = {
     NULL, /* events: none */
     0,
     NULL, /* cancel: nothing to stop early */
+    hello_config_keys,
 };
 
 EXPORT const rpcd_module *rpcd_module_entry_v1(void)
