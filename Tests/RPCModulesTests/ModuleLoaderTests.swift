@@ -18,6 +18,8 @@ final class ModuleLoaderTests: XCTestCase {
         XCTAssertEqual(image.methods[7].params.first?.required, false)
         XCTAssertTrue(image.methods[5].flags.contains(.mayBlock))
         XCTAssertEqual(image.methods[0].result?.schema, ["type": "integer"])
+        XCTAssertEqual(image.methods[0].result?.name, "answer", "rpcd_method.result_name")
+        XCTAssertEqual(image.methods[7].result?.name, nil)
     }
 
     func testRefusalsNameTheFileAndTheReason() throws {

@@ -195,7 +195,7 @@ enum TestModule {
         {"loud", "{\"type\":\"boolean\"}", NULL, RPCD_PARAM_OPTIONAL},
     };
     static const rpcd_method methods[] = {
-        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS},
+        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS, "answer"},
         {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "bad_json", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "twice", NULL, NULL, 0, NULL, 0},
