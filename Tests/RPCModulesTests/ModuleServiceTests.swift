@@ -6,6 +6,8 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCJSON
+import RPCTestSupport
+import RPCLogging
 @testable import RPCModules
 import Synchronization
 import XCTest
@@ -172,6 +174,26 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertFalse(problem.contains("asked to fail"), problem)
         host.commit(generation)
         host.retireAll()
+    }
+
+    /// A method without RPCD_METHOD_MAY_BLOCK that holds its event loop is reported once, naming the method and
+    /// the flag it lacks; a blocking method with the flag (on the pool) is not.
+    func testAMethodBlockingItsLoopWithoutTheFlagIsReportedOnce() throws {
+        let capture = LogCapture()
+        var configuration = HandlerConfiguration(name: "test")
+        configuration.module = image.path
+        let service = try ModuleService(
+            image: image, configuration: configuration, pool: pool, logger: Logger(label: "test") { _ in capture.handler() })
+        for id in 1...2 {
+            XCTAssertEqual(try call(service, request("stall", id: id)), #"{"jsonrpc":"2.0","result":"stalled","id":\#(id)}"#)
+        }
+        XCTAssertEqual(try call(service, request("block")), #"{"jsonrpc":"2.0","result":"slept","id":1}"#)
+        let reports = capture.entries.filter { $0.message.contains("blocked its event loop") }
+        XCTAssertEqual(reports.count, 1, "\(capture.entries)")
+        XCTAssertEqual(reports.first?.level, .warning)
+        XCTAssertEqual(reports.first?.metadata[LogField.method], "testmod.stall")
+        XCTAssertTrue(reports.first?.message.contains("lacks RPCD_METHOD_MAY_BLOCK") ?? false)
+        XCTAssertGreaterThanOrEqual(Int(reports.first?.metadata[LogField.durationMicroseconds] ?? "") ?? 0, 30_000)
     }
 
     /// A method without the flag (every module built before rpcd 0.5) gets its params exactly as sent.
