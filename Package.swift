@@ -22,6 +22,7 @@
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
+//   RPCModuleLink  the messages between rpcd and a module host process, and their framing (RPCBinding, RPCWire)
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
@@ -141,8 +142,12 @@ let package = Package(
         .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping"),
         .target(name: "CRPCDHostSupport"),
         .target(
+            name: "RPCModuleLink",
+            dependencies: ["RPCBinding", "RPCJSON", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "RPCModules",
-            dependencies: ["RPCBinding", 
+            dependencies: ["RPCBinding", "RPCModuleLink",
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
                 "RPCLogging", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -288,9 +293,16 @@ let package = Package(
             dependencies: ["RPCMacros", "RPCInterface", "RPCModuleSDK", "RPCCore", "RPCExampleInterfaces"]
         ),
         .testTarget(
+            name: "RPCModuleLinkTests",
+            dependencies: [
+                "RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", 
-                "RPCModules", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -366,6 +378,8 @@ if Context.environment["RPCD_FUZZ"] == "1" {
         ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
         ("fuzz-params", ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         ("fuzz-config", ["RPCConfig"]),
+        ("fuzz-modulelink", ["RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                             .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]
     package.targets.append(.target(name: "FuzzDriver", path: "fuzz/FuzzDriver"))
     for harness in harnesses {
