@@ -44,7 +44,6 @@ let package = Package(
         .executable(name: "rpcd", targets: ["rpcd"]),
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
-        .library(name: "RPCClientInProcess", targets: ["RPCClientInProcess"]),
         .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
         // Declaring a service once, as a Swift protocol, for modules and clients alike (docs/CLIENT.md).
         .library(name: "RPCMacros", targets: ["RPCMacros"]),
@@ -176,8 +175,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // A client transport straight to a router (no socket): for tests without processes or ports, and for
-        // programs that embed a router. Its own target so that socket-only apps do not link RPCCore.
+        // A client transport straight to a router (no socket): for rpcd's tests without processes or ports. Not a
+        // product: it takes an `RPCRouter`, which only rpcd's own targets can build (RPCCore is internal), so
+        // its API is `package`. Its own target so that RPCClient does not link RPCCore.
         .target(
             name: "RPCClientInProcess",
             dependencies: [
