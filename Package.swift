@@ -226,7 +226,6 @@ let package = Package(
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             path: "Sources/FrameEchoReference"
         ),
