@@ -231,14 +231,17 @@ let package = Package(
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             path: "Sources/FrameEchoReference"
         ),
         // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
         .executableTarget(
             name: "rpcd-microbench",
-            dependencies: ["JSONRPC", "RPCBinding", "RPCInterface", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/micro"
         ),
 

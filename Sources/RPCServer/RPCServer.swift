@@ -242,16 +242,18 @@ package final class RPCServer: Service, Sendable {
                         return try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
                     }
                     // The RPC pipeline goes in once the handshake has said who the client is.
+                    let handshake = TLSHandshakeHandler(
+                        timeout: self.configuration.limits.frameTimeout, statistics: self.router.statistics,
+                        completed: { channel, identities in
+                            var peer = peer
+                            peer.certificateIdentities = identities
+                            try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
+                        },
+                        failed: { error in self.logHandshakeFailure(error, peer: peer) })
                     try channel.pipeline.syncOperations.addHandlers(
+                        TLSResumptionObserver { resumed in if resumed { handshake.sessionResumed() } },
                         NIOSSLServerHandler(context: tls.context),
-                        TLSHandshakeHandler(
-                            timeout: self.configuration.limits.frameTimeout,
-                            completed: { channel, identities in
-                                var peer = peer
-                                peer.certificateIdentities = identities
-                                try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
-                            },
-                            failed: { error in self.logHandshakeFailure(error, peer: peer) }))
+                        handshake)
                 }
             }
     }
