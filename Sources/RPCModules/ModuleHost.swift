@@ -96,10 +96,10 @@ package final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
-                let service = try start(configuration, reusing: old, launched: launches[configuration.name])
+                let service = try start(configuration, reusing: old, launched: launches[configuration.name], taken: taken)
                 guard taken.insert(service.descriptor.name).inserted else {
                     if service !== old { service.retire() }
-                    throw ModuleLoadError(configuration.module, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
+                    throw Self.alreadyServed(service.descriptor.name, configuration, path: configuration.module)
                 }
                 generation.services.append(service)
             } catch {
@@ -143,13 +143,16 @@ package final class ModuleHost: Sendable {
     }
 
     private func start(
-        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?
+        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?, taken: Set<String>
     ) throws(ModuleLoadError) -> any HandlerService {
         let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
         switch configuration.isolation {
         case .none:
             let image = try loader.load(path: path)
             if let old = old as? ModuleService, old.configuration == configuration, old.image === image { return old }
+            // Refused before the module's init runs: a second handler for a service never starts.
+            let name = configuration.service ?? image.name
+            guard !taken.contains(name) else { throw Self.alreadyServed(name, configuration, path: path) }
             let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger, events: events)
             logStarted(service, logger: service.logger)
             return service
@@ -164,6 +167,10 @@ package final class ModuleHost: Sendable {
             logStarted(service, logger: serviceLogger)
             return service
         }
+    }
+
+    private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {
+        ModuleLoadError(path, "service '\(service)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
     }
 
     /// A module host started by `prepare`, not yet serving.
