@@ -13,27 +13,27 @@ import Glibc
 /// keeps pointers into every image it has seen, and `dlclose` would leave them dangling.
 ///
 /// Immutable after loading; safe to share between threads.
-public final class ModuleImage: @unchecked Sendable {
+package final class ModuleImage: @unchecked Sendable {
     /// The configured path (for messages), not the sealed copy the image was mapped from.
-    public let path: String
+    package let path: String
     let identity: FileIdentity
     /// What `dlopen` returned for the image (never closed): for `dlsym` into this image, whatever file it came from.
     let handle: UnsafeMutableRawPointer
     /// The module's descriptor, copied so that fields its header did not have yet read as NULL or 0.
     let module: rpcd_module
     /// The module's name, version, description and methods, copied out of the C structures.
-    public let name: String
-    public let version: String
-    public let summary: String
-    public let methods: [RPCMethodDescriptor]
+    package let name: String
+    package let version: String
+    package let summary: String
+    package let methods: [RPCMethodDescriptor]
     /// The events the module declares (`rpcd_module.events`; none for modules built before rpcd 0.3).
-    public let events: [RPCEventDescriptor]
+    package let events: [RPCEventDescriptor]
     /// For each method (by index), the binder rpcd applies before calling it: set for methods with
     /// `RPCD_METHOD_BIND_PARAMS`, nil for those that take their params as sent.
     let binders: [ParamsBinder?]
     /// The `[Config]` keys the module reads (`rpcd_module.config_keys`); nil when it does not say, and then its
     /// handlers' `[Config]` is not checked.
-    public let configKeys: [String]?
+    package let configKeys: [String]?
 
     init(
         path: String, identity: FileIdentity, handle: UnsafeMutableRawPointer, module: UnsafePointer<rpcd_module>
@@ -75,7 +75,7 @@ public final class ModuleImage: @unchecked Sendable {
 
     /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
     /// keys get (file, line, "did you mean"); nothing when the module declares none.
-    public func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
+    package func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
         guard let configKeys else { return }
         do {
             try configuration.checkConfigKeys(against: configKeys)
@@ -217,16 +217,16 @@ public final class ModuleImage: @unchecked Sendable {
 }
 
 /// Why a module was refused; `description` names the file and the reason.
-public struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
+package struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
 
     init(_ path: String, _ reason: String) {
         self.path = path
         self.reason = reason
     }
 
-    public var description: String { "module \(path) refused: \(reason)" }
+    package var description: String { "module \(path) refused: \(reason)" }
 }
 
 /// What identifies a file's contents well enough to notice it was replaced.

@@ -18,10 +18,10 @@ import Synchronization
 /// is told (`rpcd_module.cancel`, `rpcd_host.call_cancelled`). After `retire()` the instance is de-initialised
 /// once the module has answered its last call, cancelled or not: a reload never pulls an instance out from
 /// under a running call. Thread-safe.
-public final class ModuleService: RPCService, Sendable {
-    public let descriptor: RPCServiceDescriptor
-    public let configuration: HandlerConfiguration
-    public let image: ModuleImage
+package final class ModuleService: RPCService, Sendable {
+    package let descriptor: RPCServiceDescriptor
+    package let configuration: HandlerConfiguration
+    package let image: ModuleImage
     let logger: Logger
     private let context: HandlerContext
     /// The token the module holds as its `rpcd_handler *`: registered before `init`, removed after `deinit`.
@@ -49,7 +49,7 @@ public final class ModuleService: RPCService, Sendable {
 
     /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
     /// The instance's events go to `events`, from its `init` on.
-    public convenience init(
+    package convenience init(
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         events: RPCEventHub = RPCEventHub()
     ) throws(ModuleLoadError) {
@@ -90,7 +90,7 @@ public final class ModuleService: RPCService, Sendable {
         self.instance = InstancePointer(pointer: instance)
     }
 
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
+    package func handle(_ call: RPCCall, responder: RPCResponder) {
         enter(call, responder: responder, onCancel: call.onCancel)
     }
 
@@ -179,7 +179,7 @@ public final class ModuleService: RPCService, Sendable {
     }
 
     /// Stops this instance once nothing runs in it any more (now, if nothing does).
-    public func retire() {
+    package func retire() {
         let deinitNow = state.withLock { state -> Bool in
             state.retired = true
             guard state.outstanding == 0, !state.deinitialized else { return false }
@@ -229,8 +229,8 @@ public final class ModuleService: RPCService, Sendable {
 
     /// Calls inside the module right now, cancelled ones included until the module answers them (for
     /// `rpcd.info` and tests).
-    public var callsInModule: Int { state.withLock { $0.outstanding } }
+    package var callsInModule: Int { state.withLock { $0.outstanding } }
     /// Calls counted against `MaxConcurrency=` right now (for tests).
-    public var callsHoldingSlots: Int { state.withLock { $0.admitted } }
-    public var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
+    package var callsHoldingSlots: Int { state.withLock { $0.admitted } }
+    package var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
 }
