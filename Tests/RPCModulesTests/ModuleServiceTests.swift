@@ -152,8 +152,9 @@ final class ModuleServiceTests: XCTestCase {
         _ = try self.service { $0.configEntries = configuration.configEntries + [INIEntry(section: "Config", key: "Anything", value: "1", file: "f", line: 1)] }.retire()
     }
 
-    /// Of two handlers for one service, the second is refused before its module's init runs (in-process; the
-    /// first in name order serves). Its init would fail (FailInit=): the refusal it gets shows init never ran.
+    /// Of two handlers for one service, the second is refused before its module's init runs, in-process and
+    /// isolated (the first in name order serves). Its init would fail (FailInit=): the refusal it gets shows
+    /// init never ran.
     func testASecondHandlerForAServiceIsRefusedBeforeItsInit() throws {
         let modules = directory.appendingPathComponent("modules")
         _ = try TestModule.build(into: modules, name: "twice")
@@ -170,9 +171,17 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
         XCTAssertEqual(generation.problems.count, 1)
         let problem = generation.problems.first ?? ""
-        XCTAssertTrue(problem.contains("service 'testmod' of handler 'b' is already served"), problem)
+        XCTAssertTrue(problem.contains("handler 'b' would serve the same service as handler 'a'"), problem)
         XCTAssertFalse(problem.contains("asked to fail"), problem)
         host.commit(generation)
+        host.retireAll()
+        // Isolated (the default): no module host is started for the second, so its init never runs.
+        try "[Handler]\nModule=twice\n[Config]\nFailInit=yes\n".write(
+            to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
+        let again = try host.prepare(strict: false)
+        XCTAssertEqual(again.services.map(\.configuration.name), ["a"])
+        XCTAssertTrue(again.problems.first?.contains("handler 'b' would serve the same service as handler 'a'") ?? false, "\(again.problems)")
+        host.commit(again)
         host.retireAll()
     }
 
