@@ -75,7 +75,7 @@ package final class ModuleImage: @unchecked Sendable {
 
     /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
     /// keys get (file, line, "did you mean"); nothing when the module declares none.
-    public func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
+    package func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
         guard let configKeys else { return }
         do {
             try configuration.checkConfigKeys(against: configKeys)
