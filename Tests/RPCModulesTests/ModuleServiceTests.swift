@@ -165,7 +165,7 @@ final class ModuleServiceTests: XCTestCase {
         try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
         let host = ModuleHost(
-            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectory: modules.path,
+            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectories: ModuleDirectories([modules.path]),
             reservedServices: [], pool: pool, logger: Logger(label: "test"))
         let generation = try host.prepare(strict: false)
         XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
