@@ -78,10 +78,11 @@ package final class ModuleHost: Sendable {
             logger.info("Handler masked", metadata: [LogField.handler: "\(name)", LogField.file: "\(file)"])
         }
         let previous = active.withLock { $0 }
+        let duplicates = knownDuplicates(scan.handlers)
         // Module hosts start side by side: each spends most of its start in exec, linking and its module's init.
         var launches: [String: Launch] = [:]
         for configuration in scan.handlers where configuration.enabled && configuration.isolation == .process
-            && reusableHost(configuration, previous[configuration.name]) == nil {
+            && duplicates[configuration.name] == nil && reusableHost(configuration, previous[configuration.name]) == nil {
             let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
             let supervisor = ModuleHostSupervisor(
                 configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
@@ -96,6 +97,11 @@ package final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
+                if let first = duplicates[configuration.name] {
+                    throw ModuleLoadError(
+                        configuration.module,
+                        "handler '\(configuration.name)' would serve the same service as \(first) (\(configuration.sources.first ?? "")); refused before its module's init (set Service=)")
+                }
                 let service = try start(configuration, reusing: old, launched: launches[configuration.name], taken: taken)
                 guard taken.insert(service.descriptor.name).inserted else {
                     if service !== old { service.retire() }
@@ -167,6 +173,30 @@ package final class ModuleHost: Sendable {
             logStarted(service, logger: serviceLogger)
             return service
         }
+    }
+
+    /// Enabled handlers that would serve a service an earlier one (in name order) serves, as far as is known
+    /// before any module code runs: the same `Service=`, a reserved name, or the same module file without a
+    /// `Service=` (one file serves under one name). Handler name → who serves it first, for the refusal. Such a
+    /// handler is refused before its module host starts or its module's init runs; a collision that only the
+    /// module's own name reveals is found by `start` (in-process: still before init).
+    private func knownDuplicates(_ handlers: [HandlerConfiguration]) -> [String: String] {
+        var first: [String: String] = [:]
+        var duplicates: [String: String] = [:]
+        for configuration in handlers.sorted(by: { $0.name < $1.name }) where configuration.enabled {
+            if let service = configuration.service, reservedServices.contains(service) {
+                duplicates[configuration.name] = "rpcd itself"
+                continue
+            }
+            let key = configuration.service.map { "service \($0)" }
+                ?? "module \(Self.modulePath(for: configuration.module, in: moduleDirectory))"
+            if let holder = first[key] {
+                duplicates[configuration.name] = "handler '\(holder)'"
+            } else {
+                first[key] = configuration.name
+            }
+        }
+        return duplicates
     }
 
     private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {
