@@ -33,6 +33,8 @@ public struct ServerConfiguration: Hashable, Sendable {
     public var access: RPCAccessRule
     /// `[TLS]`: the files of `tls://` listeners.
     public var tls: TLSSettings
+    /// `[WideArea]`: DNS-SD in a unicast zone, by signed DNS UPDATE.
+    package var wideArea = WideAreaSettings()
 
     /// A configuration with the given settings; omitted ones take their defaults.
     public init(
@@ -66,7 +68,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection])
+    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, wideAreaSection, accessSection, tlsSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.
@@ -78,6 +80,7 @@ public struct ServerConfiguration: Hashable, Sendable {
     public init(documents: [INIDocument]) throws(ConfigError) {
         self = try Self.schema.settings(from: documents)
         try checkTLS(documents)
+        try checkWideArea(documents)
     }
 
     /// The configuration as rpcd.conf text listing every key (one `Listen=` line per address),

@@ -6,6 +6,7 @@ import RPCDNSSD
 import RPCLogging
 import RPCProtocol
 import RPCServer
+import RPCWideArea
 import RPCWire
 import ServiceLifecycle
 import Synchronization
@@ -16,14 +17,17 @@ import Synchronization
 /// set wins. Placed after the server in the `ServiceGroup`, it stops first, so records vanish before the
 /// listeners close.
 final class AdvertisingService: Service, Sendable {
-    private let settings: AvahiSettings
+    private let settings: ServerConfiguration
+    private let tsigKey: TSIGKey?
     private let logger: Logger
     private let bound: AsyncStream<[RPCEndpoint]>
     private let boundContinuation: AsyncStream<[RPCEndpoint]>.Continuation
     private let state = Mutex<(publisher: (any ServicePublisher)?, latest: [RPCAdvertisement])>((nil, []))
 
-    init(settings: AvahiSettings, logger: Logger) {
+    /// `settings` gives `[Avahi]` and `[WideArea]`; `tsigKey` is `[WideArea] KeyFile=`'s, read at start-up.
+    init(settings: ServerConfiguration, tsigKey: TSIGKey?, logger: Logger) {
         self.settings = settings
+        self.tsigKey = tsigKey
         self.logger = logger
         (bound, boundContinuation) = AsyncStream.makeStream(of: [RPCEndpoint].self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -49,7 +53,11 @@ final class AdvertisingService: Service, Sendable {
             listeners = endpoints
         }
         guard let listeners else { return }  // shut down before the server was listening
-        let publisher = Advertising.makePublisher(settings: settings, listeners: listeners, logger: logger)
+        var publishers: [any ServicePublisher] = [Advertising.makePublisher(settings: settings.avahi, listeners: listeners, logger: logger)]
+        if let wideArea = WideAreaAdvertising.makePublisher(settings: settings, key: tsigKey, listeners: listeners, logger: logger) {
+            publishers.append(wideArea)
+        }
+        let publisher = PublisherGroup(publishers: publishers)
         state.withLock { state in
             state.publisher = publisher
             publisher.publish(state.latest)

@@ -15,6 +15,7 @@ import RPCModules
 import RPCServer
 import RPCSystemd
 import RPCTLS
+import RPCWideArea
 import ServiceLifecycle
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
@@ -31,6 +32,8 @@ struct Daemon {
     let activatedSockets: [ActivatedSocket]
     /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
     let tls: TLSServerContext?
+    /// `[WideArea] KeyFile=`'s TSIG key, read and checked at start-up; nil when wide-area publishing is off.
+    let tsigKey: TSIGKey?
 
     /// Built-in services, which no handler may replace.
     static func builtinServices(
@@ -74,7 +77,7 @@ struct Daemon {
                 metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners })
-        let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
+        let advertising = AdvertisingService(settings: settings, tsigKey: tsigKey, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.
