@@ -92,15 +92,15 @@ package enum LogField {
     package static let endpoint = "rpcd_endpoint"
 
     /// Wide-area DNS-SD: the DNS server that takes rpcd's updates (`[WideArea] Server=`), as ADDRESS:PORT.
-    public static let dnsServer = "rpcd_dns_server"
+    package static let dnsServer = "rpcd_dns_server"
     /// Wide-area DNS-SD: the zone updated (`[WideArea] Domain=`).
-    public static let dnsZone = "rpcd_dns_zone"
+    package static let dnsZone = "rpcd_dns_zone"
     /// Wide-area DNS-SD: the DNS response code of a refused update (`NOTAUTH`, `REFUSED`, `YXDOMAIN`...).
-    public static let dnsRcode = "rpcd_dns_rcode"
+    package static let dnsRcode = "rpcd_dns_rcode"
     /// Wide-area DNS-SD: the TSIG error the server reported (`BADSIG`, `BADKEY`, `BADTIME`), when there is one.
-    public static let tsigError = "rpcd_tsig_error"
+    package static let tsigError = "rpcd_tsig_error"
     /// Wide-area DNS-SD: the TSIG key's name (never its secret).
-    public static let tsigKey = "rpcd_tsig_key"
+    package static let tsigKey = "rpcd_tsig_key"
 
     /// A module host process's pid (handlers with `Isolation=process`).
     package static let pid = "rpcd_pid"
