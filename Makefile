@@ -203,6 +203,7 @@ test-package-run:
 # (Tests/SystemTests/netns.py); needs root. Nothing is sent on the machine's own interfaces.
 test-avahi:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_avahi.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_widearea.py'
 
 bench: deps
 	bench/run.sh

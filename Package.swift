@@ -31,6 +31,9 @@
 //   RPCClientTools  what only rpcctl needs on top of it: argument parsing, the load generator
 //   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
 //   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
+//   CLDNS       ldns (pkg-config ldns): DNS messages, DNS UPDATE, TSIG, a stub resolver
+//   RPCWideArea wide-area DNS-SD: rpcd's records in a unicast DNS zone, published by signed DNS UPDATE,
+//               browsed by unicast queries (CLDNS, RPCDNSSD)
 //   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
@@ -205,11 +208,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
+        .systemLibrary(name: "CLDNS", pkgConfig: "ldns", providers: [.apt(["libldns-dev"])]),
+        .target(
+            name: "RPCWideArea",
+            dependencies: ["CLDNS", "RPCDNSSD", "RPCLogging", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCWideArea", "RPCDNSSD", "RPCProtocol"]),
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
+                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
                 "RPCProtocol", "RPCLogging", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -254,6 +262,7 @@ let package = Package(
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
+        .testTarget(name: "RPCWideAreaTests", dependencies: ["RPCWideArea", "RPCDNSSD", "RPCTestSupport"]),
         .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(
             name: "RPCAvahiTests",

@@ -32,6 +32,12 @@ packages=(
     avahi-daemon
     avahi-utils
     dbus
+    # Wide-area DNS-SD (docs/DISCOVERY.md): ldns signs rpcd's DNS UPDATEs with TSIG and answers rpcctl's
+    # unicast browsing (the CLDNS target); the wide-area test runs a real BIND 9 named in a namespace and
+    # checks its zone with dig. bind9 is a service: policy-rc.d below keeps it from starting here.
+    libldns-dev
+    bind9
+    bind9-dnsutils
 )
 
 sudo=""

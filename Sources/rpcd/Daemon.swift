@@ -15,6 +15,7 @@ import RPCModules
 import RPCServer
 import RPCSystemd
 import RPCTLS
+import RPCWideArea
 import ServiceLifecycle
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
@@ -31,6 +32,8 @@ struct Daemon {
     let activatedSockets: [ActivatedSocket]
     /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
     let tls: TLSServerContext?
+    /// `[WideArea] KeyFile=`'s TSIG key, read and checked at start-up; nil when wide-area publishing is off.
+    let tsigKey: TSIGKey?
 
     /// Built-in services, which no handler may replace.
     static func builtinServices(
@@ -80,7 +83,7 @@ struct Daemon {
         // The page for people at `/` (the console, once registered as an HTTPResource) is announced as
         // _http._tcp; JSON-RPC's own records name the HTTP ports in their TXT either way.
         let webPagePath = serverConfiguration.httpResources.contains { $0.path == "/" } ? "/" : nil
-        let advertising = AdvertisingService(settings: settings.avahi, webPagePath: webPagePath, logger: logger)
+        let advertising = AdvertisingService(settings: settings, tsigKey: tsigKey, webPagePath: webPagePath, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.

@@ -35,6 +35,13 @@ final class RenderTests: XCTestCase {
             Interfaces=
             Protocols=any
 
+            [WideArea]
+            Domain=
+            Server=
+            KeyFile=
+            TTL=120
+            AdvertiseAddress=
+
             [Access]
             Allow=user:root group:rpcd
             AllowRead=local
