@@ -81,7 +81,7 @@ struct Daemon {
         let server = RPCServer(
             configuration: RPCServer.Configuration(
                 listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
-                shutdownGracePeriod: settings.shutdownGracePeriod),
+                http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod),
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in
             guard !endpoints.isEmpty else {

@@ -28,7 +28,7 @@ import ServiceLifecycle
 struct RPCDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rpcd",
-        abstract: "Serve JSON-RPC 2.0 over length-prefixed frames on TCP and Unix sockets.",
+        abstract: "Serve JSON-RPC 2.0 over length-prefixed frames, HTTP and WebSocket on TCP and Unix sockets.",
         discussion: "Configuration: rpcd.conf(5) and docs/CONFIG.md. Protocol: docs/PROTOCOL.md.",
         version: RPCDaemonVersion.version)
 
@@ -38,7 +38,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Listen on HOST:PORT, [IPV6]:PORT or an absolute socket path; repeatable; replaces Listen=.",
+            "Listen on HOST:PORT, [IPV6]:PORT, an absolute socket path, tls://, http://, https:// or http+unix:/PATH; repeatable; replaces Listen=.",
             valueName: "address"))
     var listen: [String] = []
 
