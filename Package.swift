@@ -210,7 +210,7 @@ let package = Package(
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
                 "RPCProtocol", "RPCLogging", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -219,7 +219,10 @@ let package = Package(
             ]
         ),
         // The web console (console/, embedded by scripts/embed-console.py into ConsoleAssets.swift).
-        .target(name: "RPCConsole", dependencies: [.product(name: "NIOCore", package: "swift-nio")]),
+        .target(
+            name: "RPCConsole",
+            dependencies: ["RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
         // Runs one handler's module in a process of its own, for rpcd (Isolation=process): small on purpose.
         .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModules"], path: "Sources/rpcd-module-host"),
         .executableTarget(
@@ -252,7 +255,7 @@ let package = Package(
         .testTarget(name: "ArchitectureTests"),
         .testTarget(
             name: "RPCConsoleTests",
-            dependencies: ["RPCConsole", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+            dependencies: ["RPCConsole", "RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),

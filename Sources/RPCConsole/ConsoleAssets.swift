@@ -501,6 +501,7 @@ async function submitCall(event) {
   } finally {
     button.disabled = false;
     updatePreview();
+    loadStatus();  // the counters just moved
   }
 }
 
@@ -517,7 +518,7 @@ function showReply(methodName, reply, elapsed) {
     const view = simple ? el("div", { class: "result-value", text: JSON.stringify(value) }) : jsonView(value);
     view.id = "result-value";
     $("reply").replaceChildren(
-      el("div", { class: "reply-ok" }, "✓ Result", resultName ? el("span", { class: "result-name", text: resultName }) : null),
+      el("div", { class: "reply-ok" }, "✓ Result", resultName && resultName !== "result" ? el("span", { class: "result-name", text: resultName }) : null),
       view);
   }
 }
@@ -530,7 +531,7 @@ function errorView(error, methodName) {
     ? `The access rules do not let you call ${(error.data && error.data.method) || methodName}: nothing was run. An administrator can allow it in rpcd.conf's [Access] (docs/SECURITY.md).`
     : name && name !== error.message ? name + "." : null;
   return el("div", { class: "reply-error" + (denied ? " denied" : ""), role: "alert", "data-code": String(error.code) },
-    el("h3", {}, denied ? "🔒 " : "✕ ", title, el("span", { class: "code", text: String(error.code) })),
+    el("h3", {}, denied ? "⊘ " : "✕ ", title, el("span", { class: "code", text: String(error.code) })),
     explanation ? el("p", { text: explanation }) : null,
     error.data !== undefined ? jsonView(error.data) : null);
 }

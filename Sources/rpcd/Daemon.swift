@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 import RPCAvahi
 import RPCConfig
+import RPCConsole
 import RPCCore
 import RPCLogging
 import RPCModules
@@ -78,10 +79,12 @@ struct Daemon {
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.
+        var serverConfiguration = RPCServer.Configuration(
+            listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
+            http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod)
+        if settings.http.console { serverConfiguration.httpResources += WebConsole.resources() }
         let server = RPCServer(
-            configuration: RPCServer.Configuration(
-                listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
-                http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod),
+            configuration: serverConfiguration,
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in
             guard !endpoints.isEmpty else {

@@ -48,6 +48,7 @@ final class RenderTests: XCTestCase {
             [HTTP]
             AllowOrigins=
             ServerNames=
+            Console=yes
 
             """)
     }
