@@ -301,6 +301,25 @@ class ConsoleInChromium(unittest.TestCase):
             urllib.request.urlopen(request, timeout=10)
         self.assertEqual(refused.exception.code, 403)
 
+    def test_5_serves_its_files_with_validators_and_a_strict_policy(self):
+        with urllib.request.urlopen(self.daemon.url + "/", timeout=10) as page:
+            headers = page.headers
+            self.assertEqual(headers["Content-Type"], "text/html; charset=utf-8")
+            self.assertEqual(headers["Cache-Control"], "no-cache")
+            self.assertEqual(headers["X-Content-Type-Options"], "nosniff")
+            self.assertIn("frame-ancestors 'none'", headers["Content-Security-Policy"])
+            self.assertIn(f"connect-src 'self' ws://{self.daemon.authority}", headers["Content-Security-Policy"])
+            etag = headers["ETag"]
+        with self.assertRaises(urllib.error.HTTPError) as cached:
+            urllib.request.urlopen(urllib.request.Request(self.daemon.url + "/", headers={"If-None-Match": etag}), timeout=10)
+        self.assertEqual(cached.exception.code, 304)
+        for path, kind in (("/console.js", "text/javascript"), ("/console.css", "text/css"), ("/favicon.svg", "image/svg+xml")):
+            with urllib.request.urlopen(self.daemon.url + path, timeout=10) as asset:
+                self.assertTrue(asset.headers["Content-Type"].startswith(kind), path)
+        with self.assertRaises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(self.daemon.url + "/index.html", timeout=10)
+        self.assertEqual(missing.exception.code, 404)
+
 
 if __name__ == "__main__":
     unittest.main()
