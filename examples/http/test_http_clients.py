@@ -21,7 +21,7 @@ from jsonrpcclient import Error, Ok, parse, request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "../python"))
-from test_rpcd_client import BIN_DIR, EXAMPLE_HANDLERS, Daemon  # noqa: E402
+from test_rpcd_client import BIN_DIR, EXAMPLE_HANDLERS, Daemon, make_pki  # noqa: E402
 
 PING = {"jsonrpc": "2.0", "method": "rpcd.ping", "id": 1}
 
@@ -186,6 +186,35 @@ class WebSocketTest(HTTPDaemonTest):
             self.assertEqual(caught.exception.response.status_code, 403)
 
         asyncio.run(scenario())
+
+
+class HTTPSTest(unittest.TestCase):
+    """An https:// listener that requires client certificates: the certificate names the caller for the access
+    rules, as on tls:// (make_pki: Allow=client:alice)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(tcp="https://127.0.0.1:0", prepare=make_pki)
+        cls.url = cls.daemon.tcp_address.replace("127.0.0.1", "localhost") + "/rpc"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def file(self, name):
+        return os.path.join(self.daemon.directory, name)
+
+    def test_a_client_certificate_names_the_caller(self):
+        # verify= per request: a Session's verify yields to REQUESTS_CA_BUNDLE when the environment sets it.
+        tls = {"verify": self.file("ca.pem"), "cert": (self.file("alice.pem"), self.file("alice.key")), "timeout": 20}
+        change = {"jsonrpc": "2.0", "method": "rpcd.setLogLevel", "params": ["debug"], "id": 1}  # state-changing
+        self.assertIn("result", requests.post(self.url, json=change, **tls).json())
+        read = {"jsonrpc": "2.0", "method": "rpcd.logLevel", "id": 2}
+        self.assertEqual(requests.post(self.url, json=read, **tls).json()["result"], "debug")
+
+    def test_without_a_client_certificate_nothing_is_served(self):
+        with self.assertRaises(requests.exceptions.RequestException):
+            requests.post(self.url, json=PING, verify=self.file("ca.pem"), timeout=20)
 
 
 NODE_SCRIPT = r"""
