@@ -45,7 +45,6 @@ let package = Package(
         .executable(name: "rpcd", targets: ["rpcd"]),
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
-        .library(name: "RPCClientInProcess", targets: ["RPCClientInProcess"]),
         .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
         // Declaring a service once, as a Swift protocol, for modules and clients alike (docs/CLIENT.md).
         .library(name: "RPCMacros", targets: ["RPCMacros"]),
@@ -179,8 +178,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // A client transport straight to a router (no socket): for tests without processes or ports, and for
-        // programs that embed a router. Its own target so that socket-only apps do not link RPCCore.
+        // A client transport straight to a router (no socket): for rpcd's tests without processes or ports. Not a
+        // product: it takes an `RPCRouter`, which only rpcd's own targets can build (RPCCore is internal), so
+        // its API is `package`. Its own target so that RPCClient does not link RPCCore.
         .target(
             name: "RPCClientInProcess",
             dependencies: [
@@ -239,14 +239,17 @@ let package = Package(
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             path: "Sources/FrameEchoReference"
         ),
         // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
         .executableTarget(
             name: "rpcd-microbench",
-            dependencies: ["JSONRPC", "RPCBinding", "RPCInterface", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/micro"
         ),
 

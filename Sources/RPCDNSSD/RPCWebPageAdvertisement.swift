@@ -6,26 +6,26 @@
 ///     TXT      path=/                            RFC 6763 §6 and the DNS-SD registry's key for _http._tcp
 ///
 /// Pure data, as `RPCAdvertisement`.
-public struct RPCWebPageAdvertisement: Hashable, Sendable {
+package struct RPCWebPageAdvertisement: Hashable, Sendable {
     /// The name `%s` stands for in the instance name.
-    public static let serviceName = "rpcd"
+    package static let serviceName = "rpcd"
 
     /// The absolute path of the page on the listener (`/`).
-    public var path: String
-    public var port: Int
+    package var path: String
+    package var port: Int
     /// Whether the listener is `https://`.
-    public var tls: Bool
+    package var tls: Bool
 
-    public init(path: String, port: Int, tls: Bool) {
+    package init(path: String, port: Int, tls: Bool) {
         self.path = path
         self.port = port
         self.tls = tls
     }
 
     /// `_http._tcp`, or `_https._tcp` for TLS.
-    public var serviceType: String { tls ? "_https._tcp" : "_http._tcp" }
+    package var serviceType: String { tls ? "_https._tcp" : "_http._tcp" }
 
-    public func txtRecord() throws(TXTRecordError) -> DNSSDTXTRecord {
+    package func txtRecord() throws(TXTRecordError) -> DNSSDTXTRecord {
         try DNSSDTXTRecord([.init("path", path)])
     }
 }

@@ -15,7 +15,7 @@ import RPCProtocol
 /// (version, uptime, listeners, services and counters), `rpcd.logLevel`/`rpcd.setLogLevel` (the log
 /// level every handler reads, changed at once until the next reload or restart), and `rpcd.reload` (a reload
 /// whose outcome the caller waits for). Declared and bound like a module's methods (`RPCTypedService`).
-public struct DaemonService: RPCTypedService {
+package struct DaemonService: RPCTypedService {
     private let state: RPCServerState
     private let statistics: RPCStatistics
     private let logLevel: LogLevelControl
@@ -23,7 +23,7 @@ public struct DaemonService: RPCTypedService {
     /// Where `rpcd.reload` queues its reload; nil where nothing runs reloads (it then answers -32013).
     private let reloads: ReloadRequests?
 
-    public init(
+    package init(
         state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
         logLevel: LogLevelControl = LogLevelControl(), reloads: ReloadRequests? = nil
     ) {
@@ -34,14 +34,14 @@ public struct DaemonService: RPCTypedService {
         self.reloads = reloads
     }
 
-    public static let name = "rpcd"
-    public static let version = RPCDaemonVersion.version
-    public static let summary = "The daemon itself"
-    public let descriptor = Self.makeDescriptor()
+    package static let name = "rpcd"
+    package static let version = RPCDaemonVersion.version
+    package static let summary = "The daemon itself"
+    package let descriptor = Self.makeDescriptor()
 
     private static let levelSchema: JSONValue = ["enum": .array(Logger.Level.allCases.map { .string($0.rawValue) })]
 
-    public static let methods: [RPCServiceMethod<DaemonService>] = [
+    package static let methods: [RPCServiceMethod<DaemonService>] = [
         .constant(
             "ping", summary: "Answers \"pong\"", result: RPCParam("pong", schema: ["type": "string", "const": "pong"]),
             json: ByteBuffer(string: #""pong""#)),
@@ -113,6 +113,10 @@ public struct DaemonService: RPCTypedService {
             "frames": [
                 "buffered_bytes": .number(statistics.bufferedBytes.value),
                 "refused": .number(statistics.refusedFrames.value),
+            ],
+            "tls": [
+                "handshakes": .number(statistics.tlsHandshakes.value),
+                "resumed": .number(statistics.tlsResumedHandshakes.value),
             ],
             "calls": [
                 "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
