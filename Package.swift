@@ -288,7 +288,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", 
+            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", "RPCTestSupport",
                 "RPCCore", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -316,7 +316,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCModulesTests",
-            dependencies: ["RPCProtocol", 
+            dependencies: ["RPCProtocol", "RPCTestSupport",
                 "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -357,6 +357,7 @@ let package = Package(
                 "RPCClient", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RPCTestSupport"
         ),

@@ -7,7 +7,9 @@ enum OutputFraming: Sendable {
     /// rpcd's length-prefixed frames, framed and coalesced here (below): no handler between.
     case lengthPrefixed
     /// One payload per message, passed on to the handler before `RPCConnectionHandler` that frames it (an HTTP
-    /// response, a WebSocket text message), each with a promise of its own. A message with nothing to answer
+    /// response, a WebSocket text message). The last message before a flush is held back and handed on with
+    /// the one promise that gives back what the flush was charged (NIO completes writes in order, so when it is
+    /// written, so are the others), as the frames' buffer is. A message with nothing to answer
     /// (notifications only) is passed on as an empty payload: an HTTP request needs its answer (204) even
     /// then; WebSocket drops it.
     case messages
@@ -48,6 +50,8 @@ final class ChargedOutput {
     private var pending: ByteBuffer?
     /// What `pending` is charged to the account.
     private var pendingCharge = 0
+    /// `.messages`: the last message written since the flush, handed on by it with the promise.
+    private var heldBackMessage: ByteBuffer?
     /// How large the last flushed buffer grew: the next one starts that large (at most
     /// `maximumStartCapacity`), so that a steady pipeline allocates once per burst and never regrows, while the
     /// room a buffer holds beyond its charged frames stays small.
@@ -75,10 +79,9 @@ final class ChargedOutput {
         }
         flushPending = true
         if framing == .messages {
-            // The handler before frames each message; its write completes when the socket has taken it.
-            let written = context.eventLoop.makePromise(of: Void.self)
-            context.write(NIOAny(payload), promise: written)
-            written.futureResult.whenComplete { [account] _ in account.release(bytes) }
+            if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
+            heldBackMessage = payload
+            pendingCharge += bytes
         } else if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
             if pending == nil {
                 pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
@@ -104,7 +107,8 @@ final class ChargedOutput {
 
     /// Gives the output buffer to the channel, with the promise that releases its charge once it is written.
     private func handOverPending(_ context: ChannelHandlerContext) {
-        guard let buffer = pending else { return }
+        guard let buffer = pending ?? heldBackMessage else { return }
+        heldBackMessage = nil
         pending = nil
         let charge = pendingCharge
         pendingCharge = 0
@@ -116,6 +120,7 @@ final class ChargedOutput {
 
     /// The connection is gone: what was pending is dropped (closing the account gave its charge back).
     func drop() {
+        heldBackMessage = nil
         pending = nil
         pendingCharge = 0
         flushPending = false

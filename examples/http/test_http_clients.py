@@ -188,6 +188,31 @@ class WebSocketTest(HTTPDaemonTest):
         asyncio.run(scenario())
 
 
+class ShutdownTest(unittest.TestCase):
+    def test_stopping_closes_websockets_with_1001_and_idle_keep_alive_connections_at_once(self):
+        daemon = Daemon(tcp="http://127.0.0.1:0")
+        try:
+            async def scenario():
+                session = requests.Session()
+                self.assertEqual(session.post(daemon.tcp_address + "/rpc", json=PING, timeout=20).status_code, 200)
+                ws = await websockets.connect(daemon.tcp_address.replace("http://", "ws://") + "/rpc")
+                await ws.send(json.dumps(PING))
+                await ws.recv()
+                started = asyncio.get_running_loop().time()
+                daemon.process.terminate()
+                with self.assertRaises(websockets.ConnectionClosed) as caught:
+                    await asyncio.wait_for(ws.recv(), 20)
+                self.assertEqual(caught.exception.rcvd.code, 1001)
+                await asyncio.to_thread(daemon.process.wait, 20)
+                # Well inside ShutdownGracePeriod= (10 s): nothing was in flight, so nothing was waited for.
+                self.assertLess(asyncio.get_running_loop().time() - started, 5)
+                session.close()
+
+            asyncio.run(scenario())
+        finally:
+            daemon.stop()
+
+
 class HTTPSTest(unittest.TestCase):
     """An https:// listener that requires client certificates: the certificate names the caller for the access
     rules, as on tls:// (make_pki: Allow=client:alice)."""
