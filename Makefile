@@ -35,7 +35,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-system test-avahi test-fuzz test-soak soak fuzz install bench \
+	run check test test-swift test-python test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -81,6 +81,15 @@ test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
+
+# The web console in a real browser: headless Chromium (Debian's chromium, chromium-driver) driven by Selenium
+# against a real rpcd on an http:// listener (Tests/BrowserTests); its screenshots go to $(BIN)/browser-tests/.
+test-browser:
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/BrowserTests -p 'test_*.py'
+
+# Regenerates Sources/RPCConsole/ConsoleAssets.swift from console/ (RPCConsoleTests fails while it is stale).
+console:
+	python3 scripts/embed-console.py
 
 # rpcd under a real systemd, booted in its own namespaces (Tests/SystemTests/README.md). Needs root; installs
 # the debug build into a staging directory that only the test's mount namespace sees.

@@ -19,6 +19,7 @@
 //   RPCCore     services, the registry, the router, descriptors, OpenRPC, typed services (NIOCore)
 //   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
 //   RPCServer   listeners and channel handlers on NIOPosix; built-in services
+//   RPCConsole  the web console: console/'s files embedded, served as HTTP resources of the HTTP listeners
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
@@ -217,13 +218,18 @@ let package = Package(
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
                 "RPCProtocol", "RPCLogging", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
+        ),
+        // The web console (console/, embedded by scripts/embed-console.py into ConsoleAssets.swift).
+        .target(
+            name: "RPCConsole",
+            dependencies: ["RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         // Runs one handler's module in a process of its own, for rpcd (Isolation=process): small on purpose.
         .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModules"], path: "Sources/rpcd-module-host"),
@@ -258,6 +264,10 @@ let package = Package(
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
         // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
         .testTarget(name: "ArchitectureTests"),
+        .testTarget(
+            name: "RPCConsoleTests",
+            dependencies: ["RPCConsole", "RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),

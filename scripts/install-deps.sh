@@ -38,6 +38,9 @@ packages=(
     libldns-dev
     bind9
     bind9-dnsutils
+    # make test-browser: the web console in a real browser (Chromium and its WebDriver, driven by selenium).
+    chromium
+    chromium-driver
 )
 
 sudo=""
@@ -70,8 +73,9 @@ if ((${#missing[@]})); then
     trap - EXIT
 fi
 
-# Python libraries the HTTP interop tests (examples/http) call rpcd with: clients nobody here wrote.
-python_packages=(requests websockets jsonrpcclient)
+# Python libraries the HTTP interop tests (examples/http) call rpcd with: clients nobody here wrote; and
+# selenium, which drives Chromium in the web console's browser test (Tests/BrowserTests, make test-browser).
+python_packages=(requests websockets jsonrpcclient selenium)
 missing_python=()
 for package in "${python_packages[@]}"; do
     python3 -c "import $package" 2>/dev/null || missing_python+=("$package")

@@ -4,7 +4,7 @@
 # wait on rather than run all at once:
 #
 #   swift    the debug build with its tests, then the suites that use it: the Swift tests, the Python
-#            interop and example tests, the soak. Its output is shown as it runs.
+#            interop and example tests, the web console in headless Chromium, the soak. Its output is shown as it runs.
 #   system   once that build is done: the systemd and Avahi system tests. They mostly wait on daemons in
 #            namespaces of their own (their own /run, network and ports: nothing shared with the swift lane).
 #   package  from the start, at low priority (nice), so that the tests above keep the processors they ask
@@ -73,6 +73,7 @@ if step build-tests; then
     lane system system_lane
     step test-swift || failed=1
     step test-python || failed=1
+    step test-browser || failed=1
     step test-soak || failed=1
 else
     failed=1

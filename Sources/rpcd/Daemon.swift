@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 import RPCAvahi
 import RPCConfig
+import RPCConsole
 import RPCCore
 import RPCLogging
 import RPCModules
@@ -77,11 +78,12 @@ struct Daemon {
                 metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners })
-        let serverConfiguration = RPCServer.Configuration(
+        var serverConfiguration = RPCServer.Configuration(
             listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
             http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod)
-        // The page for people at `/` (the console, once registered as an HTTPResource) is announced as
-        // _http._tcp; JSON-RPC's own records name the HTTP ports in their TXT either way.
+        if settings.http.console { serverConfiguration.httpResources += WebConsole.resources() }
+        // The page for people at `/` (the console) is announced as _http._tcp; JSON-RPC's own records name the
+        // HTTP ports in their TXT either way.
         let webPagePath = serverConfiguration.httpResources.contains { $0.path == "/" } ? "/" : nil
         let advertising = AdvertisingService(settings: settings, tsigKey: tsigKey, webPagePath: webPagePath, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))

@@ -55,6 +55,7 @@ final class RenderTests: XCTestCase {
             [HTTP]
             AllowOrigins=
             ServerNames=
+            Console=yes
 
             """)
     }
