@@ -81,6 +81,7 @@ test-swift:
 # and BoringSSL again).
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
 

@@ -22,6 +22,7 @@
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
+//   RPCModuleLink  the messages between rpcd and a module host process, and their framing (RPCBinding, RPCWire)
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
@@ -103,6 +104,8 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,8 +143,12 @@ let package = Package(
         .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping"),
         .target(name: "CRPCDHostSupport"),
         .target(
+            name: "RPCModuleLink",
+            dependencies: ["RPCBinding", "RPCJSON", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "RPCModules",
-            dependencies: ["RPCBinding", 
+            dependencies: ["RPCBinding", "RPCModuleLink",
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
                 "RPCLogging", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -226,14 +233,17 @@ let package = Package(
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             path: "Sources/FrameEchoReference"
         ),
         // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
         .executableTarget(
             name: "rpcd-microbench",
-            dependencies: ["JSONRPC", "RPCBinding", "RPCInterface", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/micro"
         ),
 
@@ -268,7 +278,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", 
+            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", "RPCTestSupport",
                 "RPCCore", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -288,9 +298,16 @@ let package = Package(
             dependencies: ["RPCMacros", "RPCInterface", "RPCModuleSDK", "RPCCore", "RPCExampleInterfaces"]
         ),
         .testTarget(
+            name: "RPCModuleLinkTests",
+            dependencies: [
+                "RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "RPCModulesTests",
-            dependencies: ["RPCProtocol", 
-                "RPCModules", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+            dependencies: ["RPCProtocol", "RPCTestSupport",
+                "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -330,6 +347,7 @@ let package = Package(
                 "RPCClient", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RPCTestSupport"
         ),
@@ -366,6 +384,8 @@ if Context.environment["RPCD_FUZZ"] == "1" {
         ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
         ("fuzz-params", ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         ("fuzz-config", ["RPCConfig"]),
+        ("fuzz-modulelink", ["RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                             .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]
     package.targets.append(.target(name: "FuzzDriver", path: "fuzz/FuzzDriver"))
     for harness in harnesses {

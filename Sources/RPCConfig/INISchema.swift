@@ -34,8 +34,7 @@ package struct INISchema<Settings: Sendable>: Sendable {
                     !entry.key.hasPrefix("X-")
                 else { continue }
                 guard let key = section.key(named: entry.key) else {
-                    let hint = suggestion(for: entry.key, among: section.keys.map(\.name), bracketed: false) ?? ""
-                    throw entry.error("unknown key '\(entry.key)' in section [\(section.name)]\(hint)")
+                    throw entry.unknownKey(in: section.name, known: section.keys.map(\.name))
                 }
                 let first = assigned.insert(section.name + "\0" + key.name).inserted
                 try key.apply(&settings, entry, INIAssignmentContext(defaults: defaults, isFirstAssignment: first))
@@ -114,6 +113,15 @@ package struct INIKey<Settings: Sendable>: Sendable {
         self.name = name
         self.apply = apply
         self.render = render
+    }
+}
+
+extension INIEntry {
+    /// "unknown key 'K' in section [S]", with "did you mean" when a name of `known` is close: for keys of a
+    /// schema and for keys a module declares (`[Config]`) alike.
+    package func unknownKey(in section: String, known: [String]) -> ConfigError {
+        let hint = suggestion(for: key, among: known, bracketed: false) ?? ""
+        return error("unknown key '\(key)' in section [\(section)]\(hint)")
     }
 }
 

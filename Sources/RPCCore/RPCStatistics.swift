@@ -20,6 +20,10 @@ package final class RPCStatistics: Sendable {
     package let bufferedBytes = Atomic<Int>(0)
     /// Frames refused because `MaxBufferedBytes=` was reached, or not completed within `FrameTimeout=`.
     package let refusedFrames = Atomic<Int>(0)
+    /// TLS handshakes completed on `tls://` listeners, and of them those that resumed a session (a TLS 1.3
+    /// ticket the client kept): `rpcd.info`'s `tls`, and what a metrics exporter reads.
+    package let tlsHandshakes = Atomic<Int>(0)
+    package let tlsResumedHandshakes = Atomic<Int>(0)
     /// The latest internal error (a call, a handler, a reload), for the status line. A lock, but taken only
     /// when something has gone wrong and when the status is read.
     private let latestError = Mutex<String?>(nil)

@@ -75,6 +75,14 @@ public enum RPCModuleExport {
                 problems.append("event '\(event.name)' is declared twice")
             }
         }
+        if let interface = (M.self as? any RPCInterfaceModule.Type)?.rpcInterface {
+            let own = M.events.map { RPCEventDescriptor(name: $0.name, summary: $0.summary, schema: $0.schema) }
+            if Set(own.map(\.name)) != Set(interface.events.map(\.name))
+                || own.contains(where: { event in !interface.events.contains { $0.name == event.name && $0.schema == event.schema } }) {
+                problems.append(
+                    "events differ from interface '\(interface.service)''s: leave `events` out, the interface's declaration is the module's")
+            }
+        }
         return problems
     }
 }
@@ -194,7 +202,8 @@ enum DescriptorBuilder {
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
                         | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
                         | (method.byPosition ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
-                    errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors))))
+                    errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors)),
+                    result_name: method.result.map { permanent($0.name) }))
         }
         let module = UnsafeMutablePointer<rpcd_module>.allocate(capacity: 1)
         module.initialize(to: rpcd_module())
@@ -221,6 +230,12 @@ enum DescriptorBuilder {
             }
             module.pointee.events = UnsafePointer(cEvents)
             module.pointee.n_events = events.count
+        }
+        if let keys = M.configKeys {
+            let cKeys = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: keys.count + 1)
+            for (index, key) in keys.enumerated() { (cKeys + index).initialize(to: permanent(key)) }
+            (cKeys + keys.count).initialize(to: nil)
+            module.pointee.config_keys = UnsafePointer(cKeys)
         }
         // An older rpcd never reads past the fields it knows, so it never calls this.
         module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }

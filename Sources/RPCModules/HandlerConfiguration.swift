@@ -40,6 +40,8 @@ package struct HandlerConfiguration: Hashable, Sendable {
     package var allowRead: [RPCPrincipal]?
     /// The `[Config]` section, last assignment of each key winning.
     package var config: [String: String] = [:]
+    /// The `[Config]` assignments as written (all files, in order): where each key came from, for errors.
+    package var configEntries: [INIEntry] = []
     /// The files it came from, in application order (main file first, then drop-ins).
     package var sources: [String] = []
 
@@ -100,6 +102,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
         guard let main = documents.first, !(main.entries.isEmpty && main.sectionHeaders.isEmpty) else { return nil }
         var handlerDocuments: [INIDocument] = []
         var config: [String: String] = [:]
+        var configEntries: [INIEntry] = []
         for document in documents {
             var filtered = document
             filtered.entries = document.entries.filter { $0.section != "Config" }
@@ -108,6 +111,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
             for entry in document.entries where entry.section == "Config" {
                 // An empty assignment resets the key, as everywhere in systemd-style files.
                 config[entry.key] = entry.value.isEmpty ? nil : entry.value
+                configEntries.append(entry)
             }
         }
         var settings = try schema.settings(from: handlerDocuments)
@@ -116,8 +120,17 @@ package struct HandlerConfiguration: Hashable, Sendable {
         }
         settings.name = name
         settings.config = config
+        settings.configEntries = configEntries
         settings.sources = documents.map(\.file)
         return settings
+    }
+
+    /// Throws for the first `[Config]` key not among `known` (the module's `config_keys`), as an unknown
+    /// `[Handler]` key does. `X-` keys are ignored, as everywhere.
+    func checkConfigKeys(against known: [String]) throws(ConfigError) {
+        for entry in configEntries where !entry.key.hasPrefix("X-") && !known.contains(entry.key) {
+            throw entry.unknownKey(in: "Config", known: known)
+        }
     }
 
     /// The configuration as INI text, for `rpcd --check-config`.

@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCBinding
 import RPCCore
 import RPCLogging
 import RPCProtocol
@@ -28,6 +29,8 @@ package final class ModuleService: RPCService, Sendable {
     private let instance: InstancePointer
     private let pool: WorkerPool
     private let state = Mutex(State())
+    /// Methods (by index) already reported for blocking their event loop: each is reported once.
+    private let blockedMethods = Mutex(Set<Int>())
 
     private struct State {
         /// Calls counted against `MaxConcurrency=`: admitted and neither answered by the module nor cancelled.
@@ -60,6 +63,8 @@ package final class ModuleService: RPCService, Sendable {
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         publish: @escaping @Sendable (String, ByteBuffer) -> Void
     ) throws(ModuleLoadError) {
+        // Before any of the handler's code runs, in rpcd or in a module host alike.
+        try image.checkConfig(of: configuration)
         let service = configuration.service ?? image.name
         var logger = logger
         logger[metadataKey: LogField.service] = "\(service)"
@@ -92,6 +97,13 @@ package final class ModuleService: RPCService, Sendable {
     /// `handle`, with `onCancel` registering what runs when the caller gives up: the router's cancellation for a
     /// call routed here, the link's in a module host process (`ModuleHostServer`).
     func enter(_ call: RPCCall, responder: RPCResponder, onCancel: (@escaping () -> Void) -> Void) {
+        // RPCD_METHOD_BIND_PARAMS: wrong params are answered here, before they take a slot or reach the module.
+        let bound: BoundCallParams?
+        do {
+            bound = try bind(call)
+        } catch {
+            return responder.fail(error as? RPCError ?? RPCError.internalError)
+        }
         let admitted = state.withLock { state -> Bool in
             guard !state.deinitialized, state.admitted < configuration.maxConcurrency else { return false }
             state.admitted += 1
@@ -102,7 +114,8 @@ package final class ModuleService: RPCService, Sendable {
             let deinitialized = state.withLock { $0.deinitialized }
             return responder.fail(deinitialized ? RPCError.serviceUnavailable(descriptor.name) : RPCError.serviceBusy(descriptor.name))
         }
-        let pending = PendingModuleCall(responder: responder, service: self, method: call.request.method)
+        let pending = PendingModuleCall(
+            responder: responder, service: self, method: call.request.method, boundParams: bound)
         let token = ModuleCallTable.shared.register(pending)
         if let timeout = configuration.timeout {
             pending.armTimeout(on: call.eventLoop, after: timeout) { [self] in tellModuleCancelled(token) }
@@ -114,7 +127,9 @@ package final class ModuleService: RPCService, Sendable {
         let callModule: @Sendable () -> Void = { [instance, image] in
             let handle = OpaquePointer(bitPattern: token)
             let index = call.methodIndex
-            if let params = call.params {
+            if let bound {
+                image.module.call(instance.pointer, index, bound.array.baseAddress, bound.array.count, handle)
+            } else if let params = call.params {
                 params.withUnsafeReadableBytes { bytes in
                     image.module.call(instance.pointer, index, bytes.baseAddress, bytes.count, handle)
                 }
@@ -134,8 +149,33 @@ package final class ModuleService: RPCService, Sendable {
                 }
             }
         } else {
+            let start = ContinuousClock.now
             callModule()
+            let held = ContinuousClock.now - start
+            if held > Self.loopBlockLimit { reportBlockedLoop(call, held: held) }
         }
+    }
+
+    /// How long a method without `RPCD_METHOD_MAY_BLOCK` may keep its event loop before it is reported: every
+    /// other connection on that loop waits meanwhile.
+    static let loopBlockLimit = Duration.milliseconds(10)
+
+    /// Logs, once per method of this handler, that the method held its event loop past `loopBlockLimit`: the
+    /// administrator and the module's author see which method lacks the flag, not only "Slow call".
+    private func reportBlockedLoop(_ call: RPCCall, held: Duration) {
+        guard blockedMethods.withLock({ $0.insert(call.methodIndex).inserted }) else { return }
+        let micros = held.components.seconds * 1_000_000 + held.components.attoseconds / 1_000_000_000_000
+        logger.warning(
+            "Method blocked its event loop and lacks RPCD_METHOD_MAY_BLOCK (mayBlock: true in Swift); other connections on the loop waited",
+            metadata: [LogField.method: "\(call.request.method)", LogField.durationMicroseconds: "\(micros)"])
+    }
+
+    /// The call's params bound for its method, when it has `RPCD_METHOD_BIND_PARAMS`; -32602 when they break
+    /// the binding rules.
+    private func bind(_ call: RPCCall) throws -> BoundCallParams? {
+        guard let binder = image.binders[call.methodIndex] else { return nil }
+        guard let params = call.params else { return try BoundCallParams(nil, binder: binder) }
+        return try params.withUnsafeReadableBytes { try BoundCallParams($0, binder: binder) }
     }
 
     /// Stops this instance once nothing runs in it any more (now, if nothing does).

@@ -2,40 +2,98 @@ import NIOCore
 import RPCCore
 import RPCWire
 
+/// How `ChargedOutput` puts a connection's replies and events on the wire.
+enum OutputFraming: Sendable {
+    /// rpcd's length-prefixed frames, framed and coalesced here (below): no handler between.
+    case lengthPrefixed
+    /// One payload per message, passed on to the handler before `RPCConnectionHandler` that frames it (an HTTP
+    /// response, a WebSocket text message). The last message before a flush is held back and handed on with
+    /// the one promise that gives back what the flush was charged (NIO completes writes in order, so when it is
+    /// written, so are the others), as the frames' buffer is. A message with nothing to answer
+    /// (notifications only) is passed on as an empty payload: an HTTP request needs its answer (204) even
+    /// then; WebSocket drops it.
+    case messages
+
+    /// What one payload costs besides its bytes while it waits: the frame header, or a message's share of
+    /// the response head or frame header its handler adds.
+    var overhead: Int {
+        switch self {
+        case .lengthPrefixed: LengthPrefixedFrameDecoder.headerSize
+        case .messages: 64
+        }
+    }
+}
+
 /// What a connection has written and the socket not yet taken, charged to the peer's account until it is:
-/// the replies and events of `RPCConnectionHandler`, framed (`LengthPrefixedFrameEncoder`) on the way out.
+/// the replies and events of `RPCConnectionHandler`, framed (`OutputFraming`) on the way out.
 ///
-/// One promise per flush, not per frame: the last frame written since the flush is held back, and the flush
-/// writes it with the promise that gives back what the whole flush was charged (NIO completes writes in
-/// order, so when the last is written, so are the others). Event-loop confined, like its handler; a class,
-/// because writing and flushing call back into the handler (a writability change drains events, which
-/// write here again) and each call leaves its state settled before it passes anything on.
+/// One output buffer per connection, as redis keeps one per client: every small frame written between two
+/// flushes (a read burst's replies) is appended to it behind its length, and the flush hands the buffer to
+/// the channel as one write, with one promise that gives back what the buffer was charged. The buffer exists
+/// only between a write and its flush, so an idle connection holds none. A frame larger than
+/// `LengthPrefixedFrameEncoder.defaultCoalescingLimit` is not copied: the buffer so far goes out first (order
+/// is kept), then the frame's length and payload, with a promise of its own.
+///
+/// ```
+/// write(a) write(b) write(c)           flush
+///   output: [len a|a|len b|b|len c|c] ──────► one context.write + one promise (charge of a+b+c) + flush
+/// ```
+///
+/// Every byte is charged from `write` until NIO reports the write done (taken by the socket, or failed
+/// because the connection is gone). Event-loop confined, like its handler; a class, because writing and
+/// flushing call back into the handler (a writability change drains events, which write here again) and each
+/// call leaves its state settled before it passes anything on.
 final class ChargedOutput {
     private let account: PeerAccount
-    private var heldBack: ByteBuffer?
-    private var charged = 0
-    /// Something was written since the last flush.
+    let framing: OutputFraming
+    /// Frames written since the last flush, not yet handed to the channel.
+    private var pending: ByteBuffer?
+    /// What `pending` is charged to the account.
+    private var pendingCharge = 0
+    /// `.messages`: the last message written since the flush, handed on by it with the promise.
+    private var heldBackMessage: ByteBuffer?
+    /// How large the last flushed buffer grew: the next one starts that large (at most
+    /// `maximumStartCapacity`), so that a steady pipeline allocates once per burst and never regrows, while the
+    /// room a buffer holds beyond its charged frames stays small.
+    private var lastSize = ChargedOutput.minimumCapacity
+    /// Something was handed to the channel, or is pending, since the last flush.
     private(set) var flushPending = false
 
-    init(account: PeerAccount) {
+    private static let minimumCapacity = 256
+    private static let maximumStartCapacity = 4096
+
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed) {
         self.account = account
+        self.framing = framing
     }
 
     /// Writes one frame, charged until the socket has taken it; false (nothing written) when the account
     /// cannot cover it. `force` charges what was charged already under another name (a queued event on its
     /// way out) and cannot be refused.
     func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool) -> Bool {
-        let bytes = LengthPrefixedFrameDecoder.headerSize + payload.readableBytes
+        let bytes = framing.overhead + payload.readableBytes
         if force {
             account.forceCharge(bytes)
         } else if !account.charge(bytes) {
             return false
         }
-        charged += bytes
-        let previous = heldBack
-        heldBack = payload
         flushPending = true
-        if let previous { LengthPrefixedFrameEncoder.write(previous, framedTo: context, promise: nil) }
+        if framing == .messages {
+            if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
+            heldBackMessage = payload
+            pendingCharge += bytes
+        } else if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
+            if pending == nil {
+                pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+            }
+            pending!.writeLengthPrefixedFrame(payload)
+            pendingCharge += bytes
+        } else {
+            handOverPending(context)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            LengthPrefixedFrameEncoder.write(payload, framedTo: context, promise: written)
+            written.futureResult.whenComplete { [account] _ in account.release(bytes) }
+        }
         return true
     }
 
@@ -43,21 +101,28 @@ final class ChargedOutput {
     func flush(_ context: ChannelHandlerContext) {
         guard flushPending else { return }
         flushPending = false
-        if let last = heldBack {
-            heldBack = nil
-            let charge = charged
-            charged = 0
-            let written = context.eventLoop.makePromise(of: Void.self)
-            LengthPrefixedFrameEncoder.write(last, framedTo: context, promise: written)
-            written.futureResult.whenComplete { [account] _ in account.release(charge) }
-        }
+        handOverPending(context)
         context.flush()
     }
 
-    /// The connection is gone: what was held back is dropped (closing the account gave its charge back).
+    /// Gives the output buffer to the channel, with the promise that releases its charge once it is written.
+    private func handOverPending(_ context: ChannelHandlerContext) {
+        guard let buffer = pending ?? heldBackMessage else { return }
+        heldBackMessage = nil
+        pending = nil
+        let charge = pendingCharge
+        pendingCharge = 0
+        lastSize = min(Self.maximumStartCapacity, max(Self.minimumCapacity, buffer.readableBytes))
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.write(NIOAny(buffer), promise: written)
+        written.futureResult.whenComplete { [account] _ in account.release(charge) }
+    }
+
+    /// The connection is gone: what was pending is dropped (closing the account gave its charge back).
     func drop() {
-        heldBack = nil
-        charged = 0
+        heldBackMessage = nil
+        pending = nil
+        pendingCharge = 0
         flushPending = false
     }
 }

@@ -114,6 +114,10 @@ package struct DaemonService: RPCTypedService {
                 "buffered_bytes": .number(statistics.bufferedBytes.value),
                 "refused": .number(statistics.refusedFrames.value),
             ],
+            "tls": [
+                "handshakes": .number(statistics.tlsHandshakes.value),
+                "resumed": .number(statistics.tlsResumedHandshakes.value),
+            ],
             "calls": [
                 "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
                 "denied": .number(statistics.deniedCalls.value), "cancelled": .number(statistics.cancelledCalls.value),

@@ -45,6 +45,10 @@ final class RenderTests: XCTestCase {
             ClientCA=
             RequireClientCertificate=no
 
+            [HTTP]
+            AllowOrigins=
+            ServerNames=
+
             """)
     }
 
