@@ -18,6 +18,7 @@ import RPCSystemd
 import RPCTLS
 import RPCWideArea
 import ServiceLifecycle
+import UnixSignals
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
 /// server, reload, and the service manager's view of it all (readiness, status, watchdog). Everything
@@ -48,7 +49,7 @@ struct Daemon {
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
     /// caller reports it to systemd) or a service fails later.
     func run(
-        group: MultiThreadedEventLoopGroup, pool: WorkerPool,
+        group: MultiThreadedEventLoopGroup, pool: WorkerPool, hangups: UnixSignalsSequence,
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
         let statistics = RPCStatistics()
@@ -109,7 +110,7 @@ struct Daemon {
 
         let reload = ReloadService(
             host: host, router: router, builtins: builtins, running: settings, tls: tls, reloadConfiguration: reloadConfiguration,
-            logLevel: logLevel, notifier: notifier, status: status, logger: logger, requests: reloads,
+            logLevel: logLevel, notifier: notifier, status: status, logger: logger, requests: reloads, hangups: hangups,
             didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]
         if let interval = try WatchdogService.configuredInterval() {

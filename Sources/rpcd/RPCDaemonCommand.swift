@@ -24,6 +24,7 @@ import RPCWideArea
 import RPCTLS
 import RPCWire
 import ServiceLifecycle
+import UnixSignals
 
 @main
 struct RPCDaemonCommand: AsyncParsableCommand {
@@ -65,6 +66,10 @@ struct RPCDaemonCommand: AsyncParsableCommand {
     var checkConfig = false
 
     func run() async throws {
+        // SIGHUP is trapped before anything else: its default action ends the process, and a reload asked for
+        // while rpcd starts (or just after READY=1, before the reload service runs) must wait its turn, not
+        // kill the daemon or be lost. The reload service reads what was queued once it runs.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         let notifier: any ServiceNotifier = SystemdNotifier.isSupervised ? SystemdNotifier() : NoNotifier()
         let settings: ServerConfiguration
         do {
@@ -119,7 +124,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
             activatedSockets: activatedSockets, tls: tls, tsigKey: tsigKey)
         do {
-            try await daemon.run(group: group, pool: pool, reloadConfiguration: { [self] in try self.loadConfiguration() })
+            try await daemon.run(group: group, pool: pool, hangups: hangups, reloadConfiguration: { [self] in try self.loadConfiguration() })
         } catch {
             fail(error, errno: (error as? RPCServerError)?.errno ?? EIO, notifier: notifier, logger: logger)
             try? await pool.shutdownGracefully()

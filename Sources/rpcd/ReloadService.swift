@@ -29,6 +29,8 @@ struct ReloadService: Service, CustomStringConvertible {
     let logger: Logger
     /// Where SIGHUP and `rpcd.reload` queue reloads; this service runs them.
     let requests: ReloadRequests
+    /// SIGHUPs, trapped since the daemon began to start (`Daemon.run`), so none is lost or fatal.
+    let hangups: UnixSignalsSequence
     /// Told about each generation that now serves (the DNS-SD publisher updates its records).
     var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
 
@@ -38,7 +40,7 @@ struct ReloadService: Service, CustomStringConvertible {
     func run() async throws {
         // SIGHUP and `rpcd.reload` both go through `requests`, so reloads never overlap.
         await requests.serve { await reload() }
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        for await _ in hangups.cancelOnGracefulShutdown() {
             _ = await requests.reload()
         }
         await requests.stop()

@@ -27,6 +27,20 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertEqual(daemon.waitForExit(), 0)
     }
 
+    /// `kill -HUP` while rpcd is still starting (its handlers loaded, its listeners not yet bound, its reload
+    /// service not yet running) neither kills it (SIGHUP's default action) nor is lost: the reload runs once
+    /// the daemon serves.
+    func testSIGHUPWhileStartingIsAReloadOnceServing() throws {
+        let daemon = try DaemonProcess(modules: ["echo"], whileStarting: { daemon in
+            try daemon.waitForLog(matching: "(Handler started)")
+            kill(daemon.process.processIdentifier, SIGHUP)
+        })
+        XCTAssertNoThrow(try daemon.waitForLog(matching: "(Reloaded)"), daemon.stderr)
+        let connection = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["result"], "pong")
+        XCTAssertTrue(daemon.process.isRunning)
+    }
+
     func testListenWithoutAConfigFile() throws {
         let port = try freePort()
         let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"])

@@ -32,7 +32,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// the products directory. With no handlers rpcd serves only its built-in `rpc` and `rpcd` methods.
     init(
         config: String = "", modules: [String] = [], handlers: HandlersDirectory? = nil, moduleDirectory: URL? = nil,
-        arguments: [String]? = nil, file: StaticString = #filePath, line: UInt = #line
+        arguments: [String]? = nil, whileStarting: (DaemonProcess) throws -> Void = { _ in },
+        file: StaticString = #filePath, line: UInt = #line
     ) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -67,6 +68,8 @@ final class DaemonProcess: @unchecked Sendable {
             self.lock.unlock()
         }
         try process.run()
+        // What a test does to rpcd after it began to start, before it listens.
+        try whileStarting(self)
         if arguments == nil {
             let listening = try waitForLog(matching: #"rpcd_listener=(127\.0\.0\.1:\d+)"#, file: file, line: line)
             tcpEndpoint = try RPCEndpoint(parsing: listening)
