@@ -25,8 +25,9 @@ final class HandlersDirectory {
     }
 
     /// Writes `NAME.conf` as `[Handler] Module=NAME` for each example module in `names`.
-    func writeModules(_ names: [String]) throws {
-        for name in names { try write(name, "[Handler]\nModule=\(name)\n") }
+    /// A handler file per module; `isolation` is its `Isolation=` (the default, a module host, when nil).
+    func writeModules(_ names: [String], isolation: String? = nil) throws {
+        for name in names { try write(name, "[Handler]\nModule=\(name)\n" + (isolation.map { "Isolation=\($0)\n" } ?? "")) }
     }
 
     func remove(_ name: String) throws {

@@ -25,16 +25,33 @@ final class ModuleFileUpdateTests: XCTestCase {
             module: "sysinfo", call: #"{"jsonrpc":"2.0","method":"sysinfo.loadavg","id":1}"#, expect: nil, other: "libcalc.so")
     }
 
+    /// The same, with the modules inside rpcd itself (`Isolation=none`), where a file mapped as it was would
+    /// take the daemon down.
+    func testSwiftModuleFileOperationsFollowedByReloadInProcess() throws {
+        try exercise(
+            module: "calc", call: #"{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":1}"#, expect: 3, other: "libecho.so",
+            isolation: "none")
+    }
+
+    func testCModuleFileOperationsFollowedByReloadInProcess() throws {
+        try exercise(
+            module: "sysinfo", call: #"{"jsonrpc":"2.0","method":"sysinfo.loadavg","id":1}"#, expect: nil, other: "libcalc.so",
+            isolation: "none")
+    }
+
     /// `module` is loaded from a copy of its own in a module directory of the test's; `kv` is the bystander that
     /// must keep answering throughout. `other` is another module whose bytes are copied over `module`'s file.
-    private func exercise(module: String, call: String, expect: Double?, other: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    private func exercise(
+        module: String, call: String, expect: Double?, other: String, isolation: String? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let modules = handlers.url.appendingPathComponent("modules")
         let library = modules.appendingPathComponent("lib\(module).so")
         let built = DaemonProcess.productsDirectory.appendingPathComponent("lib\(module).so")
         try FileManager.default.copyItem(at: built, to: library)
         try FileManager.default.copyItem(
             at: DaemonProcess.productsDirectory.appendingPathComponent("libkv.so"), to: modules.appendingPathComponent("libkv.so"))
-        try handlers.writeModules([module, "kv"])
+        try handlers.writeModules([module, "kv"], isolation: isolation)
         let daemon = try DaemonProcess(handlers: handlers, moduleDirectory: modules)
         let endpoint = try XCTUnwrap(daemon.tcpEndpoint)
         XCTAssertTrue(try answers(RawConnection(endpoint).call(call), expect), "served before any change", file: file, line: line)
