@@ -25,6 +25,11 @@ public final class PeerAccount: Sendable {
     /// What one peer may hold (`MaxBufferedBytesPerPeer=`).
     public var shareLimit: Int { ledger.perPeerLimit }
 
+    /// A call of this connection was routed: counted for its peer (the heaviest peers' report).
+    public func countCall() {
+        share.calls.increment()
+    }
+
     /// What the peer's calls may log, shared by all its connections.
     public var log: LogRateLimiter { share.log }
 

@@ -1,4 +1,5 @@
 import NIOCore
+import Prometheus
 import RPCCore
 import RPCWire
 
@@ -17,8 +18,12 @@ final class ChargedOutput {
     /// Something was written since the last flush.
     private(set) var flushPending = false
 
-    init(account: PeerAccount) {
+    /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
+    private let sent: Counter?
+
+    init(account: PeerAccount, sent: Counter? = nil) {
         self.account = account
+        self.sent = sent
     }
 
     /// Writes one frame, charged until the socket has taken it; false (nothing written) when the account
@@ -32,6 +37,7 @@ final class ChargedOutput {
             return false
         }
         charged += bytes
+        sent?.increment(by: Int64(bytes))
         let previous = heldBack
         heldBack = payload
         flushPending = true

@@ -36,9 +36,11 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        statistics.calls.increment()  // answered with an error, so counted as a call: errors never pass calls
-        statistics.errors.increment()
-        if !(error is FrameTooLargeError) { statistics.refusedFrames.increment() }
+        switch error {
+        case is FrameTooLargeError: statistics.framesTooLarge.increment()
+        case is BufferBudgetExceeded: statistics.framesOverBudget.increment()
+        default: statistics.framesTimedOut.increment()
+        }
         if let suppressed = refusalLog.admit() {
             var metadata: Logger.Metadata = [LogField.errorCode: "\(reply.code)", LogField.error: "\(error)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }

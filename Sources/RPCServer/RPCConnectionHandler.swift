@@ -72,7 +72,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         self.maxCallsInFlight = limits.maxCallsPerConnection
         self.limits = limits
         self.account = connection.account
-        self.output = ChargedOutput(account: connection.account)
+        self.output = ChargedOutput(account: connection.account, sent: connection.listener?.sent)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {

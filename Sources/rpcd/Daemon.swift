@@ -11,6 +11,7 @@ import RPCAvahi
 import RPCConfig
 import RPCCore
 import RPCLogging
+import RPCMetrics
 import RPCModules
 import RPCServer
 import RPCSystemd
@@ -47,7 +48,7 @@ struct Daemon {
         group: MultiThreadedEventLoopGroup, pool: WorkerPool,
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
-        let statistics = RPCStatistics()
+        let statistics = RPCStatistics(metrics: RPCMetrics(enabled: settings.metrics))
         let state = RPCServerState()
         let reloads = ReloadRequests()
         let builtins = Self.builtinServices(
@@ -61,7 +62,8 @@ struct Daemon {
         let router = RPCRouter(
             registry: try RPCServiceRegistry(
                 services: builtins + generation.services, unavailable: generation.unavailable,
-                access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
+                access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
+                metrics: statistics.metrics),
             parser: RPCEnvelopeParser(limits: settings.limits),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
