@@ -24,6 +24,7 @@
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
+//   RPCModuleLink  the messages between rpcd and a module host process, and their framing (RPCBinding, RPCWire)
 //   RPCModules  the host side: handlers.d, dlopen, module services, reload
 //   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
 //   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
@@ -45,7 +46,6 @@ let package = Package(
         .executable(name: "rpcd", targets: ["rpcd"]),
         .executable(name: "rpcctl", targets: ["rpcctl"]),
         .library(name: "RPCClient", targets: ["RPCClient"]),
-        .library(name: "RPCClientInProcess", targets: ["RPCClientInProcess"]),
         .library(name: "RPCModuleSDK", targets: ["RPCModuleSDK"]),
         // Declaring a service once, as a Swift protocol, for modules and clients alike (docs/CLIENT.md).
         .library(name: "RPCMacros", targets: ["RPCMacros"]),
@@ -155,8 +155,12 @@ let package = Package(
         .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping"),
         .target(name: "CRPCDHostSupport"),
         .target(
+            name: "RPCModuleLink",
+            dependencies: ["RPCBinding", "RPCJSON", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        .target(
             name: "RPCModules",
-            dependencies: ["RPCBinding", 
+            dependencies: ["RPCBinding", "RPCModuleLink",
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
                 "RPCLogging", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -185,8 +189,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // A client transport straight to a router (no socket): for tests without processes or ports, and for
-        // programs that embed a router. Its own target so that socket-only apps do not link RPCCore.
+        // A client transport straight to a router (no socket): for rpcd's tests without processes or ports. Not a
+        // product: it takes an `RPCRouter`, which only rpcd's own targets can build (RPCCore is internal), so
+        // its API is `package`. Its own target so that RPCClient does not link RPCCore.
         .target(
             name: "RPCClientInProcess",
             dependencies: [
@@ -240,14 +245,17 @@ let package = Package(
                 "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ],
             path: "Sources/FrameEchoReference"
         ),
         // The hot paths of one call, alone, for bench/micro.sh's instruction and allocation counts.
         .executableTarget(
             name: "rpcd-microbench",
-            dependencies: ["JSONRPC", "RPCBinding", "RPCInterface", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")],
+            dependencies: [
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench/micro"
         ),
 
@@ -303,9 +311,16 @@ let package = Package(
             dependencies: ["RPCMacros", "RPCInterface", "RPCModuleSDK", "RPCCore", "RPCExampleInterfaces"]
         ),
         .testTarget(
+            name: "RPCModuleLinkTests",
+            dependencies: [
+                "RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", 
-                "RPCModules", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -381,6 +396,8 @@ if Context.environment["RPCD_FUZZ"] == "1" {
         ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
         ("fuzz-params", ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         ("fuzz-config", ["RPCConfig"]),
+        ("fuzz-modulelink", ["RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                             .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]
     package.targets.append(.target(name: "FuzzDriver", path: "fuzz/FuzzDriver"))
     for harness in harnesses {

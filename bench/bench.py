@@ -6,15 +6,17 @@
 The server runs pinned to CPU 0 with one event loop; the load client (bench/loadgen.c, a single-threaded C
 epoll client, so the client is not what is measured) runs pinned to CPU 1. Workloads:
 
-    ping        rpcd.ping against rpcd and against rpcd-echo-reference (raw SwiftNIO frame echo, no JSON),
-                50 connections x depth 16 and x 1, and 1 x 1 for latency
+    ping        rpcd.ping against rpcd and against rpcd-echo-reference (raw SwiftNIO frame echo, no JSON, the
+                whole frames of each read written back as one buffer), 50 connections x depth 16 and x 1, and
+                1 x 1 for latency; and the same echo writing each frame on its own (--per-frame) at 50 x 16
     c-module    sysinfo.hostname (a C module) at 50 x 16 and 50 x 1
     swift-sdk   calc.add (a Swift SDK module) at 50 x 16 and 50 x 1, compared with the C module
     echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
     idle        RSS per idle connection with N (default 10000) open connections, rpcd and the reference,
                 each a fresh process
     tls         rpcd.ping over a tls:// listener against the same rpcd's plain listener, 50 x 16, and a new
-                connection per call (4 workers: connect, handshake, call, close) against the same over plain TCP
+                connection per call (4 workers: connect, handshake, call, close) against the same over plain TCP,
+                without and with the client offering its previous session (TLS 1.3 resumption)
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
     isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
                 (every module in a module host process) against the same handlers with Isolation=none
@@ -145,17 +147,19 @@ def make_certificate(workdir):
     return certificate, key
 
 
-def start_reference(bin_dir, workdir):
+def start_reference(bin_dir, workdir, per_frame=False):
     port = free_port()
     return Server("reference", [os.path.join(bin_dir, "rpcd-echo-reference"), "--listen", f"127.0.0.1:{port}",
-                                "--threads", "1"], port, workdir, "listening on")
+                                "--threads", "1"] + (["--per-frame"] if per_frame else []), port, workdir, "listening on")
 
 
-def load(loadgen, port, method, params, connections, depth, seconds, warmup, tls=False, connection_per_call=False):
+def load(loadgen, port, method, params, connections, depth, seconds, warmup, tls=False, connection_per_call=False,
+         resume=False):
     command = pinned(CLIENT_CPU, [loadgen, "127.0.0.1", str(port), method, params, str(connections), str(depth),
                                   str(seconds), str(warmup)])
     environment = dict(os.environ, LOADGEN_TLS="1" if tls else "0",
-                       LOADGEN_CONNECTION_PER_CALL="1" if connection_per_call else "0")
+                       LOADGEN_CONNECTION_PER_CALL="1" if connection_per_call else "0",
+                       LOADGEN_TLS_RESUME="1" if resume else "0")
     result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + warmup + 60, env=environment)
     if result.returncode != 0:
         raise RuntimeError(f"loadgen {method} {connections}x{depth}: {result.stderr.strip()}")
@@ -273,11 +277,11 @@ def main():
 
     rows, record = [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
 
-    def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False):
+    def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False, resume=False):
         port = server.tls_port if tls else server.port
         cpu_before = server.cpu_seconds()
         result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
-                      connection_per_call=connection_per_call)
+                      connection_per_call=connection_per_call, resume=resume)
         # Over the whole run (warm-up and draining too), so per call it is an upper bound; it tells whether the
         # server was the bottleneck (near 1 s per second) and what a call costs it when the client is.
         cpu = server.cpu_seconds() - cpu_before
@@ -297,6 +301,12 @@ def main():
                 mine = run(f"ping {shape[0]}x{shape[1]}", rpcd, "rpcd.ping", "[]", *shape)
                 ref = run(f"reference {shape[0]}x{shape[1]}", reference, "rpcd.ping", "[]", *shape)
                 rows.append((f"rpcd.ping {shape[0]}x{shape[1]}", mine, "raw NIO echo", ref))
+            # The reference the issue first measured (one write per frame), against the one quoted above.
+            per_frame = start_reference(args.bin_dir, workdir, per_frame=True)
+            servers.append(per_frame)
+            slow = run("reference per frame 50x16", per_frame, "rpcd.ping", "[]", 50, 16)
+            ref = run("reference 50x16 again", reference, "rpcd.ping", "[]", 50, 16)
+            rows.append(("raw NIO echo, one write per frame 50x16", slow, "raw NIO echo", ref))
         if want("c-module") or want("swift-sdk"):
             for shape in ((50, 16), (50, 1)):
                 c = run(f"sysinfo.hostname {shape[0]}x{shape[1]}", rpcd, "sysinfo.hostname", "[]", *shape)
@@ -328,6 +338,9 @@ def main():
             mine = run("tls connection per call", rpcd, "rpcd.ping", "[]", 4, 1, tls=True, connection_per_call=True)
             plain = run("plain connection per call", rpcd, "rpcd.ping", "[]", 4, 1, connection_per_call=True)
             rows.append(("new connection per call, TLS (4 workers)", mine, "plain TCP", plain))
+            resumed = run("tls connection per call resumed", rpcd, "rpcd.ping", "[]", 4, 1, tls=True,
+                          connection_per_call=True, resume=True)
+            rows.append(("new connection per call, TLS resumed", resumed, "plain TCP", plain))
     finally:
         for server in servers:
             server.stop()
@@ -359,6 +372,9 @@ def main():
               f"{(ref_label or ''):<22} {(rate(ref) if ref else ''):>10} {ratio:>6}")
         if mine.get("errors"):
             print(f"   ({mine['errors']} error replies)")
+        if mine.get("connections") and "resumed" in label:
+            print(f"   resumed {mine['resumed']:,} of {mine['connections']:,} handshakes "
+                  f"({mine['resumed'] / mine['connections']:.0%}, as the client's SSL_session_reused tells)")
         if "TLS" in label:
             print(f"   server CPU per call {mine['server_cpu_us_per_call']:.1f} us vs {ref['server_cpu_us_per_call']:.1f} us "
                   f"(server busy {mine['server_cpu_share']:.0%} vs {ref['server_cpu_share']:.0%} of its core)")

@@ -14,7 +14,9 @@
  * LOADGEN_TLS=1 in the environment speaks TLS (OpenSSL; the server's certificate is not checked: loopback
  * benchmarks only). LOADGEN_CONNECTION_PER_CALL=1 measures connection set-up instead: CONNECTIONS forked
  * workers (DEPTH must be 1) each connect (and shake hands), make one call, read its reply and close, over and
- * over; a call's latency then includes its connection.
+ * over; a call's latency then includes its connection. LOADGEN_TLS_RESUME=1 with both makes each worker offer
+ * the session (TLS 1.3 ticket) of its previous connection, as a client that keeps its session does; the
+ * output then counts the connections the server resumed ("resumed"), as SSL_session_reused tells.
  *
  * Bounded: it stops by itself after WARMUP + SECONDS (plus at most 5 s of draining), and only talks to
  * the address it is given (the benchmarks give it loopback).
@@ -75,6 +77,7 @@ static void *grow(void *buffer, size_t *cap, size_t need)
 }
 
 static SSL_CTX *tls; /* NULL without TLS */
+static SSL_SESSION *resume_session; /* LOADGEN_TLS_RESUME: the session the next connection offers */
 
 /* A connected, blocking socket to `address` (with its TLS handshake done when `tls` is set). */
 static int open_connection(const struct sockaddr_in *address, SSL **ssl)
@@ -88,6 +91,7 @@ static int open_connection(const struct sockaddr_in *address, SSL **ssl)
     if (tls) {
         *ssl = SSL_new(tls);
         SSL_set_fd(*ssl, fd);
+        if (resume_session) SSL_set_session(*ssl, resume_session);
         if (SSL_connect(*ssl) != 1) {
             ERR_print_errors_fp(stderr);
             die("TLS handshake");
@@ -164,10 +168,10 @@ static uint64_t latency_percentile(const uint32_t *histogram, uint64_t calls, ui
  * (with an RST, so that no TIME_WAIT piles up on the client's ports), until the measurement window ends.
  * Counters and the latency histogram are shared memory, updated atomically.
  */
-static int connection_per_call(const struct sockaddr_in *address, int workers, double seconds, double warmup)
+static int connection_per_call(const struct sockaddr_in *address, int workers, double seconds, double warmup, int resume)
 {
     struct shared {
-        uint64_t calls, errors, bytes;
+        uint64_t calls, errors, bytes, connections, resumed;
         uint32_t histogram[MAX_LATENCY_US + 1];
     } *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) die("mmap");
@@ -205,12 +209,24 @@ static int connection_per_call(const struct sockaddr_in *address, int workers, d
             }
             uint64_t arrived = now_ns();
             if (arrived >= measure_from && arrived < measure_to) {
+                __atomic_fetch_add(&shared->connections, 1, __ATOMIC_RELAXED);
+                if (c.ssl && SSL_session_reused(c.ssl)) __atomic_fetch_add(&shared->resumed, 1, __ATOMIC_RELAXED);
                 __atomic_fetch_add(&shared->calls, 1, __ATOMIC_RELAXED);
                 __atomic_fetch_add(&shared->bytes, need - 4, __ATOMIC_RELAXED);
                 if (memmem(c.in + 4, need - 4 < 64 ? need - 4 : 64, "\"error\":", 8))
                     __atomic_fetch_add(&shared->errors, 1, __ATOMIC_RELAXED);
                 uint64_t us = (arrived - began) / 1000;
                 __atomic_fetch_add(&shared->histogram[us > MAX_LATENCY_US ? MAX_LATENCY_US : us], 1, __ATOMIC_RELAXED);
+            }
+            if (c.ssl && resume) {
+                /* After the reply, so the server's NewSessionTicket (sent after a TLS 1.3 handshake) was read. */
+                SSL_SESSION *session = SSL_get1_session(c.ssl);
+                if (session && SSL_SESSION_is_resumable(session)) {
+                    if (resume_session) SSL_SESSION_free(resume_session);
+                    resume_session = session;
+                } else if (session) {
+                    SSL_SESSION_free(session);
+                }
             }
             if (c.ssl) {
                 SSL_shutdown(c.ssl); /* sends close_notify; the reset below does not wait for the server's */
@@ -232,10 +248,11 @@ static int connection_per_call(const struct sockaddr_in *address, int workers, d
     uint64_t max = 0;
     for (uint64_t us = 0; us <= MAX_LATENCY_US; us++) if (shared->histogram[us]) max = us;
     printf("{\"calls\":%llu,\"errors\":%llu,\"calls_per_second\":%.0f,\"bytes_per_second\":%.0f,"
-           "\"p50_us\":%llu,\"p99_us\":%llu,\"max_us\":%llu,\"unanswered\":0}\n",
+           "\"p50_us\":%llu,\"p99_us\":%llu,\"max_us\":%llu,\"unanswered\":0,\"connections\":%llu,\"resumed\":%llu}\n",
            (unsigned long long)shared->calls, (unsigned long long)shared->errors, shared->calls / seconds,
            shared->bytes / seconds, (unsigned long long)latency_percentile(shared->histogram, shared->calls, 50),
-           (unsigned long long)latency_percentile(shared->histogram, shared->calls, 99), (unsigned long long)max);
+           (unsigned long long)latency_percentile(shared->histogram, shared->calls, 99), (unsigned long long)max,
+           (unsigned long long)shared->connections, (unsigned long long)shared->resumed);
     return 0;
 }
 
@@ -298,7 +315,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "loadgen: LOADGEN_CONNECTION_PER_CALL needs depth 1\n");
             return 64;
         }
-        return connection_per_call(&address, connections, seconds, warmup);
+        const char *resume = getenv("LOADGEN_TLS_RESUME");
+        return connection_per_call(&address, connections, seconds, warmup, tls && resume && strcmp(resume, "1") == 0);
     }
     int ep = epoll_create1(0);
     conn *conns = calloc((size_t)connections, sizeof *conns);

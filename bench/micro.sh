@@ -7,6 +7,10 @@
 # difference divided by the iterations is the cost of one operation, start-up excluded. Valgrind 3.19 gives
 # up on this toolchain's debug information, so it runs a copy of the binary with that stripped.
 #
+# ping16 is a read of 16 pipelined rpcd.ping frames through rpcd's own connection pipeline (bench/micro/
+# PingPipeline.swift), counted per call: the whole server path of one call in user space, without the socket.
+# (rpcd itself cannot run under Debian 12's valgrind 3.19: it crashes in libdispatch at start.)
+#
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
 # SCRATCH_PATH (default .build-release).
 set -euo pipefail
@@ -31,11 +35,17 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 }
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
-for name in envelope envelope-batch reply binding interface; do
+# NAME:CALLS: the benchmark runs CALLS calls per operation, and the counts are per call.
+for spec in envelope envelope-batch reply binding interface ping16:16; do
+    name=${spec%%:*}
+    per=1
+    [[ "$spec" == *:* ]] && per=${spec#*:}
     base=$(instructions "$name" 0)
     full=$(instructions "$name" "$N")
     read -r base_allocs base_bytes <<< "$(allocations "$name" 0)"
     read -r allocs bytes <<< "$(allocations "$name" "$M")"
-    printf '%-16s %14.0f %14.2f %16.0f\n' "$name" "$(( (full - base) / N ))" \
-        "$(awk -v a="$allocs" -v b="$base_allocs" -v m="$M" 'BEGIN { print (a - b) / m }')" "$(( (bytes - base_bytes) / M ))"
+    printf '%-16s %14.0f %14.2f %16.0f\n' "$name" "$(( (full - base) / N / per ))" \
+        "$(awk -v a="$allocs" -v b="$base_allocs" -v m="$M" -v p="$per" 'BEGIN { print (a - b) / m / p }')" \
+        "$(( (bytes - base_bytes) / M / per ))"
 done
+

@@ -10,13 +10,13 @@ import RPCProtocol
 /// so hostile depth is answered with an error instead of overflowing a stack.
 ///
 /// Pure and thread-agnostic; never throws (every failure is a message to answer).
-public struct RPCEnvelopeParser: Sendable {
+package struct RPCEnvelopeParser: Sendable {
     /// Deepest container nesting of a whole message; the request object itself is level 1.
-    public var maxNestingDepth: Int
+    package var maxNestingDepth: Int
     /// Most entries a batch may have.
-    public var maxBatchLength: Int
+    package var maxBatchLength: Int
 
-    public init(
+    package init(
         maxNestingDepth: Int = RPCLimits.maxNestingDepth.defaultValue,
         maxBatchLength: Int = RPCLimits.maxBatchLength.defaultValue
     ) {
@@ -25,11 +25,11 @@ public struct RPCEnvelopeParser: Sendable {
     }
 
     /// The parser `limits` ask for (`MaxNestingDepth=`, `MaxBatchLength=`).
-    public init(limits: ConnectionLimits) {
+    package init(limits: ConnectionLimits) {
         self.init(maxNestingDepth: limits.maxNestingDepth, maxBatchLength: limits.maxBatchLength)
     }
 
-    public func parse(_ frame: ByteBuffer) -> RPCMessage {
+    package func parse(_ frame: ByteBuffer) -> RPCMessage {
         frame.withUnsafeReadableBytes { bytes in
             var scanner = JSONScanner(bytes: bytes, maxDepth: maxNestingDepth)
             do {

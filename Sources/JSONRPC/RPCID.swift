@@ -5,34 +5,34 @@ import RPCJSON
 ///
 /// Keeping the bytes (not a decoded value) is what lets rpcd echo any id unchanged, including integers
 /// beyond 64 bits, numbers like `1.0e2` and strings with escapes.
-public struct RPCID: Hashable, Sendable {
+package struct RPCID: Hashable, Sendable {
     /// The JSON token, e.g. `"abc"` (quotes included), `42`, `null`.
-    public let rawJSON: ByteBuffer
+    package let rawJSON: ByteBuffer
 
     /// Wraps a token that the envelope parser validated.
-    public init(rawJSON: ByteBuffer) {
+    package init(rawJSON: ByteBuffer) {
         self.rawJSON = rawJSON
     }
 
     /// The id `null`: used in replies when the request's id could not be determined.
-    public static let null = RPCID(rawJSON: ByteBuffer(string: "null"))
+    package static let null = RPCID(rawJSON: ByteBuffer(string: "null"))
 
-    public init(_ value: Int) {
+    package init(_ value: Int) {
         self.rawJSON = ByteBuffer(string: String(value))
     }
 
-    public init(_ value: String) {
+    package init(_ value: String) {
         var bytes: [UInt8] = []
         JSONString.appendQuoted(value, to: &bytes)
         self.rawJSON = ByteBuffer(bytes: bytes)
     }
 
     /// The id as a JSON value (for logs, clients and tests).
-    public var value: JSONValue {
+    package var value: JSONValue {
         rawJSON.withUnsafeReadableBytes { (try? JSONValue(parsing: $0)) ?? .null }
     }
 }
 
 extension RPCID: CustomStringConvertible {
-    public var description: String { String(buffer: rawJSON) }
+    package var description: String { String(buffer: rawJSON) }
 }

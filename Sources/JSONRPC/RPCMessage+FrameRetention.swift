@@ -2,7 +2,7 @@ import NIOCore
 
 extension RPCMessage {
     /// Frames at most this long are kept whole: copying their parts out would save too little to matter.
-    public static let smallFrameSize = 4096
+    package static let smallFrameSize = 4096
 
     /// This message with its params and ids moved out of the frame when they are a small part of it, and the
     /// bytes it then keeps alive.
@@ -12,7 +12,7 @@ extension RPCMessage {
     /// answered. When what the calls use is less than half of a frame larger than `smallFrameSize`, it is
     /// copied into one buffer of its own and the frame can be freed; so a message never keeps more than
     /// twice what its calls use, plus `smallFrameSize`.
-    public func retainingOnlyWhatCallsUse(frameSize: Int) -> (message: RPCMessage, retainedBytes: Int) {
+    package func retainingOnlyWhatCallsUse(frameSize: Int) -> (message: RPCMessage, retainedBytes: Int) {
         guard frameSize > Self.smallFrameSize else { return (self, frameSize) }
         let used = usedBytes
         guard used * 2 < frameSize else { return (self, frameSize) }

@@ -6,9 +6,9 @@ import RPCProtocol
 ///
 /// Results arrive as raw JSON bytes from handlers and ids as the raw bytes of the request, so a reply is a
 /// few `memcpy`s: nothing is decoded or re-encoded. This is the only place an `RPCError` becomes JSON.
-public enum RPCReplyWriter {
+package enum RPCReplyWriter {
     /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
-    public static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
+    package static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
         buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)
         buffer.writeImmutableBuffer(result)
         buffer.writeStaticString(#","id":"#)
@@ -17,7 +17,7 @@ public enum RPCReplyWriter {
     }
 
     /// `{"jsonrpc":"2.0","error":{"code":C,"message":M[,"data":D]},"id":ID}`; a nil id is written as `null`.
-    public static func writeError(_ error: RPCError, id: RPCID?, into buffer: inout ByteBuffer) {
+    package static func writeError(_ error: RPCError, id: RPCID?, into buffer: inout ByteBuffer) {
         var object: [UInt8] = []
         object.reserveCapacity(96)
         appendStatic(#"{"jsonrpc":"2.0","error":{"code":"#, to: &object)
@@ -35,7 +35,7 @@ public enum RPCReplyWriter {
     }
 
     /// Joins already serialized replies into one batch reply array.
-    public static func writeBatch(_ replies: some Sequence<ByteBuffer>, into buffer: inout ByteBuffer) {
+    package static func writeBatch(_ replies: some Sequence<ByteBuffer>, into buffer: inout ByteBuffer) {
         buffer.writeInteger(UInt8(ascii: "["))
         var first = true
         for reply in replies {

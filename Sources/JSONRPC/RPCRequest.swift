@@ -2,25 +2,25 @@ import NIOCore
 import RPCProtocol
 
 /// One request or notification, as routed: the method name decoded, params and id kept as raw JSON bytes.
-public struct RPCRequest: Sendable {
+package struct RPCRequest: Sendable {
     /// The full method name, e.g. `calc.add`.
-    public var method: String
+    package var method: String
     /// The raw JSON of `params` (an object or an array), or nil when the member was absent.
-    public var params: ByteBuffer?
+    package var params: ByteBuffer?
     /// The request id, or nil for a notification (which never gets a reply).
-    public var id: RPCID?
+    package var id: RPCID?
 
-    public init(method: String, params: ByteBuffer? = nil, id: RPCID?) {
+    package init(method: String, params: ByteBuffer? = nil, id: RPCID?) {
         self.method = method
         self.params = params
         self.id = id
     }
 
-    public var isNotification: Bool { id == nil }
+    package var isNotification: Bool { id == nil }
 }
 
 /// One element of an incoming message after envelope validation.
-public enum RPCEntry: Sendable {
+package enum RPCEntry: Sendable {
     /// A well-formed request or notification, to be routed.
     case request(RPCRequest)
     /// A malformed request object (or non-object batch element); it is answered with `error`, under `id`
@@ -29,7 +29,7 @@ public enum RPCEntry: Sendable {
 }
 
 /// What one frame's payload turned out to be.
-public enum RPCMessage: Sendable {
+package enum RPCMessage: Sendable {
     /// A single request object (possibly invalid).
     case single(RPCEntry)
     /// A non-empty batch array, its entries in order.

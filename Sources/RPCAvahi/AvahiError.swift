@@ -2,13 +2,13 @@ import CAvahi
 
 /// A libavahi call failed. `description` names the operation and gives Avahi's own message
 /// (`avahi_strerror`), e.g. "connecting to avahi-daemon: Daemon not running".
-public struct AvahiError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct AvahiError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What rpcd was doing, in words.
-    public var operation: String
+    package var operation: String
     /// Avahi's error code (`AVAHI_ERR_*`, negative).
-    public var code: Int32
+    package var code: Int32
 
-    public init(_ operation: String, code: Int32) {
+    package init(_ operation: String, code: Int32) {
         self.operation = operation
         self.code = code
     }
@@ -18,12 +18,12 @@ public struct AvahiError: Error, Hashable, Sendable, CustomStringConvertible {
         self.init(operation, code: client.map { avahi_client_errno($0) } ?? Int32(AVAHI_ERR_FAILURE))
     }
 
-    public var message: String { String(cString: avahi_strerror(code)) }
+    package var message: String { String(cString: avahi_strerror(code)) }
 
-    public var description: String { "\(operation): \(message)" }
+    package var description: String { "\(operation): \(message)" }
 
     /// True when avahi-daemon is not there (not running, or its D-Bus is missing).
-    public var isDaemonMissing: Bool {
+    package var isDaemonMissing: Bool {
         code == Int32(AVAHI_ERR_NO_DAEMON) || code == Int32(AVAHI_ERR_DISCONNECTED)
     }
 }

@@ -18,32 +18,32 @@ import RPCDNSSD
 /// RPCDiscovery does). Resolvers stay open while their instance exists, so a changed TXT record is reported
 /// again as `.resolved`. `start()` throws when avahi-daemon cannot be reached; a daemon lost later is reported
 /// as `.failed`. Thread-safe.
-public final class AvahiServiceBrowser: @unchecked Sendable {
+package final class AvahiServiceBrowser: @unchecked Sendable {
     /// One instance as Avahi names it: the same name can appear on several interfaces and protocols.
-    public struct InstanceKey: Hashable, Sendable {
-        public var interface: Int32
-        public var ipProtocol: Int32
-        public var name: String
-        public var type: String
-        public var domain: String
+    package struct InstanceKey: Hashable, Sendable {
+        package var interface: Int32
+        package var ipProtocol: Int32
+        package var name: String
+        package var type: String
+        package var domain: String
     }
 
     /// A resolved instance.
-    public struct Resolution: Hashable, Sendable {
-        public var key: InstanceKey
+    package struct Resolution: Hashable, Sendable {
+        package var key: InstanceKey
         /// The host's name, e.g. `build-7.local`.
-        public var hostName: String
+        package var hostName: String
         /// The address in text form (`10.0.0.2`, `fe80::1`).
-        public var address: String
+        package var address: String
         /// The interface's name (`eth0`), for scoping link-local IPv6 addresses.
-        public var interfaceName: String?
-        public var port: Int
-        public var txt: [[UInt8]]
+        package var interfaceName: String?
+        package var port: Int
+        package var txt: [[UInt8]]
         /// True when the service runs on this host.
-        public var isLocal: Bool
+        package var isLocal: Bool
     }
 
-    public enum Event: Sendable {
+    package enum Event: Sendable {
         case found(InstanceKey)
         case resolved(Resolution)
         /// Resolving failed (the instance went away, or did not answer in time).
@@ -55,7 +55,7 @@ public final class AvahiServiceBrowser: @unchecked Sendable {
         case failed(AvahiError)
     }
 
-    public let type: String
+    package let type: String
     private let handler: @Sendable (Event) -> Void
     private let poll: AvahiThreadedPoll
     // Guarded by the poll's lock.
@@ -65,14 +65,14 @@ public final class AvahiServiceBrowser: @unchecked Sendable {
     private var stopped = false
 
     /// `type` is `_rpcd._tcp` or a subtype such as `_calc._sub._rpcd._tcp`.
-    public init(type: String, handler: @escaping @Sendable (Event) -> Void) throws(AvahiError) {
+    package init(type: String, handler: @escaping @Sendable (Event) -> Void) throws(AvahiError) {
         self.type = type
         self.handler = handler
         self.poll = try AvahiThreadedPoll()
     }
 
     /// Connects to avahi-daemon and starts browsing. Throws when the daemon (or the system D-Bus) is absent.
-    public func start() throws(AvahiError) {
+    package func start() throws(AvahiError) {
         let userdata = Unmanaged.passUnretained(self).toOpaque()
         let result: AvahiError? = poll.withLock {
             var error: Int32 = 0
@@ -98,7 +98,7 @@ public final class AvahiServiceBrowser: @unchecked Sendable {
 
     /// Stops browsing and releases everything; no event is delivered after it returns. Idempotent. Blocks
     /// briefly (joins Avahi's thread): call it from a task or thread, never from the handler.
-    public func stop() {
+    package func stop() {
         poll.withLock {
             stopped = true
             // Freeing the client frees its browser and resolvers.

@@ -29,18 +29,18 @@ import RPCLogging
 /// Threads: all Avahi work runs on Avahi's own threaded poll. Callbacks arrive there; `publish` and `stop`
 /// take the poll's lock from the calling task (never call them from an event loop or an Avahi callback).
 /// Every mutable property below is guarded by that lock.
-public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable {
-    public struct Configuration: Sendable {
+package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable {
+    package struct Configuration: Sendable {
         /// The TCP ports to announce each service on (the bound listeners'), in order.
-        public var ports: [Int]
+        package var ports: [Int]
         /// Those of `ports` whose listeners speak TLS: their records say `tls=1`.
-        public var tlsPorts: Set<Int>
-        public var instanceName: DNSSDInstanceNameTemplate
+        package var tlsPorts: Set<Int>
+        package var instanceName: DNSSDInstanceNameTemplate
         /// Interface names to publish on; empty means all of them.
-        public var interfaces: [String]
-        public var ipProtocol: IPProtocol
+        package var interfaces: [String]
+        package var ipProtocol: IPProtocol
 
-        public init(
+        package init(
             ports: [Int], tlsPorts: Set<Int> = [], instanceName: DNSSDInstanceNameTemplate = .default,
             interfaces: [String] = [], ipProtocol: IPProtocol = .any
         ) {
@@ -53,7 +53,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
     }
 
     /// Which address families the records are published on.
-    public enum IPProtocol: Sendable {
+    package enum IPProtocol: Sendable {
         case ipv4, ipv6, any
 
         var avahi: AvahiProtocol {
@@ -100,7 +100,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
     private var reportedConnectFailure = false
     static let retryIntervalMilliseconds: UInt32 = 5000
 
-    public init(configuration: Configuration, logger: Logger) throws(AvahiError) {
+    package init(configuration: Configuration, logger: Logger) throws(AvahiError) {
         self.configuration = configuration
         self.logger = logger
         self.poll = try AvahiThreadedPoll()
@@ -108,7 +108,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
 
     // MARK: ServicePublisher
 
-    public func start() throws {
+    package func start() throws {
         poll.withLock {
             guard !started else { return }
             started = true
@@ -117,7 +117,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
         try poll.start()
     }
 
-    public func publish(_ advertisements: [RPCAdvertisement]) {
+    package func publish(_ advertisements: [RPCAdvertisement]) {
         var wanted: [String: (RPCAdvertisement, Int)] = [:]
         for advertisement in advertisements {
             do {
@@ -154,7 +154,7 @@ public final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable 
         }
     }
 
-    public func stop() async {
+    package func stop() async {
         // avahi_threaded_poll_stop joins the poll thread, and withdrawing is a D-Bus round trip per group:
         // do both on a thread of their own rather than on the cooperative pool.
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -3,14 +3,14 @@ import ServiceLifecycle
 /// Runs a `ServicePublisher` as a swift-service-lifecycle `Service`: starts it, keeps it until graceful
 /// shutdown, then withdraws every record before returning. Placed after the server in the daemon's
 /// `ServiceGroup`, it is shut down first, so records vanish before the listeners close.
-public struct PublisherService: Service {
-    public let publisher: any ServicePublisher
+package struct PublisherService: Service {
+    package let publisher: any ServicePublisher
 
-    public init(publisher: any ServicePublisher) {
+    package init(publisher: any ServicePublisher) {
         self.publisher = publisher
     }
 
-    public func run() async throws {
+    package func run() async throws {
         try publisher.start()
         // Sleeping until cancellation is the "wait for shutdown"; the error is expected.
         try? await gracefulShutdown()

@@ -6,7 +6,7 @@ import Synchronization
 /// advertising is off and in tests.
 ///
 /// Implementations are thread-safe and never block an event loop; call them from tasks, not from loops.
-public protocol ServicePublisher: Sendable {
+package protocol ServicePublisher: Sendable {
     /// Begins publishing (or waiting for the backend to appear). Throws only for failures no later retry can
     /// fix; a missing avahi-daemon is not one of them.
     func start() throws
@@ -18,15 +18,15 @@ public protocol ServicePublisher: Sendable {
 }
 
 /// Publishes nothing, remembering what it was asked to publish (for tests and for `[Avahi] Enabled=no`).
-public final class NoopServicePublisher: ServicePublisher {
+package final class NoopServicePublisher: ServicePublisher {
     private let state = Mutex<(advertisements: [RPCAdvertisement], running: Bool)>(([], false))
 
-    public init() {}
+    package init() {}
 
-    public func start() { state.withLock { $0.running = true } }
-    public func publish(_ advertisements: [RPCAdvertisement]) { state.withLock { $0.advertisements = advertisements } }
-    public func stop() async { state.withLock { $0 = ([], false) } }
+    package func start() { state.withLock { $0.running = true } }
+    package func publish(_ advertisements: [RPCAdvertisement]) { state.withLock { $0.advertisements = advertisements } }
+    package func stop() async { state.withLock { $0 = ([], false) } }
 
     /// What would be on the network now.
-    public var advertisements: [RPCAdvertisement] { state.withLock { $0.running ? $0.advertisements : [] } }
+    package var advertisements: [RPCAdvertisement] { state.withLock { $0.running ? $0.advertisements : [] } }
 }

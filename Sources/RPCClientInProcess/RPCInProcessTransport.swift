@@ -13,20 +13,20 @@ import Glibc
 /// connection is one `RPCConnectionInfo` to the router, as a socket connection is, so calls are routed,
 /// checked against the access rules (as `peer`), cancelled (`rpc.cancel`, or the connection closing) and
 /// answered exactly as over the wire; only the socket's own limits (frame size, in-flight calls, idle time)
-/// do not apply. For tests of clients, typed proxies and modules that need no process and no port, and for
-/// programs that embed a router.
+/// do not apply. For rpcd's tests of clients, typed proxies and modules that need no process and no port.
 ///
-/// A separate product from `RPCClient` so that apps that only connect over sockets do not link the router.
-public struct RPCInProcessTransport: RPCClientTransport {
-    public let router: RPCRouter
+/// A target of its own so that `RPCClient` does not link the router; `package`, not a product, because only
+/// rpcd's own targets can build an `RPCRouter` (RPCCore is internal).
+package struct RPCInProcessTransport: RPCClientTransport {
+    package let router: RPCRouter
     /// Who the router sees calling: by default this process, as over a Unix socket.
-    public let peer: RPCPeer
-    public let logger: Logger
-    public let name: String
+    package let peer: RPCPeer
+    package let logger: Logger
+    package let name: String
 
     private static let connectionIDs = Atomic<UInt64>(0)
 
-    public init(
+    package init(
         router: RPCRouter, peer: RPCPeer = .unixSocket(.init(uid: getuid(), gid: getgid(), pid: getpid())),
         name: String = "in-process", logger: Logger = Logger(label: "rpcd.in-process")
     ) {
@@ -36,7 +36,7 @@ public struct RPCInProcessTransport: RPCClientTransport {
         self.logger = logger
     }
 
-    public func connect(
+    package func connect(
         on loop: any EventLoop, timeout: Duration, clientHandlers: @escaping @Sendable () -> [any ChannelHandler]
     ) async throws(RPCClientError) -> any Channel {
         let router = self.router

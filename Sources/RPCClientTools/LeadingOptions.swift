@@ -2,15 +2,15 @@
 /// as busctl and systemctl users type them. ArgumentParser reads a subcommand's options only after its name, so
 /// the options in front are moved behind it before parsing; anything else in front is left where it is, for
 /// ArgumentParser to report.
-public enum LeadingOptions {
+package enum LeadingOptions {
     /// The options of every connecting subcommand (rpcctl's `ClientOptions`) that take a value.
-    public static let valued: Set<String> = ["--address", "--ca", "--cert", "--key", "--server-name", "--timeout"]
+    package static let valued: Set<String> = ["--address", "--ca", "--cert", "--key", "--server-name", "--timeout"]
     /// Its flags.
-    public static let flags: Set<String> = ["--json", "--tls"]
+    package static let flags: Set<String> = ["--json", "--tls"]
 
     /// `arguments` (without the program name) with leading connection options moved behind the subcommand
     /// that follows them; unchanged when they are not followed by one of `subcommands`.
-    public static func reordered(_ arguments: [String], subcommands: Set<String>) -> [String] {
+    package static func reordered(_ arguments: [String], subcommands: Set<String>) -> [String] {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]

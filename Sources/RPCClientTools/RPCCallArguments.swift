@@ -8,15 +8,15 @@ import RPCJSON
 /// - a value is taken as JSON if it parses as JSON, else as a string: `n=3` → `3`, `name=bob` → `"bob"`,
 ///   `flag=true` → `true`, `s="3"` → `"3"`, `list=[1,2]` → `[1,2]`;
 /// - mixing both forms, an empty key or a repeated key is an error.
-public enum RPCCallArguments {
+package enum RPCCallArguments {
     /// An argument list that cannot be turned into params; `description` says why.
-    public struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
-        public var description: String
-        public init(_ description: String) { self.description = description }
+    package struct UsageError: Error, Hashable, Sendable, CustomStringConvertible {
+        package var description: String
+        package init(_ description: String) { self.description = description }
     }
 
     /// The params for `words`, or nil when there are none.
-    public static func params(from words: [String]) throws(UsageError) -> JSONValue? {
+    package static func params(from words: [String]) throws(UsageError) -> JSONValue? {
         guard !words.isEmpty else { return nil }
         var named: [String: JSONValue] = [:]
         var positional: [JSONValue] = []
@@ -42,7 +42,7 @@ public enum RPCCallArguments {
     }
 
     /// Parses `--params JSON`: it must be a JSON array or object.
-    public static func params(json text: String) throws(UsageError) -> JSONValue {
+    package static func params(json text: String) throws(UsageError) -> JSONValue {
         let value: JSONValue
         do {
             value = try JSONValue(parsing: text, maxDepth: 512)
@@ -56,7 +56,7 @@ public enum RPCCallArguments {
     }
 
     /// A word's value: JSON if it parses, else the word as a string.
-    public static func value(from text: String) -> JSONValue {
+    package static func value(from text: String) -> JSONValue {
         (try? JSONValue(parsing: text, maxDepth: 512)) ?? .string(text)
     }
 

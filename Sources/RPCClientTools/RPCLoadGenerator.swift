@@ -7,32 +7,32 @@ import RPCWire
 
 /// Records call latencies for one connection of a load run; one instance per connection, used only on that
 /// connection's event loop, handed back in the result.
-public protocol RPCLatencyRecorder: Sendable {
+package protocol RPCLatencyRecorder: Sendable {
     init()
     mutating func record(nanoseconds: UInt64)
 }
 
 /// What a load run does (`rpcctl bench`).
-public struct RPCLoadConfiguration: Sendable {
-    public var endpoint: RPCEndpoint
-    public var method: String
-    public var params: JSONValue?
+package struct RPCLoadConfiguration: Sendable {
+    package var endpoint: RPCEndpoint
+    package var method: String
+    package var params: JSONValue?
     /// Number of connections, each on its own socket.
-    public var connections: Int
+    package var connections: Int
     /// Calls each connection keeps in flight.
-    public var depth: Int
+    package var depth: Int
     /// The measured time, after the warm-up.
-    public var duration: Duration
+    package var duration: Duration
     /// Time before measuring; calls completing then are not counted.
-    public var warmup: Duration
+    package var warmup: Duration
     /// Event loop threads of the load generator.
-    public var threads: Int
-    public var connectTimeout: Duration
+    package var threads: Int
+    package var connectTimeout: Duration
     /// How long after the end to wait for calls still in flight (they are not counted either way).
-    public var drainTimeout: Duration
-    public var maxFrameSize: Int
+    package var drainTimeout: Duration
+    package var maxFrameSize: Int
 
-    public init(
+    package init(
         endpoint: RPCEndpoint, method: String, params: JSONValue? = nil, connections: Int = 50, depth: Int = 1,
         duration: Duration = .seconds(10), warmup: Duration = .seconds(1), threads: Int = System.coreCount,
         connectTimeout: Duration = .seconds(10), drainTimeout: Duration = .seconds(5), maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue
@@ -52,25 +52,25 @@ public struct RPCLoadConfiguration: Sendable {
 }
 
 /// What a load run measured.
-public struct RPCLoadResult<Recorder: RPCLatencyRecorder>: Sendable {
+package struct RPCLoadResult<Recorder: RPCLatencyRecorder>: Sendable {
     /// One recorder per connection that was established, holding latencies of calls answered in the window.
-    public var recorders: [Recorder]
+    package var recorders: [Recorder]
     /// Replies received during the measured window (successes and errors).
-    public var calls: Int
+    package var calls: Int
     /// Of those, replies with an `error` member.
-    public var errors: Int
+    package var errors: Int
     /// Replies received during the warm-up (not counted above).
-    public var warmupCalls: Int
+    package var warmupCalls: Int
     /// The measured window's length.
-    public var duration: Duration
+    package var duration: Duration
     /// Connections that could not be established or that ended early, with the reason for each.
-    public var connectionFailures: [String]
+    package var connectionFailures: [String]
     /// Calls still unanswered after the drain timeout.
-    public var unanswered: Int
+    package var unanswered: Int
     /// The first error reply seen (abbreviated JSON), to explain a run where every call failed.
-    public var firstError: String?
+    package var firstError: String?
 
-    public var callsPerSecond: Double {
+    package var callsPerSecond: Double {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         return seconds > 0 ? Double(calls) / seconds : 0
     }
@@ -82,8 +82,8 @@ public struct RPCLoadResult<Recorder: RPCLatencyRecorder>: Sendable {
 /// The request frames are built once (one per in-flight slot; the slot number is the id, since a slot has at
 /// most one call in flight), replies are matched by a light scan for `"id"`, and writes are flushed once per
 /// read burst, so the client costs little per call. Runs on its own event loop group.
-public enum RPCLoadGenerator {
-    public static func run<Recorder: RPCLatencyRecorder>(
+package enum RPCLoadGenerator {
+    package static func run<Recorder: RPCLatencyRecorder>(
         _ configuration: RPCLoadConfiguration, recorder: Recorder.Type = Recorder.self
     ) async -> RPCLoadResult<Recorder> {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))

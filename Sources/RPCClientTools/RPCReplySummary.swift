@@ -5,13 +5,13 @@ import RPCJSON
 ///
 /// Only the top-level members are looked at. For rpcctl's benchmark, which matches replies to its own calls;
 /// `RPCClient` decodes replies fully.
-public struct RPCReplySummary: Hashable, Sendable {
+package struct RPCReplySummary: Hashable, Sendable {
     /// The id member when it is an integer literal (as the load generator sends).
-    public var id: Int?
+    package var id: Int?
     /// Whether the object has an `error` member.
-    public var isError: Bool
+    package var isError: Bool
 
-    public init(id: Int?, isError: Bool) {
+    package init(id: Int?, isError: Bool) {
         self.id = id
         self.isError = isError
     }
@@ -20,7 +20,7 @@ public struct RPCReplySummary: Hashable, Sendable {
     static let maxDepth = 512
 
     /// The summary of a reply object, or nil if `bytes` do not hold exactly one JSON object.
-    public init?(_ bytes: UnsafeRawBufferPointer) {
+    package init?(_ bytes: UnsafeRawBufferPointer) {
         var scanner = JSONScanner(bytes: bytes, maxDepth: Self.maxDepth)
         var summary = RPCReplySummary(id: nil, isError: false)
         do {
@@ -46,7 +46,7 @@ public struct RPCReplySummary: Hashable, Sendable {
     }
 
     /// `init(_:)` over an array of bytes (for tests and tools).
-    public init?(_ bytes: [UInt8]) {
+    package init?(_ bytes: [UInt8]) {
         guard let summary = bytes.withUnsafeBytes({ RPCReplySummary($0) }) else { return nil }
         self = summary
     }

@@ -1,23 +1,23 @@
 import RPCDNSSD
 
 /// `[Avahi]`: whether and how rpcd advertises its services over DNS-SD (docs/DISCOVERY.md).
-public struct AvahiSettings: Hashable, Sendable {
+package struct AvahiSettings: Hashable, Sendable {
     /// `Enabled=`: advertise through avahi-daemon. With `no`, rpcd never talks to Avahi.
-    public var enabled: Bool
+    package var enabled: Bool
     /// `InstanceName=`: the instance name template, `%s on %h` by default.
-    public var instanceName: DNSSDInstanceNameTemplate
+    package var instanceName: DNSSDInstanceNameTemplate
     /// `Interfaces=`: network interfaces to advertise on; empty means all.
-    public var interfaces: [String]
+    package var interfaces: [String]
     /// `Protocols=`: the address families the records are published over.
-    public var protocols: IPProtocols
+    package var protocols: IPProtocols
 
-    public enum IPProtocols: String, CaseIterable, Hashable, Sendable {
+    package enum IPProtocols: String, CaseIterable, Hashable, Sendable {
         case ipv4
         case ipv6
         case any
     }
 
-    public init(
+    package init(
         enabled: Bool = true, instanceName: DNSSDInstanceNameTemplate = .default, interfaces: [String] = [],
         protocols: IPProtocols = .any
     ) {

@@ -7,21 +7,21 @@
 ///     /etc/rpcd/rpcd.conf: configuration file not found
 ///
 /// Messages name the problem and, when there is an obvious one, the fix.
-public struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
+package struct ConfigError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The path of the file the problem is in, as it was given to the loader.
-    public var file: String
+    package var file: String
     /// The 1-based line the problem is on; nil for problems with the file as a whole.
-    public var line: Int?
+    package var line: Int?
     /// What is wrong, without the location.
-    public var message: String
+    package var message: String
 
-    public init(file: String, line: Int?, message: String) {
+    package init(file: String, line: Int?, message: String) {
         self.file = file
         self.line = line
         self.message = message
     }
 
-    public var description: String {
+    package var description: String {
         if let line { return "\(file):\(line): \(message)" }
         return "\(file): \(message)"
     }

@@ -8,7 +8,7 @@ extension INIDocument {
     /// A file that is a symlink to /dev/null (masked) or empty yields a document without entries.
     /// Throws naming the path when the file does not exist, is not a regular file, cannot be read
     /// or is not UTF-8, and naming file and line for syntax errors.
-    public static func load(path: String) throws(ConfigError) -> INIDocument {
+    package static func load(path: String) throws(ConfigError) -> INIDocument {
         switch try ConfigFiles.kind(of: path) {
         case .masked:
             return INIDocument(file: path, entries: [])
@@ -27,7 +27,7 @@ extension INIDocument {
     /// says of that descriptor: a path swapped after the check (a symlink in a sticky directory) changes
     /// nothing, because what is read is what was checked. A masked file (the /dev/null device) is empty; any
     /// other file that is not regular is refused, and nothing is opened in a way that could block (a FIFO).
-    public static func load(path: String, check: (stat) throws(ConfigError) -> Void) throws(ConfigError) -> INIDocument {
+    package static func load(path: String, check: (stat) throws(ConfigError) -> Void) throws(ConfigError) -> INIDocument {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             let error = errno
@@ -64,7 +64,7 @@ extension INIDocument {
     /// directory `/etc/rpcd/rpcd.conf.d/`) in lexical (byte) order of file name, so `10-a.conf`
     /// applies before `20-b.conf` and later assignments win. A missing main file is an error; a
     /// missing `.d` directory is not. Drop-ins that are empty or symlinks to /dev/null are empty.
-    public static func loadWithDropIns(main path: String) throws(ConfigError) -> [INIDocument] {
+    package static func loadWithDropIns(main path: String) throws(ConfigError) -> [INIDocument] {
         var documents = [try load(path: path)]
         for file in try dropInFiles(in: [path + ".d"]) {
             documents.append(try load(path: file))
@@ -80,7 +80,7 @@ extension INIDocument {
     /// `foo.conf`, and a symlink from it to /dev/null masks it. The result is sorted by file name
     /// (bytewise, like strcmp), regardless of directory. Missing directories are skipped; a path
     /// that exists but is not a directory, or cannot be listed, is an error naming it.
-    public static func dropInFiles(in directories: [String], suffix: String = ".conf") throws(ConfigError) -> [String] {
+    package static func dropInFiles(in directories: [String], suffix: String = ".conf") throws(ConfigError) -> [String] {
         var chosen: [String: String] = [:]  // file name -> full path, first directory wins
         for directory in directories {
             switch try ConfigFiles.kind(of: directory) {

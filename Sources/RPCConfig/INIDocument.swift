@@ -2,16 +2,16 @@
 ///
 /// `key` and `value` are trimmed of surrounding whitespace and otherwise literal: there is no
 /// quote or escape processing, so `Key=a # b` has the value `a # b`, as for systemd.
-public struct INIEntry: Hashable, Sendable {
-    public var section: String
-    public var key: String
-    public var value: String
+package struct INIEntry: Hashable, Sendable {
+    package var section: String
+    package var key: String
+    package var value: String
     /// The file the assignment is in, for error messages.
-    public var file: String
+    package var file: String
     /// The 1-based line the assignment starts on (its first line when continued with `\`).
-    public var line: Int
+    package var line: Int
 
-    public init(section: String, key: String, value: String, file: String, line: Int) {
+    package init(section: String, key: String, value: String, file: String, line: Int) {
         self.section = section
         self.key = key
         self.value = value
@@ -22,12 +22,12 @@ public struct INIEntry: Hashable, Sendable {
 
 /// A `[Section]` header line. Kept so that an unknown section is reported at its header, even
 /// when it holds no assignments.
-public struct INISectionHeader: Hashable, Sendable {
-    public var name: String
-    public var file: String
-    public var line: Int
+package struct INISectionHeader: Hashable, Sendable {
+    package var name: String
+    package var file: String
+    package var line: Int
 
-    public init(name: String, file: String, line: Int) {
+    package init(name: String, file: String, line: Int) {
         self.name = name
         self.file = file
         self.line = line
@@ -38,15 +38,15 @@ public struct INISectionHeader: Hashable, Sendable {
 ///
 /// The document knows nothing about which sections and keys exist; a schema (see `INISchema`)
 /// gives the assignments meaning. Sections may repeat; their assignments simply follow each other.
-public struct INIDocument: Hashable, Sendable {
+package struct INIDocument: Hashable, Sendable {
     /// The path the text came from, used in error messages.
-    public var file: String
+    package var file: String
     /// Every assignment, in file order.
-    public var entries: [INIEntry]
+    package var entries: [INIEntry]
     /// Every section header, in file order (a repeated section appears once per header).
-    public var sectionHeaders: [INISectionHeader]
+    package var sectionHeaders: [INISectionHeader]
 
-    public init(file: String, entries: [INIEntry], sectionHeaders: [INISectionHeader] = []) {
+    package init(file: String, entries: [INIEntry], sectionHeaders: [INISectionHeader] = []) {
         self.file = file
         self.entries = entries
         self.sectionHeaders = sectionHeaders
@@ -63,7 +63,7 @@ public struct INIDocument: Hashable, Sendable {
     /// Throws for a line that is neither of these, a malformed or empty section header, an empty
     /// key, or an assignment before the first section header. The error names the line the
     /// offending (possibly continued) line starts on.
-    public static func parse(_ text: String, file: String) throws(ConfigError) -> INIDocument {
+    package static func parse(_ text: String, file: String) throws(ConfigError) -> INIDocument {
         var parser = Parser(file: file)
         var text = Substring(text)
         if text.unicodeScalars.first == "\u{FEFF}" { text = text.dropFirst() }

@@ -9,20 +9,20 @@ import RPCProtocol
 /// (usually "reset to the default") before calling these.
 extension INIEntry {
     /// An error located at this entry, with any message.
-    public func error(_ message: String) -> ConfigError {
+    package func error(_ message: String) -> ConfigError {
         ConfigError(file: file, line: line, message: message)
     }
 
     /// The standard "this value does not parse" error: `invalid value 'V' for Key=: <expected>`.
     /// When the value looks like it ends in a comment, the message says comments need their own line.
-    public func invalidValue(expected: String) -> ConfigError {
+    package func invalidValue(expected: String) -> ConfigError {
         let looksCommented = value.contains(" #") || value.contains(" ;") || value.contains("\t#") || value.contains("\t;")
         let hint = looksCommented ? " (comments must be on lines of their own)" : ""
         return error("invalid value '\(value)' for \(key)=: \(expected)\(hint)")
     }
 
     /// A boolean as systemd reads them: 1/yes/y/true/t/on or 0/no/n/false/f/off, in any case.
-    public func boolValue() throws(ConfigError) -> Bool {
+    package func boolValue() throws(ConfigError) -> Bool {
         guard let result = ValueSyntax.boolean(value) else {
             throw invalidValue(expected: "expected a boolean: yes or no (also true/false, on/off, 1/0)")
         }
@@ -30,7 +30,7 @@ extension INIEntry {
     }
 
     /// A decimal integer within `range`.
-    public func integerValue(in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+    package func integerValue(in range: ClosedRange<Int>) throws(ConfigError) -> Int {
         let expected = "expected an integer from \(range.lowerBound) to \(range.upperBound)"
         switch ValueSyntax.integer(value) {
         case .success(let number) where range.contains(number): return number
@@ -41,7 +41,7 @@ extension INIEntry {
 
     /// A size in bytes as systemd reads them with base 1024 (`65536`, `16M`, `1.5G`; suffixes
     /// K, M, G, T, P, E and B, case-sensitive), within `range`.
-    public func sizeValue(in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+    package func sizeValue(in range: ClosedRange<Int>) throws(ConfigError) -> Int {
         let bounds = "from \(ValueSyntax.formatSize(range.lowerBound)) to \(ValueSyntax.formatSize(range.upperBound))"
         switch ValueSyntax.size(value) {
         case .success(let bytes) where range.contains(bytes): return bytes
@@ -55,7 +55,7 @@ extension INIEntry {
     /// A time span as in systemd.time(7) (`30s`, `5min`, `1min 30s`, `500ms`, a bare number is
     /// seconds), or nil for `infinity`. Zero is returned as zero; whether it disables something
     /// is up to the key. A finite span must lie in `range`, when one is given.
-    public func timeSpanValue(in range: ClosedRange<Duration>? = nil) throws(ConfigError) -> Duration? {
+    package func timeSpanValue(in range: ClosedRange<Duration>? = nil) throws(ConfigError) -> Duration? {
         switch ValueSyntax.timeSpan(value) {
         case .success(let duration):
             if let duration, let range, !range.contains(duration) {
@@ -73,7 +73,7 @@ extension INIEntry {
     }
 
     /// One of the log level names (trace … critical), in any case.
-    public func logLevelValue() throws(ConfigError) -> LogLevelSetting {
+    package func logLevelValue() throws(ConfigError) -> LogLevelSetting {
         guard let level = LogLevelSetting(rawValue: value.lowercased()) else {
             let names = LogLevelSetting.allCases.map(\.rawValue).joined(separator: ", ")
             throw invalidValue(expected: "expected one of \(names)")
@@ -83,7 +83,7 @@ extension INIEntry {
 
     /// An address in one of the forms `RPCEndpoint(parsing:)` accepts: HOST:PORT, [IPV6]:PORT or
     /// an absolute Unix socket path.
-    public func endpointValue() throws(ConfigError) -> RPCEndpoint {
+    package func endpointValue() throws(ConfigError) -> RPCEndpoint {
         do {
             return try RPCEndpoint(parsing: value)
         } catch {

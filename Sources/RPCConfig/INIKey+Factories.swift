@@ -5,7 +5,7 @@ import RPCProtocol
 /// cleared.
 extension INIKey {
     /// A key holding one value. Later assignments replace earlier ones.
-    public static func value<Value: Sendable>(
+    package static func value<Value: Sendable>(
         _ name: String,
         _ keyPath: WritableKeyPath<Settings, Value> & Sendable,
         parse: @escaping @Sendable (INIEntry) throws(ConfigError) -> Value,
@@ -24,7 +24,7 @@ extension INIKey {
     /// replaces the default list, each further one appends (a value already in the list is not
     /// added twice), and an empty assignment clears the list built so far. Renders one line per
     /// element, or a single empty assignment for an empty list, so that re-parsing gives it back.
-    public static func list<Element: Hashable & Sendable>(
+    package static func list<Element: Hashable & Sendable>(
         _ name: String,
         _ keyPath: WritableKeyPath<Settings, [Element]> & Sendable,
         parse: @escaping @Sendable (INIEntry) throws(ConfigError) -> Element,
@@ -46,17 +46,17 @@ extension INIKey {
     }
 
     /// A decimal integer within `range`.
-    public static func integer(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+    package static func integer(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.integerValue(in: range) }, format: { String($0) })
     }
 
     /// A size in bytes (`16M`) within `range`; rendered in the shortest exact form.
-    public static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+    package static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.sizeValue(in: range) }, format: ValueSyntax.formatSize)
     }
 
     /// A size in bytes (`512M`) within `range`, or `infinity` (nil, as systemd's `MemoryMax=infinity`).
-    public static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int?> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+    package static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int?> & Sendable, in range: ClosedRange<Int>) -> INIKey {
         value(
             name, keyPath,
             parse: { entry throws(ConfigError) in entry.value == "infinity" ? nil : try entry.sizeValue(in: range) },
@@ -64,13 +64,13 @@ extension INIKey {
     }
 
     /// A boolean; rendered as `yes` or `no`.
-    public static func boolean(_ name: String, _ keyPath: WritableKeyPath<Settings, Bool> & Sendable) -> INIKey {
+    package static func boolean(_ name: String, _ keyPath: WritableKeyPath<Settings, Bool> & Sendable) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.boolValue() }, format: { $0 ? "yes" : "no" })
     }
 
     /// A time span in `range`; nil means `infinity`. With `zeroDisables`, `0` also reads as nil, for keys
     /// where zero means "never" rather than "immediately".
-    public static func timeSpan(
+    package static func timeSpan(
         _ name: String, _ keyPath: WritableKeyPath<Settings, Duration?> & Sendable, in range: ClosedRange<Duration>,
         zeroDisables: Bool
     ) -> INIKey {
@@ -85,12 +85,12 @@ extension INIKey {
     }
 
     /// A log level name.
-    public static func logLevel(_ name: String, _ keyPath: WritableKeyPath<Settings, LogLevelSetting> & Sendable) -> INIKey {
+    package static func logLevel(_ name: String, _ keyPath: WritableKeyPath<Settings, LogLevelSetting> & Sendable) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.logLevelValue() }, format: \.rawValue)
     }
 
     /// A repeatable address key (see `list` for the list semantics).
-    public static func endpoints(_ name: String, _ keyPath: WritableKeyPath<Settings, [RPCEndpoint]> & Sendable) -> INIKey {
+    package static func endpoints(_ name: String, _ keyPath: WritableKeyPath<Settings, [RPCEndpoint]> & Sendable) -> INIKey {
         list(name, keyPath, parse: { entry throws(ConfigError) in try entry.endpointValue() }, format: \.description)
     }
 }
@@ -99,7 +99,7 @@ extension INIKey {
     /// Access-rule principals (`RPCPrincipal`), several per line separated by blanks, with systemd's list
     /// semantics: the first assignment replaces the default, further ones add, an empty one clears the list
     /// (which then names nobody).
-    public static func principals(
+    package static func principals(
         _ name: String, _ keyPath: WritableKeyPath<Settings, [RPCPrincipal]> & Sendable
     ) -> INIKey {
         INIKey(
@@ -115,7 +115,7 @@ extension INIKey {
     }
 
     /// As `principals`, for a list that may be left unset (nil: inherited from elsewhere).
-    public static func principals(
+    package static func principals(
         _ name: String, _ keyPath: WritableKeyPath<Settings, [RPCPrincipal]?> & Sendable
     ) -> INIKey {
         INIKey(
@@ -134,7 +134,7 @@ extension INIKey {
 
 extension INIEntry {
     /// The blank-separated principals of an access-rule key; none for an empty value.
-    public func principalsValue() throws(ConfigError) -> [RPCPrincipal] {
+    package func principalsValue() throws(ConfigError) -> [RPCPrincipal] {
         var principals: [RPCPrincipal] = []
         for word in value.split(whereSeparator: { $0 == " " || $0 == "\t" }) {
             do {

@@ -6,11 +6,11 @@
 /// assignments override earlier ones. Sections and keys whose names start with `X-` are ignored,
 /// as systemd ignores them in unit files; any other unknown section or key is an error naming the
 /// file and line (with a "did you mean" hint when a known name is close).
-public struct INISchema<Settings: Sendable>: Sendable {
-    public var defaults: Settings
-    public var sections: [INISection<Settings>]
+package struct INISchema<Settings: Sendable>: Sendable {
+    package var defaults: Settings
+    package var sections: [INISection<Settings>]
 
-    public init(defaults: Settings, sections: [INISection<Settings>]) {
+    package init(defaults: Settings, sections: [INISection<Settings>]) {
         self.defaults = defaults
         self.sections = sections
     }
@@ -19,7 +19,7 @@ public struct INISchema<Settings: Sendable>: Sendable {
     ///
     /// Problems are reported in file order: within a document, a section header is checked
     /// before the assignments that follow it.
-    public func settings(from documents: [INIDocument]) throws(ConfigError) -> Settings {
+    package func settings(from documents: [INIDocument]) throws(ConfigError) -> Settings {
         var settings = defaults
         var assigned: Set<String> = []  // "Section\0Key" of keys assigned so far
         for document in documents {
@@ -34,8 +34,7 @@ public struct INISchema<Settings: Sendable>: Sendable {
                     !entry.key.hasPrefix("X-")
                 else { continue }
                 guard let key = section.key(named: entry.key) else {
-                    let hint = suggestion(for: entry.key, among: section.keys.map(\.name), bracketed: false) ?? ""
-                    throw entry.error("unknown key '\(entry.key)' in section [\(section.name)]\(hint)")
+                    throw entry.unknownKey(in: section.name, known: section.keys.map(\.name))
                 }
                 let first = assigned.insert(section.name + "\0" + key.name).inserted
                 try key.apply(&settings, entry, INIAssignmentContext(defaults: defaults, isFirstAssignment: first))
@@ -59,7 +58,7 @@ public struct INISchema<Settings: Sendable>: Sendable {
     /// `settings` as INI text with every key of every section, in schema order: one `[Section]`
     /// block per section that has keys, blank lines between them. Parsing the text with this schema gives
     /// `settings` back, provided no value ends in a backslash (which INI cannot express).
-    public func render(_ settings: Settings) -> String {
+    package func render(_ settings: Settings) -> String {
         var blocks: [String] = []
         for section in sections where !section.keys.isEmpty {
             var lines = ["[\(section.name)]"]
@@ -73,47 +72,56 @@ public struct INISchema<Settings: Sendable>: Sendable {
 }
 
 /// One `[Section]` of a schema: its name and its keys, in the order `render` writes them.
-public struct INISection<Settings: Sendable>: Sendable {
-    public var name: String
-    public var keys: [INIKey<Settings>]
+package struct INISection<Settings: Sendable>: Sendable {
+    package var name: String
+    package var keys: [INIKey<Settings>]
 
-    public init(_ name: String, keys: [INIKey<Settings>]) {
+    package init(_ name: String, keys: [INIKey<Settings>]) {
         self.name = name
         self.keys = keys
     }
 
     /// Key names are case-sensitive, as in systemd.
-    public func key(named name: String) -> INIKey<Settings>? {
+    package func key(named name: String) -> INIKey<Settings>? {
         keys.first { $0.name == name }
     }
 }
 
 /// What a key handler knows besides the assignment itself.
-public struct INIAssignmentContext<Settings> {
+package struct INIAssignmentContext<Settings> {
     /// The schema's defaults: an empty assignment resets a key to its value here.
-    public let defaults: Settings
+    package let defaults: Settings
     /// Whether no earlier assignment (in any document of this load) set this key. List keys use it
     /// to start from an empty list rather than from the defaults.
-    public let isFirstAssignment: Bool
+    package let isFirstAssignment: Bool
 }
 
 /// One key: how an assignment changes the settings, and how the settings are written back as the
 /// values of `Key=` lines (several for lists). Build keys with the factory methods in
 /// INIKey+Factories.swift, or directly for unusual value types.
-public struct INIKey<Settings: Sendable>: Sendable {
-    public typealias Apply = @Sendable (
+package struct INIKey<Settings: Sendable>: Sendable {
+    package typealias Apply = @Sendable (
         _ settings: inout Settings, _ entry: INIEntry, _ context: INIAssignmentContext<Settings>
     ) throws(ConfigError) -> Void
-    public typealias Render = @Sendable (_ settings: Settings) -> [String]
+    package typealias Render = @Sendable (_ settings: Settings) -> [String]
 
-    public var name: String
-    public var apply: Apply
-    public var render: Render
+    package var name: String
+    package var apply: Apply
+    package var render: Render
 
-    public init(_ name: String, apply: @escaping Apply, render: @escaping Render) {
+    package init(_ name: String, apply: @escaping Apply, render: @escaping Render) {
         self.name = name
         self.apply = apply
         self.render = render
+    }
+}
+
+extension INIEntry {
+    /// "unknown key 'K' in section [S]", with "did you mean" when a name of `known` is close: for keys of a
+    /// schema and for keys a module declares (`[Config]`) alike.
+    public func unknownKey(in section: String, known: [String]) -> ConfigError {
+        let hint = suggestion(for: key, among: known, bracketed: false) ?? ""
+        return error("unknown key '\(key)' in section [\(section)]\(hint)")
     }
 }
 

@@ -2,7 +2,7 @@
 ///
 /// RPCConfig does not depend on swift-log; the daemon maps these one-to-one onto
 /// `Logger.Level` (`Logger.Level(rawValue: setting.rawValue)` works, the names are the same).
-public enum LogLevelSetting: String, CaseIterable, Hashable, Sendable {
+package enum LogLevelSetting: String, CaseIterable, Hashable, Sendable {
     case trace
     case debug
     case info

@@ -10,35 +10,35 @@ import RPCProtocol
 /// The file's meaning lives in `schema`: one `INISection` per section, each a table of keys.
 /// Adding a section means a settings property here, a file declaring its `INISection`, and an
 /// entry in `schema.sections`.
-public struct ServerConfiguration: Hashable, Sendable {
+package struct ServerConfiguration: Hashable, Sendable {
     /// `[Server] Listen=`: the addresses to listen on, in order. May be empty (every `Listen=`
     /// cleared); whether that is acceptable is for the daemon to decide.
-    public var listen: [RPCEndpoint]
+    package var listen: [RPCEndpoint]
     /// `[Server] Threads=`: event-loop threads; nil means `auto` (one per core, decided by the daemon).
-    public var threads: Int?
+    package var threads: Int?
     /// `[Server]`'s limits (`MaxFrameSize=` ... `IdleTimeout=`), passed down whole to the server.
-    public var limits: ConnectionLimits
+    package var limits: ConnectionLimits
     /// `[Server] LogLevel=`: the least severe level that is logged.
-    public var logLevel: LogLevelSetting
+    package var logLevel: LogLevelSetting
     /// `[Server] LogCalls=`: a log entry for every completed call, not only failed and slow ones.
-    public var logCalls: Bool
+    package var logCalls: Bool
     /// `[Server] Metrics=`: keep the metrics `rpcd.metrics` and `/metrics` report (docs/OPERATIONS.md); `no`
     /// counts nothing per call (what `make bench` compares against).
-    public var metrics: Bool
+    package var metrics: Bool
     /// `[Server] SlowCallThreshold=`: calls taking longer are logged as slow; nil logs none as slow.
-    public var slowCallThreshold: Duration?
+    package var slowCallThreshold: Duration?
     /// `[Server] ShutdownGracePeriod=`: how long a stop waits for calls in flight before closing
     /// connections anyway. Must stay below the unit's `TimeoutStopSec=`.
-    public var shutdownGracePeriod: Duration
+    package var shutdownGracePeriod: Duration
     /// `[Avahi]`: DNS-SD advertising.
-    public var avahi: AvahiSettings
+    package var avahi: AvahiSettings
     /// `[Access]`: the access rules of every service that has none of its own.
-    public var access: RPCAccessRule
+    package var access: RPCAccessRule
     /// `[TLS]`: the files of `tls://` listeners.
-    public var tls: TLSSettings
+    package var tls: TLSSettings
 
     /// A configuration with the given settings; omitted ones take their defaults.
-    public init(
+    package init(
         listen: [RPCEndpoint] = [.unix(path: RPCEndpoint.defaultSocketPath), .tcp(host: "127.0.0.1", port: RPCEndpoint.defaultPort)],
         threads: Int? = nil,
         limits: ConnectionLimits = ConnectionLimits(),
@@ -65,29 +65,29 @@ public struct ServerConfiguration: Hashable, Sendable {
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
-    public static let defaults = ServerConfiguration()
+    package static let defaults = ServerConfiguration()
 
     /// Where the packaged daemon reads its configuration.
-    public static let defaultPath = "/etc/rpcd/rpcd.conf"
+    package static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    public static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection])
+    package static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.
-    public static func load(path: String = defaultPath) throws(ConfigError) -> ServerConfiguration {
+    package static func load(path: String = defaultPath) throws(ConfigError) -> ServerConfiguration {
         try ServerConfiguration(documents: INIDocument.loadWithDropIns(main: path))
     }
 
     /// The defaults with the assignments of `documents` applied in order (later ones win).
-    public init(documents: [INIDocument]) throws(ConfigError) {
+    package init(documents: [INIDocument]) throws(ConfigError) {
         self = try Self.schema.settings(from: documents)
         try checkTLS(documents)
     }
 
     /// The configuration as rpcd.conf text listing every key (one `Listen=` line per address),
     /// for `rpcd --check-config`. Parsing it gives an equal configuration back.
-    public func rendered() -> String {
+    package func rendered() -> String {
         Self.schema.render(self)
     }
 }

@@ -1,16 +1,16 @@
 /// `[TLS]` in rpcd.conf: the files of `tls://` listeners (docs/CONFIG.md). Paths only: the files are read when
 /// the daemon starts and again on every reload, by the server.
-public struct TLSSettings: Hashable, Sendable {
+package struct TLSSettings: Hashable, Sendable {
     /// `Certificate=`: PEM, the server's certificate then any intermediates.
-    public var certificate: String?
+    package var certificate: String?
     /// `PrivateKey=`: PEM, the certificate's key.
-    public var privateKey: String?
+    package var privateKey: String?
     /// `ClientCA=`: PEM, the CAs client certificates are verified against; unset asks clients for none.
-    public var clientCA: String?
+    package var clientCA: String?
     /// `RequireClientCertificate=`: refuse clients without a certificate `ClientCA=` verifies, in the handshake.
-    public var requireClientCertificate = false
+    package var requireClientCertificate = false
 
-    public init(
+    package init(
         certificate: String? = nil, privateKey: String? = nil, clientCA: String? = nil, requireClientCertificate: Bool = false
     ) {
         self.certificate = certificate

@@ -8,13 +8,13 @@ import RPCProtocol
 /// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
 /// (name, version, summary, fingerprint of each service) and `x-events` (OpenRPC has no events: each
 /// subscribable event's full name, summary and payload schema).
-public enum OpenRPCDocument {
-    public static let openRPCVersion = "1.3.2"
+package enum OpenRPCDocument {
+    package static let openRPCVersion = "1.3.2"
 
     /// `shows` picks the methods to list (those the caller may call), `showsEvents` the services whose events
     /// to list (those the caller may subscribe to); a service none of whose methods or events it shows is left
     /// out. Fingerprints are always those of the whole service.
-    public static func make(
+    package static func make(
         for allServices: [RPCServiceDescriptor],
         shows: (RPCServiceDescriptor, RPCMethodDescriptor) -> Bool = { _, _ in true },
         showsEvents: (RPCServiceDescriptor) -> Bool = { _ in true }
@@ -78,15 +78,15 @@ public enum OpenRPCDocument {
 /// through, so it is always current after a reload; `rpc.cancel` cancels one of the caller's own calls
 /// (docs/PROTOCOL.md, "Cancellation"); `rpc.subscribe` and `rpc.unsubscribe` manage the calling
 /// connection's event subscriptions (`RPCConnectionSubscriptions`).
-public struct RPCDiscoverService: RPCTypedService {
-    public init() {}
+package struct RPCDiscoverService: RPCTypedService {
+    package init() {}
 
-    public static let name = "rpc"
-    public static let version = RPCDaemonVersion.version
-    public static let summary = "Service discovery (OpenRPC) and event subscriptions"
-    public let descriptor = Self.makeDescriptor()
+    package static let name = "rpc"
+    package static let version = RPCDaemonVersion.version
+    package static let summary = "Service discovery (OpenRPC) and event subscriptions"
+    package let descriptor = Self.makeDescriptor()
 
-    public static let methods: [RPCServiceMethod<RPCDiscoverService>] = [discover, cancel] + subscriptionMethods
+    package static let methods: [RPCServiceMethod<RPCDiscoverService>] = [discover, cancel] + subscriptionMethods
 
     private static let discover: RPCServiceMethod<RPCDiscoverService> =
         .method(

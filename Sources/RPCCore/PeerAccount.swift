@@ -4,11 +4,11 @@ import Synchronization
 /// One connection's account in the `PeerLedger`: what it holds for its peer now, charged when it is spent and
 /// given back when it is freed, and all of it given back when the connection closes (`close`), whatever its
 /// parts forgot. Thread-safe: the connection's loop charges frames and replies, publishers charge events.
-public final class PeerAccount: Sendable {
+package final class PeerAccount: Sendable {
     private let ledger: PeerLedger
     let share: PeerShare
     /// On the Unix socket and named by `Administrators=`: may use the ledger's reserve.
-    public let isAdministrator: Bool
+    package let isAdministrator: Bool
     private let state = Mutex<State>(State())
 
     private struct State {
@@ -23,25 +23,25 @@ public final class PeerAccount: Sendable {
     }
 
     /// What one peer may hold (`MaxBufferedBytesPerPeer=`).
-    public var shareLimit: Int { ledger.perPeerLimit }
+    package var shareLimit: Int { ledger.perPeerLimit }
 
     /// A call of this connection was routed: counted for its peer (the heaviest peers' report).
-    public func countCall() {
+    package func countCall() {
         share.calls.increment()
     }
 
     /// What the peer's calls may log, shared by all its connections.
-    public var log: LogRateLimiter { share.log }
+    package var log: LogRateLimiter { share.log }
 
     /// The connection has ended: work still running for it has nobody to answer.
-    public var isClosed: Bool { state.withLock { $0.closed } }
+    package var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Bytes this connection holds now.
-    public var charged: Int { state.withLock { $0.charged } }
+    package var charged: Int { state.withLock { $0.charged } }
 
     /// Charges `bytes`, or nothing and false when that would pass the peer's share or what the ledger has
     /// left for this peer (or the connection has closed).
-    public func charge(_ bytes: Int) -> Bool {
+    package func charge(_ bytes: Int) -> Bool {
         precondition(bytes >= 0, "a charge is a number of bytes")
         return state.withLock { state in
             guard !state.closed, share.used.add(bytes, ifAtMost: ledger.perPeerLimit) else { return false }
@@ -56,7 +56,7 @@ public final class PeerAccount: Sendable {
 
     /// Charges `bytes` whatever the limits say: for bytes that were charged already under another name (an
     /// event moving from its queue to the socket) and must be counted on the way, but cannot be refused.
-    public func forceCharge(_ bytes: Int) {
+    package func forceCharge(_ bytes: Int) {
         state.withLock { state in
             guard !state.closed else { return }
             share.used.increment(by: bytes)
@@ -66,7 +66,7 @@ public final class PeerAccount: Sendable {
     }
 
     /// Gives back `bytes` charged earlier. After `close`, nothing: closing gave everything back.
-    public func release(_ bytes: Int) {
+    package func release(_ bytes: Int) {
         state.withLock { state in
             guard !state.closed else { return }
             let bytes = min(bytes, state.charged)
@@ -78,7 +78,7 @@ public final class PeerAccount: Sendable {
 
     /// The connection has ended: everything it still holds is given back, and its peer has one connection
     /// fewer. Later charges fail and releases do nothing. Idempotent.
-    public func close() {
+    package func close() {
         let wasOpen = state.withLock { state -> Bool in
             guard !state.closed else { return false }
             state.closed = true

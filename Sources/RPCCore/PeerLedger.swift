@@ -22,15 +22,15 @@ import Synchronization
 /// together (any local user may use any of 127.0.0.0/8, so they tell nobody apart), an IPv4 address, or an
 /// IPv6 /64 (what one host is usually given). Thread-safe: connections open and close on every loop, and
 /// charges from any thread take no lock but the account's own.
-public final class PeerLedger: Sendable {
+package final class PeerLedger: Sendable {
     /// Bytes held for all peers together at most (`MaxBufferedBytes=`, at least one frame).
-    public let limit: Int
+    package let limit: Int
     /// Bytes held for one peer at most (`MaxBufferedBytesPerPeer=`, at least one frame).
-    public let perPeerLimit: Int
+    package let perPeerLimit: Int
     /// Of `limit`, what only administrators may use: one peer's share, at most half of the whole.
-    public let reserve: Int
+    package let reserve: Int
     /// Connections one peer may have open (`MaxConnectionsPerPeer=`).
-    public let maxConnectionsPerPeer: Int
+    package let maxConnectionsPerPeer: Int
     private let administrators: RPCPeerSet
     /// The total, where `rpcd.info` reads it (`buffered_bytes`).
     let total: Atomic<Int>
@@ -38,7 +38,7 @@ public final class PeerLedger: Sendable {
 
     /// The ledger of a server with `limits`; `administrators` get the reserve. Its totals are exported through
     /// `statistics` (read when scraped: the ledger's own numbers are the only ones).
-    public convenience init(limits: ConnectionLimits, administrators: RPCPeerSet, statistics: RPCStatistics) {
+    package convenience init(limits: ConnectionLimits, administrators: RPCPeerSet, statistics: RPCStatistics) {
         let frame = limits.maxFrameSize
         self.init(
             limit: max(limits.maxBufferedBytes, frame), perPeerLimit: max(limits.maxBufferedBytesPerPeer, frame),
@@ -68,19 +68,19 @@ public final class PeerLedger: Sendable {
     }
 
     /// One peer's use now, as `rpcd.metrics` and `rpcctl top` show the heaviest.
-    public struct PeerUse: Sendable, Equatable {
+    package struct PeerUse: Sendable, Equatable {
         /// Who: `uid N` on the Unix socket, `loopback`, an IPv4 address or an IPv6 /64.
-        public var peer: String
-        public var bytes: Int
-        public var connections: Int
+        package var peer: String
+        package var bytes: Int
+        package var connections: Int
         /// Calls routed for the peer since its first connection of this stretch (its share is forgotten when its
         /// last connection closes).
-        public var calls: Int
+        package var calls: Int
     }
 
     /// The `count` peers holding the most bytes now (then the most calls): bounded, so a scan of thousands of
     /// peers costs a report only `count` entries, and no peer ever becomes a metric label.
-    public func heaviest(_ count: Int) -> [PeerUse] {
+    package func heaviest(_ count: Int) -> [PeerUse] {
         let uses = peers.withLock { peers in
             peers.values.map {
                 PeerUse(peer: "\($0.key)", bytes: $0.used.load(ordering: .relaxed), connections: $0.connections,
@@ -92,14 +92,14 @@ public final class PeerLedger: Sendable {
 
     /// An account that nothing limits, on a ledger of its own: for connections made outside a server (tests,
     /// in-process clients).
-    public static func unlimitedAccount(for peer: RPCPeer = .unixSocket()) -> PeerAccount {
+    package static func unlimitedAccount(for peer: RPCPeer = .unixSocket()) -> PeerAccount {
         PeerLedger(limit: .max / 4, perPeerLimit: .max / 4, maxConnectionsPerPeer: .max, administrators: RPCPeerSet([]))
             .open(peer)!
     }
 
     /// Opens an account for a new connection of `peer`; nil (nothing counted) when the peer has
     /// `maxConnectionsPerPeer` open already.
-    public func open(_ peer: RPCPeer) -> PeerAccount? {
+    package func open(_ peer: RPCPeer) -> PeerAccount? {
         let key = PeerKey(peer)
         let share: PeerShare? = peers.withLock { peers in
             if let share = peers[key] {
@@ -116,15 +116,15 @@ public final class PeerLedger: Sendable {
     }
 
     /// Bytes charged now, all peers together.
-    public var charged: Int { total.load(ordering: .relaxed) }
+    package var charged: Int { total.load(ordering: .relaxed) }
 
     /// Bytes charged now to `peer`; 0 for a peer with no connection.
-    public func charged(to peer: RPCPeer) -> Int {
+    package func charged(to peer: RPCPeer) -> Int {
         peers.withLock { $0[PeerKey(peer)]?.used.load(ordering: .relaxed) ?? 0 }
     }
 
     /// Peers with a connection open.
-    public var peerCount: Int { peers.withLock { $0.count } }
+    package var peerCount: Int { peers.withLock { $0.count } }
 
     func take(_ bytes: Int, isAdministrator: Bool) -> Bool {
         total.add(bytes, ifAtMost: isAdministrator ? limit : limit - reserve)

@@ -4,7 +4,7 @@ extension RPCAccessPolicy {
     /// What other hosts may call through `listeners`, in one sentence for the log and `systemctl status`:
     /// "other hosts: nothing", "other hosts: read-only methods for 192.168.1.0/24", or "local only (no
     /// listener other hosts can reach)". Services whose handler files have rules of their own are named.
-    public func exposure(listeners: [RPCEndpoint]) -> String {
+    package func exposure(listeners: [RPCEndpoint]) -> String {
         let reachable = listeners.contains { $0.tcpAddress != nil && !$0.isLoopback }
         guard reachable else { return "local only (no listener other hosts can reach)" }
         let everywhere = Self.remoteReach(of: defaultRule)

@@ -6,24 +6,24 @@ import Glibc
 
 /// The access rules of every service, with user and group names resolved to ids. Immutable; built when the
 /// configuration is loaded and swapped with the registry on reload. Thread-safe.
-public struct RPCAccessPolicy: Sendable {
+package struct RPCAccessPolicy: Sendable {
     private let fallback: ResolvedRule
     private let rules: [String: ResolvedRule]
     /// Names that did not resolve (a user or group that does not exist): such an entry grants nothing.
-    public let unresolved: [String]
+    package let unresolved: [String]
 
     /// `rules` by service name; services without one get `defaultRule`.
-    public init(default defaultRule: RPCAccessRule, services rules: [String: RPCAccessRule] = [:]) {
+    package init(default defaultRule: RPCAccessRule, services rules: [String: RPCAccessRule] = [:]) {
         var unresolved: Set<String> = []
         self.fallback = ResolvedRule(defaultRule, unresolved: &unresolved)
         self.rules = rules.mapValues { ResolvedRule($0, unresolved: &unresolved) }
         self.unresolved = unresolved.sorted()
     }
 
-    public static let unrestricted = RPCAccessPolicy(default: .unrestricted)
+    package static let unrestricted = RPCAccessPolicy(default: .unrestricted)
 
     /// Whether `peer` may call `method` of `service`.
-    public func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
+    package func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
         if method.flags.contains(.anyPeer) { return true }
         let rule = rules[service] ?? fallback
         if rule.allow.contains(where: { $0.matches(peer) }) { return true }
@@ -32,19 +32,19 @@ public struct RPCAccessPolicy: Sendable {
 
     /// Whether `peer` may subscribe to `service`'s events: as for a read-only method of it (`AllowRead=` is
     /// enough), since receiving events changes nothing.
-    public func allowsSubscribing(_ peer: RPCPeer, service: String) -> Bool {
+    package func allowsSubscribing(_ peer: RPCPeer, service: String) -> Bool {
         let rule = rules[service] ?? fallback
         return rule.allow.contains(where: { $0.matches(peer) }) || rule.allowRead.contains(where: { $0.matches(peer) })
     }
 
     /// The services with rules of their own (from their handler files), sorted.
-    public var servicesWithOwnRules: [String] { rules.keys.sorted() }
+    package var servicesWithOwnRules: [String] { rules.keys.sorted() }
 
     /// The rule of every service without one of its own, as configured.
-    public var defaultRule: RPCAccessRule { fallback.configured }
+    package var defaultRule: RPCAccessRule { fallback.configured }
 
     /// The rule that applies to `service`, as configured.
-    public func rule(for service: String) -> RPCAccessRule {
+    package func rule(for service: String) -> RPCAccessRule {
         (rules[service] ?? fallback).configured
     }
 

@@ -1,13 +1,13 @@
 /// Which calls get a log entry of their own. Calls that fail are always logged (at `info`, internal errors at
 /// `error`), and so are slow ones (at `warning`); with `logEveryCall` every completed call is logged at `info`.
 /// Fixed for the router's lifetime: the check is on every call's path.
-public struct RPCCallLogPolicy: Hashable, Sendable {
+package struct RPCCallLogPolicy: Hashable, Sendable {
     /// `LogCalls=`: an entry for every completed call.
-    public var logEveryCall: Bool
+    package var logEveryCall: Bool
     /// `SlowCallThreshold=`: calls that take longer are logged at `warning`; nil logs none as slow.
-    public var slowCallThreshold: Duration?
+    package var slowCallThreshold: Duration?
 
-    public init(logEveryCall: Bool = false, slowCallThreshold: Duration? = .seconds(1)) {
+    package init(logEveryCall: Bool = false, slowCallThreshold: Duration? = .seconds(1)) {
         self.logEveryCall = logEveryCall
         self.slowCallThreshold = slowCallThreshold
     }

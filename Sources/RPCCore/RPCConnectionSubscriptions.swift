@@ -4,7 +4,7 @@ import RPCProtocol
 
 /// The write side of one connection for frames the server sends unasked (events), implemented by the
 /// connection handler. Used only on the connection's event loop.
-public protocol RPCConnectionOutput: AnyObject, Sendable {
+package protocol RPCConnectionOutput: AnyObject, Sendable {
     /// Whether the peer is reading: false once NIO's outbound buffer passed its high-water mark. The
     /// handler calls `RPCConnectionSubscriptions.resume()` when it becomes writable again.
     var isWritable: Bool { get }
@@ -21,7 +21,7 @@ public protocol RPCConnectionOutput: AnyObject, Sendable {
 ///
 /// Confined to the connection's event loop; `@unchecked Sendable` only so that its loop-bound owner can be
 /// named in `Sendable` types (`RPCCall`).
-public final class RPCConnectionSubscriptions: @unchecked Sendable {
+package final class RPCConnectionSubscriptions: @unchecked Sendable {
     let connection: RPCConnectionInfo
     let eventLoop: any EventLoop
     private let hub: RPCEventHub
@@ -31,7 +31,7 @@ public final class RPCConnectionSubscriptions: @unchecked Sendable {
     private var active: [Int: RPCEventSubscription] = [:]
     private var nextID = 1
 
-    public init(
+    package init(
         connection: RPCConnectionInfo, eventLoop: any EventLoop, output: any RPCConnectionOutput, hub: RPCEventHub,
         limits: ConnectionLimits = ConnectionLimits()
     ) {
@@ -44,11 +44,11 @@ public final class RPCConnectionSubscriptions: @unchecked Sendable {
     }
 
     /// Subscriptions open on this connection.
-    public var count: Int { active.count }
+    package var count: Int { active.count }
 
     /// Subscribes to `event` (`service.event`) as declared in `registry` (the one the call was routed
     /// through), if its access rules let this peer read that service. Returns the subscription's id.
-    public func subscribe(_ event: String, registry: RPCServiceRegistry) throws(RPCError) -> Int {
+    package func subscribe(_ event: String, registry: RPCServiceRegistry) throws(RPCError) -> Int {
         eventLoop.preconditionInEventLoop()
         guard let route = registry.events[event] else {
             throw .invalidParams("no event '\(event)' (rpc.discover lists them under x-events)")
@@ -67,7 +67,7 @@ public final class RPCConnectionSubscriptions: @unchecked Sendable {
     }
 
     /// Ends subscription `id` of this connection; false when there is none (ended already, or never made).
-    public func unsubscribe(_ id: Int) -> Bool {
+    package func unsubscribe(_ id: Int) -> Bool {
         eventLoop.preconditionInEventLoop()
         guard let subscription = active.removeValue(forKey: id) else { return false }
         subscription.end()
@@ -76,12 +76,12 @@ public final class RPCConnectionSubscriptions: @unchecked Sendable {
     }
 
     /// The connection can be written again: send what queued up meanwhile.
-    public func resume() {
+    package func resume() {
         for subscription in active.values { subscription.drain() }
     }
 
     /// The connection is gone: every subscription ends, silently.
-    public func close() {
+    package func close() {
         for subscription in active.values {
             subscription.end()
             hub.remove(subscription)

@@ -12,7 +12,7 @@ import Synchronization
 /// (`RPCEventSubscription`), which the subscriber's event loop drains. When the router serves a new
 /// registry, subscriptions to events it no longer declares, or that its access rules no longer allow, are
 /// ended (`rpc.subscriptionEnded`). Thread-safe: publish from any thread.
-public final class RPCEventHub: Sendable {
+package final class RPCEventHub: Sendable {
     private struct State {
         /// Subscriptions by full event name. Arrays are copied out under the lock (a reference count, not a
         /// copy), so publishing holds the lock only for a dictionary lookup.
@@ -25,15 +25,15 @@ public final class RPCEventHub: Sendable {
 
     private let state = Mutex(State())
     /// Events published (by any service, whether anyone subscribed).
-    public let published = Atomic<Int>(0)
+    package let published = Atomic<Int>(0)
     /// Event frames written to subscribers.
-    public let delivered = Atomic<Int>(0)
+    package let delivered = Atomic<Int>(0)
     /// Events dropped from full subscription queues (`MaxQueuedEvents=`).
-    public let lost = Atomic<Int>(0)
+    package let lost = Atomic<Int>(0)
     /// Subscriptions open now, across connections.
-    public let subscriptions = Atomic<Int>(0)
+    package let subscriptions = Atomic<Int>(0)
 
-    public init() {}
+    package init() {}
 
     /// Exports the hub's counts through `metrics` (the daemon's, once).
     package func export(to metrics: RPCMetrics) {
@@ -44,14 +44,14 @@ public final class RPCEventHub: Sendable {
     }
 
     /// Sends `payload` (one JSON value) to every subscriber of `event` (`service.event`). Never blocks.
-    public func publish(_ event: String, payload: ByteBuffer) {
+    package func publish(_ event: String, payload: ByteBuffer) {
         published.increment()
         guard let subscribers = state.withLock({ $0.subscribers[event] }) else { return }
         for subscription in subscribers { subscription.enqueue(payload) }
     }
 
     /// Whether anyone subscribes to `event` now (a service can skip building a payload nobody reads).
-    public func hasSubscribers(_ event: String) -> Bool {
+    package func hasSubscribers(_ event: String) -> Bool {
         state.withLock { $0.subscribers[event] != nil }
     }
 

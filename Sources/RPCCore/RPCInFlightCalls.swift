@@ -9,14 +9,14 @@ import RPCJSON
 /// the connection ends. (Hence `@unchecked Sendable`: it travels inside the immutable `RPCConnectionInfo`, but
 /// is only touched on that loop.) Ids compare as the JSON text the client sent; two calls in flight with the
 /// same id are the client's mistake, and only the later one can be cancelled.
-public final class RPCInFlightCalls: @unchecked Sendable {
+package final class RPCInFlightCalls: @unchecked Sendable {
     /// An empty dictionary allocates nothing: an idle connection pays for this object only.
     private var calls: [RPCID: PendingCall] = [:]
 
-    public init() {}
+    package init() {}
 
     /// Calls of this connection with an id and no answer yet.
-    public var count: Int { calls.count }
+    package var count: Int { calls.count }
 
     func add(_ id: RPCID, _ call: PendingCall) {
         calls[id] = call
@@ -29,14 +29,14 @@ public final class RPCInFlightCalls: @unchecked Sendable {
     /// Cancels the call with `id`: it is answered -32011 at once and its service is told. Returns false when no
     /// call with that id is in flight (unknown, or answered already): then nothing happens.
     @discardableResult
-    public func cancel(id: RPCID) -> Bool {
+    package func cancel(id: RPCID) -> Bool {
         guard let call = calls[id] else { return false }
         call.cancel()
         return true
     }
 
     /// Cancels every call in flight: the connection ended, so their -32011 answers go nowhere.
-    public func cancelAll() {
+    package func cancelAll() {
         let all = calls.values
         calls = [:]
         for call in all { call.cancel() }

@@ -9,9 +9,9 @@ import NIOCore
 /// scheduled `pause` after the end of the last: no task of ours is ready then, so the loop polls, serves the
 /// other connections' input (root's `rpcd.ping`), and only then runs the next round. Confined to its loop;
 /// `@unchecked Sendable` so that the router can hand it out from any thread.
-public final class RPCLoopTurns: @unchecked Sendable {
+package final class RPCLoopTurns: @unchecked Sendable {
     /// How long one piece of work may keep the loop before it waits for the next round.
-    public static let turn = TimeAmount.milliseconds(2)
+    package static let turn = TimeAmount.milliseconds(2)
     /// How far after a round the next one is scheduled: long enough that the loop polls before it.
     static let pause = TimeAmount.microseconds(100)
 
@@ -25,7 +25,7 @@ public final class RPCLoopTurns: @unchecked Sendable {
     }
 
     /// Runs `work` in the next round. On the loop.
-    public func yield(_ work: @escaping () -> Void) {
+    package func yield(_ work: @escaping () -> Void) {
         eventLoop.preconditionInEventLoop()
         waiting.append(work)
         guard !active else { return }

@@ -5,8 +5,8 @@ import RPCProtocol
 ///
 /// Filled in by the server when it accepts the connection (address; for Unix sockets, the kernel's
 /// `SO_PEERCRED`), and once a TLS handshake has verified a client certificate, its identities.
-public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
-    public enum Address: Sendable, Hashable {
+package struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
+    package enum Address: Sendable, Hashable {
         /// A TCP peer: its numeric IPv4 or IPv6 address and port.
         case ip(String, port: Int)
         /// A peer on a Unix-domain socket, which has no address.
@@ -15,14 +15,14 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
 
     /// The credentials the kernel recorded for a Unix-socket peer when it connected. In a user namespace
     /// (systemd's `PrivateUsers=`), ids from outside it read as the overflow id 65534.
-    public struct Credentials: Sendable, Hashable {
-        public var uid: UInt32
-        public var gid: UInt32
-        public var pid: Int32
+    package struct Credentials: Sendable, Hashable {
+        package var uid: UInt32
+        package var gid: UInt32
+        package var pid: Int32
         /// Every group of `uid` (its primary group and its supplementary ones), by id.
-        public var groups: [UInt32]
+        package var groups: [UInt32]
 
-        public init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = []) {
+        package init(uid: UInt32, gid: UInt32, pid: Int32, groups: [UInt32] = []) {
             self.uid = uid
             self.gid = gid
             self.pid = pid
@@ -30,17 +30,17 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    public var address: Address {
+    package var address: Address {
         didSet { addressBytes = Self.bytes(of: address) }
     }
     /// A TCP peer's address as bytes, parsed once for the access rules' network matches.
-    public private(set) var addressBytes: [UInt8]?
-    public var credentials: Credentials?
+    package private(set) var addressBytes: [UInt8]?
+    package var credentials: Credentials?
     /// The identities of a verified TLS client certificate (subject common name, DNS and e-mail
     /// subject alternative names); empty for plain connections and clients without a certificate.
-    public var certificateIdentities: [String]
+    package var certificateIdentities: [String]
 
-    public init(address: Address, credentials: Credentials? = nil, certificateIdentities: [String] = []) {
+    package init(address: Address, credentials: Credentials? = nil, certificateIdentities: [String] = []) {
         self.address = address
         self.addressBytes = Self.bytes(of: address)
         self.credentials = credentials
@@ -53,17 +53,17 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A Unix-socket peer.
-    public static func unixSocket(_ credentials: Credentials? = nil) -> RPCPeer {
+    package static func unixSocket(_ credentials: Credentials? = nil) -> RPCPeer {
         RPCPeer(address: .unixSocket, credentials: credentials)
     }
 
     /// A TCP peer.
-    public static func ip(_ address: String, port: Int) -> RPCPeer {
+    package static func ip(_ address: String, port: Int) -> RPCPeer {
         RPCPeer(address: .ip(address, port: port))
     }
 
     /// `ADDRESS:PORT` for IPv4, `[ADDRESS]:PORT` for IPv6, `unix` for Unix-socket peers.
-    public var description: String {
+    package var description: String {
         switch address {
         case .ip(let ip, let port): ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
         case .unixSocket: "unix"
@@ -72,7 +72,7 @@ public struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
 
     /// On this host: a Unix-socket peer, or a TCP peer from a loopback address (127.0.0.0/8, ::1, or
     /// ::ffff:127.0.0.0/104).
-    public var isLocal: Bool {
+    package var isLocal: Bool {
         switch address {
         case .unixSocket: return true
         case .ip(let ip, _):

@@ -2,12 +2,12 @@ import RPCProtocol
 
 /// The peers a list of principals names, with user and group names resolved to ids when it is made, as for
 /// access rules: who `Administrators=` names. Immutable and thread-safe.
-public struct RPCPeerSet: Sendable {
+package struct RPCPeerSet: Sendable {
     private let matchers: [RPCAccessPolicy.Matcher]
     /// Names that did not resolve; such an entry names nobody.
-    public let unresolved: [String]
+    package let unresolved: [String]
 
-    public init(_ principals: [RPCPrincipal]) {
+    package init(_ principals: [RPCPrincipal]) {
         var unresolved: Set<String> = []
         matchers = principals.compactMap { RPCAccessPolicy.Matcher($0, unresolved: &unresolved) }
         self.unresolved = unresolved.sorted()
@@ -15,7 +15,7 @@ public struct RPCPeerSet: Sendable {
 
     /// Whether `peer` is one of the set. Only Unix-socket peers can be: the set gives what TCP cannot prove
     /// (who the user is), so an address or a certificate is never enough.
-    public func contains(_ peer: RPCPeer) -> Bool {
+    package func contains(_ peer: RPCPeer) -> Bool {
         guard case .unixSocket = peer.address else { return false }
         return matchers.contains { $0.matches(peer) }
     }

@@ -12,21 +12,21 @@ import Synchronization
 /// reply payload back on the connection's event loop. Calls of one message run concurrently; a batch reply
 /// is sent once every entry has completed. The registry can be replaced at any time (`replaceRegistry`);
 /// calls in flight finish on the registry they were routed through.
-public final class RPCRouter: Sendable {
-    public let parser: RPCEnvelopeParser
-    public let statistics: RPCStatistics
-    public let callLog: RPCCallLogPolicy
+package final class RPCRouter: Sendable {
+    package let parser: RPCEnvelopeParser
+    package let statistics: RPCStatistics
+    package let callLog: RPCCallLogPolicy
     /// The largest batch reply assembled (its entries' replies together); past it the batch gets -32008.
-    public let maxReplySize: Int
+    package let maxReplySize: Int
     /// Where services publish events and connections subscribe; kept across registry swaps.
-    public let events: RPCEventHub
+    package let events: RPCEventHub
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
     /// The turns of each event loop that has had work yield, by the loop's identity (each holds its loop).
     private let loopTurns = Mutex<[ObjectIdentifier: RPCLoopTurns]>([:])
 
-    public init(
+    package init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
         callLog: RPCCallLogPolicy = RPCCallLogPolicy(), maxReplySize: Int = RPCLimits.maxFrameSize.defaultValue,
         events: RPCEventHub = RPCEventHub()
@@ -43,7 +43,7 @@ public final class RPCRouter: Sendable {
     }
 
     /// The turns of `eventLoop` (made on first use): where work that has had its turn waits for the next.
-    public func turns(on eventLoop: any EventLoop) -> RPCLoopTurns {
+    package func turns(on eventLoop: any EventLoop) -> RPCLoopTurns {
         loopTurns.withLock { turns in
             let key = ObjectIdentifier(eventLoop)
             if let existing = turns[key] { return existing }
@@ -54,14 +54,14 @@ public final class RPCRouter: Sendable {
     }
 
     /// The registry new calls are routed through.
-    public var registry: RPCServiceRegistry {
+    package var registry: RPCServiceRegistry {
         current.withLock { $0 }
     }
 
     /// Atomically replaces the registry and returns the previous one. Subscriptions the new registry does not
     /// allow (its event is gone, its access rules refuse the peer) are ended.
     @discardableResult
-    public func replaceRegistry(_ registry: RPCServiceRegistry) -> RPCServiceRegistry {
+    package func replaceRegistry(_ registry: RPCServiceRegistry) -> RPCServiceRegistry {
         let previous = current.withLock { active in
             let previous = active
             active = registry
@@ -78,7 +78,7 @@ public final class RPCRouter: Sendable {
     /// A batch runs at most `maxConcurrentCalls` of its entries at once, starting the next as one completes,
     /// so that a connection's in-flight limit holds for batches too. `output` is the connection's write side
     /// for events (`rpc.subscribe`); without it, subscribing fails.
-    public func dispatch(
+    package func dispatch(
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
         maxConcurrentCalls: Int = .max, output: (any RPCConnectionOutput)? = nil, completion: @escaping (ByteBuffer?) -> Void
     ) {

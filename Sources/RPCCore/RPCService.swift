@@ -13,39 +13,39 @@ import RPCProtocol
 /// completions are ignored (and logged). Notifications are handled like calls and their outcome is discarded.
 /// Plugin modules and tests implement this directly; the built-in services through `RPCTypedService`, which
 /// declares typed methods and binds params the way the module SDK does.
-public protocol RPCService: Sendable {
+package protocol RPCService: Sendable {
     var descriptor: RPCServiceDescriptor { get }
     func handle(_ call: RPCCall, responder: RPCResponder)
 }
 
 /// A service with a state of its own worth reporting in `rpcd.info` (a module host process's: its pid, crashes
 /// and restarts), under the service's `host` member.
-public protocol RPCServiceStatusReporting: RPCService {
+package protocol RPCServiceStatusReporting: RPCService {
     var status: JSONValue { get }
 }
 
 /// One routed call, as a service sees it. Immutable; a class because it travels (into the service, its
 /// closures, a module's pending state) and a reference costs one count where a struct of this many
 /// references costs one per field at every copy.
-public final class RPCCall: Sendable {
+package final class RPCCall: Sendable {
     /// The request as received; `params` are raw JSON bytes, decoded only by whoever needs them.
-    public let request: RPCRequest
+    package let request: RPCRequest
     /// Index of the method in the service descriptor's `methods`.
-    public let methodIndex: Int
-    public let method: RPCMethodDescriptor
-    public let connection: RPCConnectionInfo
+    package let methodIndex: Int
+    package let method: RPCMethodDescriptor
+    package let connection: RPCConnectionInfo
     /// The loop of the connection; handlers may schedule work on it but never block it.
-    public let eventLoop: any EventLoop
+    package let eventLoop: any EventLoop
     /// The registry this call was routed through (what `rpc.discover` describes).
-    public let registry: RPCServiceRegistry
+    package let registry: RPCServiceRegistry
     /// The router's state of the call, for cancellation; nil for a call made outside a router (tests).
     let pending: PendingCall?
 
     /// The connection's write side for events (what `rpc.subscribe` subscribes); nil where there is no
     /// connection to send them on (a test dispatching without one). Use only on `eventLoop`.
-    public let output: (any RPCConnectionOutput)?
+    package let output: (any RPCConnectionOutput)?
 
-    public convenience init(
+    package convenience init(
         request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
         eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)? = nil
     ) {
@@ -75,15 +75,15 @@ public final class RPCCall: Sendable {
     /// `cancel()`), and the service's own answer, when it comes, is dropped. Runs at most once, on the call's
     /// event loop, and at once if the call is already cancelled; never after the call was answered. Must be
     /// called on the call's event loop (in `handle`, or later on that loop).
-    public func onCancel(_ handler: @escaping () -> Void) {
+    package func onCancel(_ handler: @escaping () -> Void) {
         pending?.onCancel(handler)
     }
 
-    public var params: ByteBuffer? { request.params }
-    public var isNotification: Bool { request.isNotification }
+    package var params: ByteBuffer? { request.params }
+    package var isNotification: Bool { request.isNotification }
 
     /// The connection's logger with this call's method and id attached.
-    public var logger: Logger {
+    package var logger: Logger {
         var logger = connection.logger
         logger[metadataKey: LogField.method] = "\(request.method)"
         if let id = request.id { logger[metadataKey: LogField.callID] = "\(LogValue.truncated("\(id)"))" }
@@ -91,7 +91,7 @@ public final class RPCCall: Sendable {
     }
 
     /// The params as a JSON value tree (slow path, for handlers that want it); `.null` when absent.
-    public func paramsValue() throws(RPCError) -> JSONValue {
+    package func paramsValue() throws(RPCError) -> JSONValue {
         guard let params else { return .null }
         do {
             return try params.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue(parsing: bytes) }
@@ -104,29 +104,29 @@ public final class RPCCall: Sendable {
 /// Who is calling: one client connection. Immutable, and a class: every call of the connection refers to it
 /// (its routing, its pending state, the `RPCCall` a service gets), so a copy costs one reference, not one per
 /// field.
-public final class RPCConnectionInfo: Sendable {
+package final class RPCConnectionInfo: Sendable {
     /// Unique within one run of the daemon.
-    public let id: UInt64
+    package let id: UInt64
     /// Who is calling: address, Unix credentials, certificate identities.
-    public let peer: RPCPeer
+    package let peer: RPCPeer
     /// The server's logger, without this connection's fields.
-    public let baseLogger: Logger
+    package let baseLogger: Logger
     /// What the calls of this connection's peer may log, shared by all of the peer's connections (nil: no
     /// limit). A peer can make calls fail or run slowly at will; it must not be able to flood the journal.
-    public let peerLog: LogRateLimiter?
+    package let peerLog: LogRateLimiter?
     /// This connection's calls awaiting their answer, by id (`rpc.cancel`). Touched only on the connection's
     /// event loop.
-    public let inFlight = RPCInFlightCalls()
+    package let inFlight = RPCInFlightCalls()
     /// What rpcd holds for this connection, charged to its peer (`PeerLedger`): everything that keeps bytes for
     /// the connection charges it, and closing the connection gives all of it back.
-    public let account: PeerAccount
+    package let account: PeerAccount
     /// The series of the listener the connection came through, where its bytes are counted (nil: a connection
     /// made outside a server).
     package let listener: RPCListenerMetrics?
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
-    public var logger: Logger {
+    package var logger: Logger {
         var logger = baseLogger
         logger[metadataKey: LogField.connectionID] = "\(id)"
         logger[metadataKey: LogField.peer] = "\(peer)"
@@ -138,7 +138,7 @@ public final class RPCConnectionInfo: Sendable {
 
     /// `logger` is the server's logger; the connection's fields are added when it logs. Without an `account`
     /// (a connection made outside a server), nothing limits what it holds.
-    public convenience init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil, account: PeerAccount? = nil) {
+    package convenience init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil, account: PeerAccount? = nil) {
         self.init(id: id, peer: peer, logger: logger, peerLog: peerLog, account: account, listener: nil)
     }
 
@@ -156,7 +156,7 @@ public final class RPCConnectionInfo: Sendable {
 
     /// `logger`, unless the peer's calls have logged their share for now (`peerLog`): then nil. The first entry
     /// after a suppressed stretch says how many were dropped (`rpcd_suppressed`).
-    public var rateLimitedLogger: Logger? {
+    package var rateLimitedLogger: Logger? {
         guard let peerLog else { return logger }
         guard let suppressed = peerLog.admit() else { return nil }
         var logger = self.logger
@@ -166,19 +166,19 @@ public final class RPCConnectionInfo: Sendable {
 }
 
 /// How a call ends.
-public enum RPCOutcome: Sendable {
+package enum RPCOutcome: Sendable {
     /// The `result`, as raw JSON bytes.
     case success(ByteBuffer)
     case failure(RPCError)
 }
 
 /// Completes one call. Thread-safe; the first completion wins.
-public struct RPCResponder: Sendable {
+package struct RPCResponder: Sendable {
     private let sink: any RPCCompletionSink
 
     /// `complete` receives the outcome and, for failures that were not `RPCError`s, the original error so it can
     /// be logged (clients only see `internalError`).
-    public init(_ complete: @escaping @Sendable (RPCOutcome, (any Error)?) -> Void) {
+    package init(_ complete: @escaping @Sendable (RPCOutcome, (any Error)?) -> Void) {
         self.sink = ClosureCompletionSink(complete)
     }
 
@@ -192,13 +192,13 @@ public struct RPCResponder: Sendable {
     }
 
     /// Succeeds with a result that is already JSON. The bytes are not checked: they must be one valid JSON value.
-    public func succeed(rawJSON: ByteBuffer) {
+    package func succeed(rawJSON: ByteBuffer) {
         complete(.success(rawJSON), nil)
     }
 
     /// Succeeds with `value`; a value JSON cannot carry (a NaN or infinite number) fails the call instead, as
     /// an internal error whose cause is logged.
-    public func succeed(_ value: JSONValue) {
+    package func succeed(_ value: JSONValue) {
         do {
             complete(.success(ByteBuffer(bytes: try value.checkedSerialization())), nil)
         } catch {
@@ -207,7 +207,7 @@ public struct RPCResponder: Sendable {
     }
 
     /// Fails the call; see `RPCError.init(from:)` for what the client sees.
-    public func fail(_ error: any Error) {
+    package func fail(_ error: any Error) {
         let rpcError = RPCError(from: error)
         let isInternal = !(error is RPCError) && !(error is RPCErrorConvertible)
         complete(.failure(rpcError), isInternal ? error : nil)

@@ -7,49 +7,43 @@ import RPCProtocol
 ///
 /// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
 /// registry they were routed through. Building one validates names; lookups are a single dictionary access.
-public final class RPCServiceRegistry: Sendable {
+package final class RPCServiceRegistry: Sendable {
     /// Where a full method name leads.
-    public struct Route: Sendable {
-        public let serviceName: String
-        public let service: any RPCService
-        public let methodIndex: Int
-        public let method: RPCMethodDescriptor
+    package struct Route: Sendable {
+        package let serviceName: String
+        package let service: any RPCService
+        package let methodIndex: Int
+        package let method: RPCMethodDescriptor
         /// The method's series (nil: metrics off, or a registry built without them), resolved once here so
         /// that a call looks nothing up.
         package let metrics: RPCMethodMetrics?
     }
 
     /// Where a full event name (`kv.changed`) leads.
-    public struct EventRoute: Sendable {
-        public let serviceName: String
-        public let event: RPCEventDescriptor
+    package struct EventRoute: Sendable {
+        package let serviceName: String
+        package let event: RPCEventDescriptor
     }
 
     /// Services sorted by name.
-    public let services: [any RPCService]
+    package let services: [any RPCService]
     /// Services that are configured but not running (a plugin module failed to load): calls to them get
     /// "Service unavailable" rather than "Method not found", which tells the caller the right story.
-    public let unavailableServices: Set<String>
+    package let unavailableServices: Set<String>
     /// Who may call what; swapped together with the services.
-    public let access: RPCAccessPolicy
+    package let access: RPCAccessPolicy
     private let routes: [String: Route]
     /// Every event of every service, by full name.
-    public let events: [String: EventRoute]
+    package let events: [String: EventRoute]
     /// Where calls to no declared method and messages that are no call are counted (nil: not counted).
     package let metrics: RPCMetrics?
 
     /// Fails when two services share a name, a service name is empty or contains a dot, or a service
-    /// declares a method or an event twice. With `metrics`, each method's and event's series are made (or
-    /// found, when an earlier registry made them) here.
-    public convenience init(
-        services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted
-    ) throws(RPCRegistryError) {
-        try self.init(services: services, unavailable: unavailable, access: access, metrics: nil)
-    }
-
+    /// declares a method or an event twice. With `metrics`, each method's series are made (or found, when an
+    /// earlier registry made them) here.
     package init(
         services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted,
-        metrics: RPCMetrics?
+        metrics: RPCMetrics? = nil
     ) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
         var events: [String: EventRoute] = [:]
@@ -88,12 +82,12 @@ public final class RPCServiceRegistry: Sendable {
         self.metrics = metrics
     }
 
-    public func route(for method: String) -> Route? {
+    package func route(for method: String) -> Route? {
         routes[method]
     }
 
     /// The error for a method that has no route.
-    public func missingRouteError(for method: String) -> RPCError {
+    package func missingRouteError(for method: String) -> RPCError {
         if !unavailableServices.isEmpty, let dot = method.firstIndex(of: "."),
            unavailableServices.contains(String(method[..<dot])) {
             return .serviceUnavailable(String(method[..<dot]))
@@ -101,13 +95,13 @@ public final class RPCServiceRegistry: Sendable {
         return .methodNotFound(method)
     }
 
-    public func service(named name: String) -> (any RPCService)? {
+    package func service(named name: String) -> (any RPCService)? {
         services.first { $0.descriptor.name == name }
     }
 }
 
 /// A set of services that cannot be served together; the message names the conflict.
-public struct RPCRegistryError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var description: String
+package struct RPCRegistryError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = description }
 }

@@ -7,11 +7,11 @@ import Synchronization
 ///
 /// Counts live in one place, the metrics registry: `rpcd.info`, `rpcd.metrics` and the status line read them
 /// back from its exposition (`snapshot()`), so they cannot disagree with a scrape.
-public final class RPCStatistics: Sendable {
+package final class RPCStatistics: Sendable {
     package let metrics: RPCMetrics
     /// Connections admitted now, across listeners: what `MaxConnections=` is checked against (the exported
     /// per-listener `rpcd_connections_open` counts the same connections once their listener has them).
-    public let openConnections = Atomic<Int>(0)
+    package let openConnections = Atomic<Int>(0)
     /// Frames refused, by reason.
     package let framesTooLarge: Counter
     package let framesOverBudget: Counter
@@ -28,7 +28,7 @@ public final class RPCStatistics: Sendable {
         weak var ledger: PeerLedger?
     }
 
-    public convenience init() {
+    package convenience init() {
         self.init(metrics: RPCMetrics())
     }
 
@@ -41,23 +41,23 @@ public final class RPCStatistics: Sendable {
         reloadsFailed = metrics.counter(.reloads, [("result", "failed")])
     }
 
-    public func recordError(_ description: String) {
+    package func recordError(_ description: String) {
         latestError.withLock { $0 = description }
     }
 
-    public var lastError: String? { latestError.withLock { $0 } }
+    package var lastError: String? { latestError.withLock { $0 } }
 
     func attach(_ ledger: PeerLedger) {
         self.ledger.withLock { $0.ledger = ledger }
     }
 
     /// The `count` peers holding the most now (`PeerLedger.heaviest`); empty outside a server.
-    public func heaviestPeers(_ count: Int) -> [PeerLedger.PeerUse] {
+    package func heaviestPeers(_ count: Int) -> [PeerLedger.PeerUse] {
         ledger.withLock { $0.ledger }?.heaviest(count) ?? []
     }
 
     /// Calls answered since start, all methods together (the sum of `rpcd_calls_total`).
-    public var callsAnswered: Int {
+    package var callsAnswered: Int {
         Int(snapshot().sum(RPCMetricFamily.calls.name))
     }
 
@@ -70,10 +70,10 @@ public final class RPCStatistics: Sendable {
 extension Atomic<Int> {
     /// Adds one, relaxed: these are statistics, not synchronisation.
     @inlinable
-    public func increment(by delta: Int = 1) {
+    package func increment(by delta: Int = 1) {
         _ = wrappingAdd(delta, ordering: .relaxed)
     }
 
     @inlinable
-    public var value: Int { load(ordering: .relaxed) }
+    package var value: Int { load(ordering: .relaxed) }
 }

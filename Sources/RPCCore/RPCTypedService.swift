@@ -10,7 +10,7 @@ import RPCProtocol
 /// written this way, so they describe themselves and bind params exactly as modules do.
 ///
 /// Methods run on the connection's event loop and answer at once: they must not block.
-public protocol RPCTypedService: RPCService {
+package protocol RPCTypedService: RPCService {
     /// The service name (`rpcd`), its version and a one-line summary.
     static var name: String { get }
     static var version: String { get }
@@ -23,9 +23,9 @@ public protocol RPCTypedService: RPCService {
 }
 
 extension RPCTypedService {
-    public static var events: [RPCEventDescriptor] { [] }
+    package static var events: [RPCEventDescriptor] { [] }
 
-    public static func makeDescriptor() -> RPCServiceDescriptor {
+    package static func makeDescriptor() -> RPCServiceDescriptor {
         RPCServiceDescriptor(
             name: name, version: version, summary: summary, methods: methods.map(\.descriptor), events: events)
     }
@@ -33,7 +33,7 @@ extension RPCTypedService {
     // Inlinable so that each service's conformance gets a copy specialised for it: the generic one looks up
     // the metadata of `[RPCServiceMethod<Self>]` on every call.
     @inlinable
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
+    package func handle(_ call: RPCCall, responder: RPCResponder) {
         // The router found the method in `descriptor`, built from `methods` in the same order.
         switch Self.methods[call.methodIndex].body {
         case .immediate(let run):
@@ -49,8 +49,8 @@ extension RPCTypedService {
 }
 
 /// One method of an `RPCTypedService`: how it is described, and the code that runs it.
-public struct RPCServiceMethod<Service: Sendable>: Sendable {
-    public let descriptor: RPCMethodDescriptor
+package struct RPCServiceMethod<Service: Sendable>: Sendable {
+    package let descriptor: RPCMethodDescriptor
     @usableFromInline let body: Body
 
     /// How a method answers: at once, on the event loop (every method but a few), or later from a task.
@@ -66,7 +66,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// A method without parameters that answers when `body` returns, from a task of its own: for work the
     /// event loop must not wait for (`rpcd.reload`). The call holds its slot until then.
-    public static func asyncMethod<Output: Encodable>(
+    package static func asyncMethod<Output: Encodable>(
         _ name: String, summary: String = "", result: RPCParam? = nil,
         _ body: @escaping @Sendable (Service, RPCCall) async throws -> Output
     ) -> RPCServiceMethod {
@@ -95,7 +95,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
     /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.
-    public static func method<Params: Decodable, Output: Encodable>(
+    package static func method<Params: Decodable, Output: Encodable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil, readOnly: Bool = false,
         _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
@@ -104,7 +104,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// A method with parameters and any flags (`.anyPeer` is for methods that reach only the caller's own
     /// connection).
-    public static func method<Params: Decodable, Output: Encodable>(
+    package static func method<Params: Decodable, Output: Encodable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
         flags: RPCMethodDescriptor.Flags, _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
@@ -119,7 +119,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
     }
 
     /// A method without parameters: any params other than none, `[]` or `{}` are -32602.
-    public static func method<Output: Encodable>(
+    package static func method<Output: Encodable>(
         _ name: String, summary: String = "", result: RPCParam? = nil, readOnly: Bool = false,
         _ body: @escaping @Sendable (Service, RPCCall) throws -> Output
     ) -> RPCServiceMethod {
@@ -133,7 +133,7 @@ public struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// A read-only method without parameters whose result is already JSON text, for answers that must cost
     /// nothing beyond writing them (`rpcd.ping`).
-    public static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
+    package static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
         RPCServiceMethod(
             descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly)
         ) { _, call in

@@ -5,11 +5,11 @@
 /// shows up in `rpcd --check-config` rather than on the network; `%s` is required, so services get distinct
 /// names. Expanded names are cut to one DNS label
 /// (63 bytes of UTF-8) at a character boundary.
-public struct DNSSDInstanceNameTemplate: Hashable, Sendable, CustomStringConvertible {
-    public static let `default` = try! DNSSDInstanceNameTemplate(parsing: "%s on %h")
+package struct DNSSDInstanceNameTemplate: Hashable, Sendable, CustomStringConvertible {
+    package static let `default` = try! DNSSDInstanceNameTemplate(parsing: "%s on %h")
 
     /// The template as written.
-    public let text: String
+    package let text: String
     private let parts: [Part]
 
     private enum Part: Hashable, Sendable {
@@ -19,7 +19,7 @@ public struct DNSSDInstanceNameTemplate: Hashable, Sendable, CustomStringConvert
     }
 
     /// Parses a template; the error says which specifier is unknown and which ones exist.
-    public init(parsing text: String) throws(TemplateError) {
+    package init(parsing text: String) throws(TemplateError) {
         guard !text.isEmpty else { throw TemplateError(template: text, problem: "the template is empty") }
         var parts: [Part] = []
         var literal = ""
@@ -53,7 +53,7 @@ public struct DNSSDInstanceNameTemplate: Hashable, Sendable, CustomStringConvert
     }
 
     /// The instance name for `service` on `host`, at most one DNS label long.
-    public func expand(service: String, host: String) -> String {
+    package func expand(service: String, host: String) -> String {
         var name = ""
         for part in parts {
             switch part {
@@ -65,11 +65,11 @@ public struct DNSSDInstanceNameTemplate: Hashable, Sendable, CustomStringConvert
         return DNSSDName.truncated(name)
     }
 
-    public var description: String { text }
+    package var description: String { text }
 
-    public struct TemplateError: Error, Hashable, Sendable, CustomStringConvertible {
-        public var template: String
-        public var problem: String
-        public var description: String { "invalid instance name template '\(template)': \(problem)" }
+    package struct TemplateError: Error, Hashable, Sendable, CustomStringConvertible {
+        package var template: String
+        package var problem: String
+        package var description: String { "invalid instance name template '\(template)': \(problem)" }
     }
 }

@@ -4,37 +4,37 @@ import RPCProtocol
 ///
 /// Avahi checks that a service type is made of DNS labels but not RFC 6335's length and character rules, so
 /// rpcd checks them itself before anything reaches the daemon. Nothing here touches the network.
-public enum DNSSDName {
+package enum DNSSDName {
     /// The longest DNS label, in bytes (RFC 1035 §2.3.4); an instance name is one label.
-    public static let maxLabelBytes = 63
+    package static let maxLabelBytes = 63
 
     /// The rule `validateServiceName` enforces, phrased for error messages.
-    public static let serviceNameRule = ServiceName.dnssdRule
+    package static let serviceNameRule = ServiceName.dnssdRule
 
     /// Checks an RFC 6335 §5.1 service name (`rpcd`, `calc`) as DNS-SD does, in either case (the one rule is
     /// `ServiceName`'s).
-    public static func validateServiceName(_ name: String) throws(DNSSDNameError) {
+    package static func validateServiceName(_ name: String) throws(DNSSDNameError) {
         if let problem = ServiceName.problem(with: name, allowingUpperCase: true) {
             throw DNSSDNameError(name: name, problem: "\(problem); expected \(serviceNameRule)")
         }
     }
 
     /// `_NAME._tcp` (or `._udp`) after checking NAME.
-    public static func serviceType(_ name: String, transport: Transport = .tcp) throws(DNSSDNameError) -> String {
+    package static func serviceType(_ name: String, transport: Transport = .tcp) throws(DNSSDNameError) -> String {
         try validateServiceName(name)
         return "_\(name)._\(transport.rawValue)"
     }
 
     /// The subtype `_SUB._sub.TYPE` (RFC 6763 §7.1), e.g. `_calc._sub._rpcd._tcp`. SUB follows the same rules
     /// as a service name, so a subtype is exactly what a client can type.
-    public static func subtype(_ sub: String, of type: String) throws(DNSSDNameError) -> String {
+    package static func subtype(_ sub: String, of type: String) throws(DNSSDNameError) -> String {
         try validateServiceName(sub)
         return "_\(sub)._sub.\(type)"
     }
 
     /// `text` cut to at most `maxBytes` bytes of UTF-8 without splitting a character, with trailing blanks
     /// removed (a name that ends in a space looks like a mistake).
-    public static func truncated(_ text: String, maxBytes: Int = maxLabelBytes) -> String {
+    package static func truncated(_ text: String, maxBytes: Int = maxLabelBytes) -> String {
         guard text.utf8.count > maxBytes else { return text }
         var result = ""
         var used = 0
@@ -48,15 +48,15 @@ public enum DNSSDName {
         return result
     }
 
-    public enum Transport: String, Sendable {
+    package enum Transport: String, Sendable {
         case tcp
         case udp
     }
 }
 
 /// A name that breaks DNS-SD's or RFC 6335's rules; the message quotes it and says what is allowed.
-public struct DNSSDNameError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var name: String
-    public var problem: String
-    public var description: String { "invalid service name '\(name)': \(problem)" }
+package struct DNSSDNameError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var name: String
+    package var problem: String
+    package var description: String { "invalid service name '\(name)': \(problem)" }
 }

@@ -4,32 +4,32 @@
 /// without `=` (§6.4 recommends at most nine), each string at most 255 bytes (§6.1), and the whole record at
 /// most 400 bytes (§6.2: small enough to fit one packet with the other records). Keys compare
 /// case-insensitively; the first occurrence of a key wins when parsing, as §6.4 requires.
-public struct DNSSDTXTRecord: Hashable, Sendable {
-    public struct Entry: Hashable, Sendable {
-        public var key: String
+package struct DNSSDTXTRecord: Hashable, Sendable {
+    package struct Entry: Hashable, Sendable {
+        package var key: String
         /// nil for a boolean attribute (`key` alone, no `=`).
-        public var value: String?
+        package var value: String?
 
-        public init(_ key: String, _ value: String?) {
+        package init(_ key: String, _ value: String?) {
             self.key = key
             self.value = value
         }
 
         /// The bytes of the string as it goes on the wire.
-        public var bytes: [UInt8] {
+        package var bytes: [UInt8] {
             guard let value else { return Array(key.utf8) }
             return Array(key.utf8) + [UInt8(ascii: "=")] + Array(value.utf8)
         }
     }
 
-    public static let maxKeyLength = 9
-    public static let maxStringBytes = 255
-    public static let recommendedMaxBytes = 400
+    package static let maxKeyLength = 9
+    package static let maxStringBytes = 255
+    package static let recommendedMaxBytes = 400
 
-    public private(set) var entries: [Entry]
+    package private(set) var entries: [Entry]
 
     /// Builds a record from entries in order; throws naming the offending key or the total size.
-    public init(_ entries: [Entry]) throws(TXTRecordError) {
+    package init(_ entries: [Entry]) throws(TXTRecordError) {
         var seen = Set<String>()
         for entry in entries {
             let key = entry.key
@@ -51,7 +51,7 @@ public struct DNSSDTXTRecord: Hashable, Sendable {
 
     /// Reads the strings of a received record. Lenient, as a receiver must be: strings without a key
     /// (starting with `=`) are skipped, later duplicates are ignored, values that are not UTF-8 are repaired.
-    public init(parsing strings: [[UInt8]]) {
+    package init(parsing strings: [[UInt8]]) {
         var entries: [Entry] = []
         var seen = Set<String>()
         for string in strings where !string.isEmpty {
@@ -65,19 +65,19 @@ public struct DNSSDTXTRecord: Hashable, Sendable {
     }
 
     /// The value of `key` (case-insensitive); nil when absent or a boolean attribute.
-    public subscript(key: String) -> String? {
+    package subscript(key: String) -> String? {
         let lowered = key.lowercased()
         return entries.first { $0.key.lowercased() == lowered }?.value
     }
 
     /// The strings as they go on the wire, in order.
-    public var strings: [[UInt8]] { entries.map(\.bytes) }
+    package var strings: [[UInt8]] { entries.map(\.bytes) }
 
     /// Bytes on the wire: each string plus its length byte.
-    public var wireSize: Int { entries.reduce(0) { $0 + 1 + $1.bytes.count } }
+    package var wireSize: Int { entries.reduce(0) { $0 + 1 + $1.bytes.count } }
 }
 
-public struct TXTRecordError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var description: String
+package struct TXTRecordError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var description: String
     init(_ description: String) { self.description = "invalid TXT record: " + description }
 }

@@ -8,26 +8,26 @@
 ///     TXT      txtvers=1  proto=1  service=calc  version=1.0.0  fp=9f2c4e01aa3b7d55  (tls=1 on a TLS listener)
 ///
 /// Pure data: publishing and browsing are elsewhere (RPCAvahi, RPCDiscovery).
-public struct RPCAdvertisement: Hashable, Sendable {
+package struct RPCAdvertisement: Hashable, Sendable {
     /// The DNS-SD service type of every rpcd service.
-    public static let serviceType = "_rpcd._tcp"
+    package static let serviceType = "_rpcd._tcp"
     /// The TXT layout's version: bumped when a key changes meaning, so old clients can tell.
-    public static let txtVersion = 1
+    package static let txtVersion = 1
     /// The longest `version=` value announced; longer module versions are cut here so the record stays small.
-    public static let maxVersionBytes = 64
+    package static let maxVersionBytes = 64
 
     /// The service name (`calc`), an RFC 6335 name.
-    public var service: String
+    package var service: String
     /// The implementation's version (the module's).
-    public var version: String
+    package var version: String
     /// The interface fingerprint (`RPCServiceDescriptor.fingerprint`): 16 hex digits.
-    public var fingerprint: String
+    package var fingerprint: String
     /// The wire-protocol version the daemon speaks (`RPCDaemonVersion.protocolVersion`).
-    public var protocolVersion: Int
+    package var protocolVersion: Int
     /// Whether the listener speaks TLS (`Listen=tls://`), announced as `tls=1`.
-    public var tls: Bool
+    package var tls: Bool
 
-    public init(service: String, version: String, fingerprint: String, protocolVersion: Int, tls: Bool = false) {
+    package init(service: String, version: String, fingerprint: String, protocolVersion: Int, tls: Bool = false) {
         self.service = service
         self.version = version
         self.fingerprint = fingerprint
@@ -36,17 +36,17 @@ public struct RPCAdvertisement: Hashable, Sendable {
     }
 
     /// `_SERVICE._sub._rpcd._tcp`; throws when the service name breaks RFC 6335.
-    public func subtype() throws(DNSSDNameError) -> String {
+    package func subtype() throws(DNSSDNameError) -> String {
         try DNSSDName.subtype(service, of: Self.serviceType)
     }
 
     /// The subtype to browse for one service, after checking its name.
-    public static func subtype(for service: String) throws(DNSSDNameError) -> String {
+    package static func subtype(for service: String) throws(DNSSDNameError) -> String {
         try DNSSDName.subtype(service, of: serviceType)
     }
 
     /// The TXT record, `txtvers` first as RFC 6763 §6.7 asks.
-    public func txtRecord() throws(TXTRecordError) -> DNSSDTXTRecord {
+    package func txtRecord() throws(TXTRecordError) -> DNSSDTXTRecord {
         var entries: [DNSSDTXTRecord.Entry] = [
             .init("txtvers", String(Self.txtVersion)),
             .init("proto", String(protocolVersion)),
@@ -61,7 +61,7 @@ public struct RPCAdvertisement: Hashable, Sendable {
     /// Reads a received TXT record back. Nil when it is not an rpcd record this code understands: no
     /// `service=` or `fp=`, or a `txtvers` other than 1. A missing `version=` reads as empty; a missing
     /// `proto=` as 1.
-    public init?(txt: DNSSDTXTRecord) {
+    package init?(txt: DNSSDTXTRecord) {
         guard txt["txtvers"].flatMap({ Int($0) }) == Self.txtVersion,
             let service = txt["service"], !service.isEmpty, let fingerprint = txt["fp"], !fingerprint.isEmpty
         else { return nil }

@@ -1,32 +1,32 @@
 import RPCDNSSD
 
 /// One rpcd service instance found on the network: where it is and what it serves.
-public struct RPCDiscoveredInstance: Hashable, Sendable {
+package struct RPCDiscoveredInstance: Hashable, Sendable {
     /// The DNS-SD instance name, e.g. `calc on build-7`.
-    public var name: String
-    public var domain: String
+    package var name: String
+    package var domain: String
     /// What the TXT record says: service, version, fingerprint, protocol.
-    public var advertisement: RPCAdvertisement
+    package var advertisement: RPCAdvertisement
     /// The host's mDNS name, e.g. `build-7.local`.
-    public var hostName: String
+    package var hostName: String
     /// The address in text form (`10.0.0.2`, `fe80::1%eth0` for link-local IPv6).
-    public var address: String
-    public var port: Int
+    package var address: String
+    package var port: Int
     /// The interface the instance was seen on (Avahi's index), and whether over IPv6.
-    public var interfaceIndex: Int32
-    public var isIPv6: Bool
+    package var interfaceIndex: Int32
+    package var isIPv6: Bool
 
-    public var service: String { advertisement.service }
-    public var version: String { advertisement.version }
-    public var fingerprint: String { advertisement.fingerprint }
+    package var service: String { advertisement.service }
+    package var version: String { advertisement.version }
+    package var fingerprint: String { advertisement.fingerprint }
 
     /// `ADDRESS:PORT`, with brackets for IPv6, and `tls://` first when the record says `tls=1`: the form
     /// `rpcctl --address` takes.
-    public var endpointText: String {
+    package var endpointText: String {
         (advertisement.tls ? "tls://" : "") + (isIPv6 ? "[\(address)]:\(port)" : "\(address):\(port)")
     }
 
-    public init(
+    package init(
         name: String, domain: String, advertisement: RPCAdvertisement, hostName: String, address: String, port: Int,
         interfaceIndex: Int32, isIPv6: Bool
     ) {
@@ -42,7 +42,7 @@ public struct RPCDiscoveredInstance: Hashable, Sendable {
 }
 
 /// What a browse reports, in order.
-public enum RPCDiscoveryEvent: Hashable, Sendable {
+package enum RPCDiscoveryEvent: Hashable, Sendable {
     /// An instance was found and resolved.
     case appeared(RPCDiscoveredInstance)
     /// A known instance's record changed (a new version or fingerprint, a new address).

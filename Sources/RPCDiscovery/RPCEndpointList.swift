@@ -5,21 +5,21 @@ import RPCProtocol
 /// client's pool keeps its place when others come and go), an updated instance at its old place with its new
 /// address. Instances whose fingerprint differs from `fingerprint` (when given) are left out: they serve
 /// another interface under the same name.
-public struct RPCEndpointList: Sendable {
-    public let fingerprint: String?
+package struct RPCEndpointList: Sendable {
+    package let fingerprint: String?
     private var instances: [RPCDiscoveredInstance] = []
 
-    public init(fingerprint: String? = nil) {
+    package init(fingerprint: String? = nil) {
         self.fingerprint = fingerprint
     }
 
     /// The endpoints now.
-    public var endpoints: [RPCEndpoint] {
+    package var endpoints: [RPCEndpoint] {
         instances.compactMap { try? RPCEndpoint(parsing: $0.endpointText) }
     }
 
     /// Applies one event; returns the new list when it changed what a client should use, else nil.
-    public mutating func apply(_ event: RPCDiscoveryEvent) -> [RPCEndpoint]? {
+    package mutating func apply(_ event: RPCDiscoveryEvent) -> [RPCEndpoint]? {
         let before = endpoints
         switch event {
         case .appeared(let instance), .updated(let instance):
@@ -43,7 +43,7 @@ public struct RPCEndpointList: Sendable {
 
 extension RPCServiceDiscovery {
     /// The service's endpoints each time they change (`RPCEndpointList`), for a client that follows them.
-    public func endpointLists(fingerprint: String? = nil) -> AsyncThrowingStream<[RPCEndpoint], any Error> {
+    package func endpointLists(fingerprint: String? = nil) -> AsyncThrowingStream<[RPCEndpoint], any Error> {
         let events = events()
         return AsyncThrowingStream { continuation in
             let task = Task {

@@ -24,30 +24,30 @@ import Synchronization
 /// Needs a running avahi-daemon reachable over the system D-Bus: iterating throws `AvahiError` at once when
 /// there is none, and later if it goes away. Avahi's callbacks run on Avahi's own thread and only hand events
 /// to the stream; nothing waits on an event loop. Browsing stops when iteration ends or its task is cancelled.
-public struct RPCServiceDiscovery: AsyncSequence, Sendable {
-    public typealias Element = RPCDiscoveryEvent
-    public typealias Failure = any Error
+package struct RPCServiceDiscovery: AsyncSequence, Sendable {
+    package typealias Element = RPCDiscoveryEvent
+    package typealias Failure = any Error
 
     /// The service looked for, or nil for all of them.
-    public let service: String?
+    package let service: String?
 
     /// Browses for `service` (an RFC 6335 name; checked when iteration starts) or, with nil, every service.
-    public init(service: String? = nil) {
+    package init(service: String? = nil) {
         self.service = service
     }
 
     /// The DNS-SD type browsed.
-    public func browseType() throws(DNSSDNameError) -> String {
+    package func browseType() throws(DNSSDNameError) -> String {
         guard let service else { return RPCAdvertisement.serviceType }
         return try RPCAdvertisement.subtype(for: service)
     }
 
-    public func makeAsyncIterator() -> AsyncThrowingStream<RPCDiscoveryEvent, any Error>.Iterator {
+    package func makeAsyncIterator() -> AsyncThrowingStream<RPCDiscoveryEvent, any Error>.Iterator {
         events().makeAsyncIterator()
     }
 
     /// The events as a stream; browsing runs while the stream is consumed.
-    public func events() -> AsyncThrowingStream<RPCDiscoveryEvent, any Error> {
+    package func events() -> AsyncThrowingStream<RPCDiscoveryEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<RPCDiscoveryEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
         let type: String
         do {

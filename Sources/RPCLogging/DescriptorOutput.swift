@@ -6,10 +6,10 @@ import Musl
 
 /// Unbuffered text output to a file descriptor: log lines and diagnostics must not wait in a stdio buffer
 /// behind anything, nor be lost in one when the process exits.
-public enum DescriptorOutput {
+package enum DescriptorOutput {
     /// Writes all of `text` to `descriptor`, retrying after signals; gives up silently when the descriptor
     /// fails, as there is nowhere left to report that.
-    public static func write(_ text: String, to descriptor: Int32) {
+    package static func write(_ text: String, to descriptor: Int32) {
         var text = text
         text.withUTF8 { buffer in
             var offset = 0
@@ -23,7 +23,7 @@ public enum DescriptorOutput {
     }
 
     /// `write(text, to: STDERR_FILENO)`.
-    public static func standardError(_ text: String) {
+    package static func standardError(_ text: String) {
         write(text, to: STDERR_FILENO)
     }
 }

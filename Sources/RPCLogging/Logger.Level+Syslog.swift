@@ -3,7 +3,7 @@ import Logging
 extension Logger.Level {
     /// The syslog(3) priority of this level, as journald stores it and modules log (RPCD_LOG_*): swift-log has no
     /// `alert` or `emergency`, and two levels below `info`.
-    public var syslogPriority: Int {
+    package var syslogPriority: Int {
         switch self {
         case .trace, .debug: 7
         case .info: 6
@@ -15,7 +15,7 @@ extension Logger.Level {
     }
 
     /// The level of syslog priority `priority`; anything unknown is treated as info.
-    public init(syslogPriority priority: Int) {
+    package init(syslogPriority priority: Int) {
         switch priority {
         case ...2: self = .critical
         case 3: self = .error

@@ -14,8 +14,8 @@ import SwiftSyntaxMacros
 ///   a task (the module SDK calls them straight on rpcd's thread, as it does bodies that are not `async`).
 /// Everything generated refers to the `RPCInterface` runtime only, so the protocol's file needs no SDK and no
 /// client. Errors in the declaration are diagnosed at the attribute, naming the method.
-public struct RPCInterfaceMacro: PeerMacro, ExtensionMacro {
-    public static func expansion(
+package struct RPCInterfaceMacro: PeerMacro, ExtensionMacro {
+    package static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {
@@ -23,7 +23,7 @@ public struct RPCInterfaceMacro: PeerMacro, ExtensionMacro {
         return [DeclSyntax(stringLiteral: proxy(model)), DeclSyntax(stringLiteral: syncProtocol(model))]
     }
 
-    public static func expansion(
+    package static func expansion(
         of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
         providingExtensionsOf type: some TypeSyntaxProtocol, conformingTo protocols: [TypeSyntax],
         in context: some MacroExpansionContext

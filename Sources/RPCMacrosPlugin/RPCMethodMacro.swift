@@ -3,8 +3,8 @@ import SwiftSyntaxMacros
 
 /// `@RPCMethod(...)` marks a requirement of an `@RPCInterface` protocol with what its signature cannot say
 /// (result name, flags, documented errors). It expands to nothing: `RPCInterfaceMacro` reads it.
-public struct RPCMethodMacro: PeerMacro {
-    public static func expansion(
+package struct RPCMethodMacro: PeerMacro {
+    package static func expansion(
         of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
         in context: some MacroExpansionContext
     ) throws -> [DeclSyntax] {

@@ -15,7 +15,8 @@ package final class RPCListenerMetrics: Sendable {
         case tlsHandshake = "tls_handshake"
     }
 
-    package let open: Gauge
+    /// Connections open now.
+    package let connections: Gauge
     package let accepted: Counter
     package let received: Counter
     package let sent: Counter
@@ -23,9 +24,10 @@ package final class RPCListenerMetrics: Sendable {
     /// Nil on a listener without TLS.
     package let tlsSucceeded: Counter?
     package let tlsFailed: Counter?
+    package let tlsResumed: Counter?
 
     init(metrics: RPCMetrics, listener: String, tls: Bool) {
-        open = metrics.gauge(.connectionsOpen, [("listener", listener)])
+        connections = metrics.gauge(.connectionsOpen, [("listener", listener)])
         accepted = metrics.counter(.connectionsAccepted, [("listener", listener)])
         received = metrics.counter(.receivedBytes, [("listener", listener)])
         sent = metrics.counter(.sentBytes, [("listener", listener)])
@@ -34,6 +36,7 @@ package final class RPCListenerMetrics: Sendable {
         })
         tlsSucceeded = tls ? metrics.counter(.tlsHandshakes, [("listener", listener), ("result", "ok")]) : nil
         tlsFailed = tls ? metrics.counter(.tlsHandshakes, [("listener", listener), ("result", "failed")]) : nil
+        tlsResumed = tls ? metrics.counter(.tlsResumedHandshakes, [("listener", listener)]) : nil
     }
 
     package func refused(_ reason: Refusal) {

@@ -52,6 +52,9 @@ extension RPCMetricFamily {
     package static let tlsHandshakes = Self(
         "rpcd_tls_handshakes_total", .counter, "TLS handshakes, by listener and result (ok, or why it failed)",
         labels: ["listener", "result"])
+    package static let tlsResumedHandshakes = Self(
+        "rpcd_tls_resumed_handshakes_total", .counter,
+        "TLS handshakes that resumed a session (a ticket the client kept), by listener", labels: ["listener"])
 
     // Budget
     package static let bufferedBytes = Self(
@@ -102,6 +105,7 @@ extension RPCMetricFamily {
     package static let all: [Self] = [
         calls, callDuration, callsInFlight, accessDenied,
         connectionsOpen, connectionsAccepted, connectionsRefused, receivedBytes, sentBytes, framesRefused, tlsHandshakes,
+        tlsResumedHandshakes,
         bufferedBytes, bufferedBytesLimit, largestPeerShare, peers,
         eventsPublished, eventsDelivered, eventsLost, subscriptions,
         handlerUp, handlerRestarts, handlerCrashes,

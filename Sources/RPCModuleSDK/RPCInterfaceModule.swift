@@ -1,4 +1,5 @@
 import RPCInterface
+import RPCJSON
 
 /// A module that implements an interface declared with `@RPCInterface`: its service name, summary and methods
 /// come from the declaration, so `rpc.discover` and the fingerprint are the declaration's and a proxy compiled
@@ -29,6 +30,10 @@ extension RPCInterfaceModule {
     public static var name: String { rpcInterface.service }
     public static var summary: String { rpcInterface.summary }
     public static var methods: [RPCModuleMethod<Self>] { rpcImplementations.map(RPCModuleMethod.init(implementing:)) }
+    /// The interface's events (`@RPCInterface(service:events:)`): the declaration is their one source, so the
+    /// module emits what a proxy of the same protocol expects. Leave `events` out: a module's own `events` that
+    /// differ from the interface's is a problem `RPCModuleExport.problems` reports.
+    public static var events: [any RPCModuleEventDeclaration] { rpcInterface.events.map(RPCModuleEvent<JSONValue>.init) }
 }
 
 extension RPCModuleMethod {

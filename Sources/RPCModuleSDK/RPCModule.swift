@@ -26,6 +26,10 @@ public protocol RPCModule: Sendable {
     /// The events the module emits (`RPCModuleContext.emit`), in a fixed order. Read once, like `methods`.
     /// Default: none.
     static var events: [any RPCModuleEventDeclaration] { get }
+    /// The `[Config]` keys the module reads (`RPCModuleContext.config`). rpcd checks each handler's `[Config]`
+    /// against them as it checks `[Handler]`: a misspelled key refuses the handler, with "did you mean", and
+    /// `rpcd --check-config` reports it. Default nil: not checked.
+    static var configKeys: [String]? { get }
 
     /// Creates the instance for one handler. Throwing refuses the handler: the host logs the error's
     /// description (an `RPCError`'s message) as the reason. Runs synchronously; keep it short.
@@ -39,4 +43,5 @@ public protocol RPCModule: Sendable {
 extension RPCModule {
     public func shutdown() {}
     public static var events: [any RPCModuleEventDeclaration] { [] }
+    public static var configKeys: [String]? { nil }
 }

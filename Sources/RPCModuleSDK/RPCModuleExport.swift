@@ -75,6 +75,14 @@ public enum RPCModuleExport {
                 problems.append("event '\(event.name)' is declared twice")
             }
         }
+        if let interface = (M.self as? any RPCInterfaceModule.Type)?.rpcInterface {
+            let own = M.events.map { RPCEventDescriptor(name: $0.name, summary: $0.summary, schema: $0.schema) }
+            if Set(own.map(\.name)) != Set(interface.events.map(\.name))
+                || own.contains(where: { event in !interface.events.contains { $0.name == event.name && $0.schema == event.schema } }) {
+                problems.append(
+                    "events differ from interface '\(interface.service)''s: leave `events` out, the interface's declaration is the module's")
+            }
+        }
         return problems
     }
 }
@@ -221,6 +229,12 @@ enum DescriptorBuilder {
             }
             module.pointee.events = UnsafePointer(cEvents)
             module.pointee.n_events = events.count
+        }
+        if let keys = M.configKeys {
+            let cKeys = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: keys.count + 1)
+            for (index, key) in keys.enumerated() { (cKeys + index).initialize(to: permanent(key)) }
+            (cKeys + keys.count).initialize(to: nil)
+            module.pointee.config_keys = UnsafePointer(cKeys)
         }
         // An older rpcd never reads past the fields it knows, so it never calls this.
         module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }

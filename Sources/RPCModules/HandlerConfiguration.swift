@@ -19,35 +19,37 @@ import RPCProtocol
 ///     AllowRead=local 192.168.1.0/24
 ///     [Config]
 ///     Anything=handed to the module
-public struct HandlerConfiguration: Hashable, Sendable {
+package struct HandlerConfiguration: Hashable, Sendable {
     /// The file name without `.conf`.
-    public var name: String
-    public var module: String = ""
+    package var name: String
+    package var module: String = ""
     /// nil: the module's own name.
-    public var service: String?
-    public var enabled = true
-    public var advertise = true
+    package var service: String?
+    package var enabled = true
+    package var advertise = true
     /// nil: calls never time out.
-    public var timeout: Duration?
-    public var maxConcurrency = 1024
+    package var timeout: Duration?
+    package var maxConcurrency = 1024
     /// Where the module runs: a module host process of its own unless the administrator trusts it in-process.
-    public var isolation = HandlerIsolation.process
+    package var isolation = HandlerIsolation.process
     /// What an isolated module may touch (`ReadWritePaths=`, `MemoryMax=`); ignored with `Isolation=none`.
-    public var sandbox = HandlerSandbox()
+    package var sandbox = HandlerSandbox()
     /// `[Access] Allow=`: nil inherits rpcd.conf's.
-    public var allow: [RPCPrincipal]?
+    package var allow: [RPCPrincipal]?
     /// `[Access] AllowRead=`: nil inherits rpcd.conf's.
-    public var allowRead: [RPCPrincipal]?
+    package var allowRead: [RPCPrincipal]?
     /// The `[Config]` section, last assignment of each key winning.
-    public var config: [String: String] = [:]
+    package var config: [String: String] = [:]
+    /// The `[Config]` assignments as written (all files, in order): where each key came from, for errors.
+    package var configEntries: [INIEntry] = []
     /// The files it came from, in application order (main file first, then drop-ins).
-    public var sources: [String] = []
+    package var sources: [String] = []
 
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
     }
 
-    public static let maxConcurrencyRange = 1...1_000_000
+    package static let maxConcurrencyRange = 1...1_000_000
 
     /// The `[Handler]` keys; `[Config]` is free-form and read separately.
     static let schema = INISchema<HandlerConfiguration>(
@@ -90,7 +92,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
     }
 
     /// The access rule of this handler's service: its own lists where it has them, `inherited` elsewhere.
-    public func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {
+    package func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {
         RPCAccessRule(allow: allow ?? inherited.allow, allowRead: allowRead ?? inherited.allowRead)
     }
 
@@ -100,6 +102,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
         guard let main = documents.first, !(main.entries.isEmpty && main.sectionHeaders.isEmpty) else { return nil }
         var handlerDocuments: [INIDocument] = []
         var config: [String: String] = [:]
+        var configEntries: [INIEntry] = []
         for document in documents {
             var filtered = document
             filtered.entries = document.entries.filter { $0.section != "Config" }
@@ -108,6 +111,7 @@ public struct HandlerConfiguration: Hashable, Sendable {
             for entry in document.entries where entry.section == "Config" {
                 // An empty assignment resets the key, as everywhere in systemd-style files.
                 config[entry.key] = entry.value.isEmpty ? nil : entry.value
+                configEntries.append(entry)
             }
         }
         var settings = try schema.settings(from: handlerDocuments)
@@ -116,12 +120,21 @@ public struct HandlerConfiguration: Hashable, Sendable {
         }
         settings.name = name
         settings.config = config
+        settings.configEntries = configEntries
         settings.sources = documents.map(\.file)
         return settings
     }
 
+    /// Throws for the first `[Config]` key not among `known` (the module's `config_keys`), as an unknown
+    /// `[Handler]` key does. `X-` keys are ignored, as everywhere.
+    func checkConfigKeys(against known: [String]) throws(ConfigError) {
+        for entry in configEntries where !entry.key.hasPrefix("X-") && !known.contains(entry.key) {
+            throw entry.unknownKey(in: "Config", known: known)
+        }
+    }
+
     /// The configuration as INI text, for `rpcd --check-config`.
-    public func rendered() -> String {
+    package func rendered() -> String {
         var text = "# \(sources.joined(separator: ", "))\n" + Self.schema.render(self)
         if !config.isEmpty {
             text += "\n[Config]\n" + config.keys.sorted().map { "\($0)=\(config[$0]!)\n" }.joined()

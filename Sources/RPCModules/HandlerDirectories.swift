@@ -11,32 +11,32 @@ import Glibc
 /// the handler. Drop-ins `NAME.conf.d/*.conf` are collected from all directories (for equal names the
 /// highest-priority one wins) and applied after the main file in lexical order, each overriding single keys.
 /// This is what systemd does for units and for its own `*.conf.d` configuration.
-public struct HandlerDirectories: Sendable {
+package struct HandlerDirectories: Sendable {
     /// Lowest priority first: vendor defaults, then the administrator's (/etc overrides /usr/lib, as in
     /// systemd).
     /// There is no runtime directory (systemd's /run level): /run/rpcd is writable by the daemon itself, and a
     /// compromised daemon must not be able to leave handler files that outrank the vendor's across restarts.
-    public static let defaults = ["/usr/lib/rpcd/handlers.d", "/etc/rpcd/handlers.d"]
+    package static let defaults = ["/usr/lib/rpcd/handlers.d", "/etc/rpcd/handlers.d"]
 
-    public var directories: [String]
+    package var directories: [String]
 
-    public init(directories: [String] = Self.defaults) {
+    package init(directories: [String] = Self.defaults) {
         self.directories = directories
     }
 
     /// The outcome of reading every handler file.
-    public struct Scan: Sendable {
+    package struct Scan: Sendable {
         /// Enabled and disabled handlers, by name.
-        public var handlers: [HandlerConfiguration] = []
+        package var handlers: [HandlerConfiguration] = []
         /// Handlers masked by a /dev/null symlink or an empty file: name and the masking file.
-        public var masked: [(name: String, file: String)] = []
+        package var masked: [(name: String, file: String)] = []
         /// Files that could not be read or parsed; their handlers are not served.
-        public var errors: [ConfigError] = []
+        package var errors: [ConfigError] = []
         /// Names of the handlers whose files had those errors.
-        public var failedHandlers: [String] = []
+        package var failedHandlers: [String] = []
     }
 
-    public func scan() -> Scan {
+    package func scan() -> Scan {
         var scan = Scan()
         let highestFirst = Array(directories.reversed())
         let mainFiles: [String]

@@ -1,7 +1,7 @@
 import RPCConfig
 
 /// `Isolation=`: where a handler's module runs (docs/MODULES.md, "Isolation").
-public enum HandlerIsolation: String, Hashable, Sendable, CaseIterable {
+package enum HandlerIsolation: String, Hashable, Sendable, CaseIterable {
     /// In a module host process of its own (`rpcd-module-host`), spawned and supervised by rpcd: a crash, a
     /// hang or a leak is that handler's alone. The default.
     case process

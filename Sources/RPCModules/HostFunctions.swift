@@ -52,6 +52,11 @@ enum HostFunctions {
                 guard let event, let context = HandlerContext.of(handler) else { return -1 }
                 let bytes = UnsafeRawBufferPointer(start: length == 0 ? nil : payload, count: payload == nil ? 0 : length)
                 return context.emit(String(cString: event), payload: bytes) ? 0 : -1
+            },
+            param: { call, index, length in
+                let element = ModuleCallTable.shared.boundParam(call, index: index)
+                length?.pointee = element?.count ?? 0
+                return element?.baseAddress
             }))
         return table
     }()

@@ -8,9 +8,9 @@ import RPCJSON
 /// descriptor the host reported at its first start, and the supervisor that forwards calls to the host and
 /// keeps a host running (`ModuleHostSupervisor`). Calls cross the link; a crash or hang of the module is this
 /// handler's alone. Thread-safe.
-public final class IsolatedModuleService: HandlerService, RPCServiceStatusReporting, Sendable {
-    public let descriptor: RPCServiceDescriptor
-    public var configuration: HandlerConfiguration { supervisor.configuration }
+package final class IsolatedModuleService: HandlerService, RPCServiceStatusReporting, Sendable {
+    package let descriptor: RPCServiceDescriptor
+    package var configuration: HandlerConfiguration { supervisor.configuration }
     let supervisor: ModuleHostSupervisor
     /// The module file as it was when the host was started: a reload keeps this instance while it is the same.
     let moduleIdentity: FileIdentity?
@@ -28,14 +28,14 @@ public final class IsolatedModuleService: HandlerService, RPCServiceStatusReport
         }
     }
 
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
+    package func handle(_ call: RPCCall, responder: RPCResponder) {
         supervisor.handle(call, responder: responder, service: descriptor.name)
     }
 
-    public func retire() {
+    package func retire() {
         supervisor.retire()
     }
 
     /// The host's state and its crash, hang and restart counts (`rpcd.info`).
-    public var status: JSONValue { supervisor.status }
+    package var status: JSONValue { supervisor.status }
 }

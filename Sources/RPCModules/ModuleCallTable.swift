@@ -48,6 +48,12 @@ final class ModuleCallTable: Sendable {
         calls.value(for: UInt(handle: handle))?.isCancelled ?? false
     }
 
+    /// `rpcd_host.param`: the text of bound parameter `index` of an open call; nil when it is absent, the call's
+    /// method does not bind its params, or the handle names no open call.
+    func boundParam(_ handle: OpaquePointer?, index: Int) -> UnsafeBufferPointer<CChar>? {
+        calls.value(for: UInt(handle: handle))?.boundParams?.element(index)
+    }
+
     /// Calls handed to modules and not answered yet (for tests).
     var openCalls: Int { calls.count }
 }
@@ -59,16 +65,20 @@ final class PendingModuleCall: Sendable {
     private let responder: RPCResponder
     private let service: ModuleService
     private let method: String
+    /// The params as bound by rpcd (`RPCD_METHOD_BIND_PARAMS`): held until the call ends, as `rpcd_host.param`
+    /// promises.
+    let boundParams: BoundCallParams?
     private let answered = Atomic<Bool>(false)
     private let cancelled = Atomic<Bool>(false)
     private let timedOut = Atomic<Bool>(false)
     private let holdsSlot = Atomic<Bool>(true)
     private let timeout = Mutex<Scheduled<Void>?>(nil)
 
-    init(responder: RPCResponder, service: ModuleService, method: String) {
+    init(responder: RPCResponder, service: ModuleService, method: String, boundParams: BoundCallParams?) {
         self.responder = responder
         self.service = service
         self.method = method
+        self.boundParams = boundParams
     }
 
     /// `Timeout=`: unless the module has answered by then, the caller gets -32003 and the module is told as

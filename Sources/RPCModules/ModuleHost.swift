@@ -17,11 +17,11 @@ import Glibc
 /// disable only their own handler. The caller swaps the router's registry, then `commit`s, which retires
 /// the instances no longer used (each is de-initialised after its last call). Thread-safe; `prepare` blocks
 /// (file I/O, `dlopen`, module `init`), so call it off the event loops.
-public final class ModuleHost: Sendable {
-    public static let defaultModuleDirectory = "/usr/lib/rpcd/modules"
+package final class ModuleHost: Sendable {
+    package static let defaultModuleDirectory = "/usr/lib/rpcd/modules"
 
-    public let directories: HandlerDirectories
-    public let moduleDirectory: String
+    package let directories: HandlerDirectories
+    package let moduleDirectory: String
     private let reservedServices: Set<String>
     private let loader = ModuleLoader()
     private let pool: WorkerPool
@@ -31,22 +31,22 @@ public final class ModuleHost: Sendable {
     private let group: any EventLoopGroup
     private let hostExecutable: String
     /// Where every handler's events go: give it to the router (`RPCRouter(events:)`), so they reach subscribers.
-    public let events: RPCEventHub
+    package let events: RPCEventHub
 
     /// The handlers of one configuration.
-    public struct Generation: Sendable {
+    package struct Generation: Sendable {
         /// Services to route to.
-        public var services: [any HandlerService] = []
+        package var services: [any HandlerService] = []
         /// Services that are configured but could not be started: calls get -32005.
-        public var unavailable: Set<String> = []
+        package var unavailable: Set<String> = []
         /// Handler names and what went wrong, for `--check-config` and the status line.
-        public var problems: [String] = []
+        package var problems: [String] = []
         fileprivate var retiring: [any HandlerService] = []
     }
 
     /// `reservedServices` are names no handler may take (the built-in services). Module host processes run
     /// `hostExecutable` and are linked to rpcd on `group`'s loops.
-    public init(
+    package init(
         directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
         pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate()
@@ -64,7 +64,7 @@ public final class ModuleHost: Sendable {
 
     /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid
     /// handler file aborts the whole preparation, so a broken edit keeps the old configuration serving.
-    public func prepare(strict: Bool) throws(ConfigError) -> Generation {
+    package func prepare(strict: Bool) throws(ConfigError) -> Generation {
         let scan = directories.scan()
         if strict, let error = scan.errors.first { throw error }
         var generation = Generation()
@@ -96,10 +96,10 @@ public final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
-                let service = try start(configuration, reusing: old, launched: launches[configuration.name])
+                let service = try start(configuration, reusing: old, launched: launches[configuration.name], taken: taken)
                 guard taken.insert(service.descriptor.name).inserted else {
                     if service !== old { service.retire() }
-                    throw ModuleLoadError(configuration.module, "service '\(service.descriptor.name)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
+                    throw Self.alreadyServed(service.descriptor.name, configuration, path: configuration.module)
                 }
                 generation.services.append(service)
             } catch {
@@ -126,7 +126,7 @@ public final class ModuleHost: Sendable {
     }
 
     /// Makes `generation` the active one and retires what it replaced. Call after the router serves it.
-    public func commit(_ generation: Generation) {
+    package func commit(_ generation: Generation) {
         active.withLock { active in
             active = Dictionary(uniqueKeysWithValues: generation.services.map { ($0.configuration.name, $0) })
         }
@@ -134,7 +134,7 @@ public final class ModuleHost: Sendable {
     }
 
     /// Retires every instance (shutdown); each is de-initialised after its last call.
-    public func retireAll() {
+    package func retireAll() {
         let services = active.withLock { active in
             defer { active = [:] }
             return Array(active.values)
@@ -143,13 +143,16 @@ public final class ModuleHost: Sendable {
     }
 
     private func start(
-        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?
+        _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?, taken: Set<String>
     ) throws(ModuleLoadError) -> any HandlerService {
         let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
         switch configuration.isolation {
         case .none:
             let image = try loader.load(path: path)
             if let old = old as? ModuleService, old.configuration == configuration, old.image === image { return old }
+            // Refused before the module's init runs: a second handler for a service never starts.
+            let name = configuration.service ?? image.name
+            guard !taken.contains(name) else { throw Self.alreadyServed(name, configuration, path: path) }
             let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger, events: events)
             logStarted(service, logger: service.logger)
             return service
@@ -164,6 +167,10 @@ public final class ModuleHost: Sendable {
             logStarted(service, logger: serviceLogger)
             return service
         }
+    }
+
+    private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {
+        ModuleLoadError(path, "service '\(service)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
     }
 
     /// A module host started by `prepare`, not yet serving.
@@ -198,7 +205,7 @@ public final class ModuleHost: Sendable {
 
     /// `Module=` as a file: the name looked up in the module directory as NAME.so, then libNAME.so (what
     /// SwiftPM and most build systems produce). Names never contain a slash (`HandlerConfiguration`).
-    public static func modulePath(for module: String, in moduleDirectory: String) -> String {
+    package static func modulePath(for module: String, in moduleDirectory: String) -> String {
         let candidates = ["\(moduleDirectory)/\(module).so", "\(moduleDirectory)/lib\(module).so"]
         return candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
     }

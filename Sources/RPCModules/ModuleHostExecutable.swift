@@ -4,11 +4,11 @@ import Glibc
 
 /// Where `rpcd-module-host` is: beside the running executable (a build tree, where the tests run too), in
 /// `../lib/rpcd/` from it (`make install` with any `PREFIX`), else in `/usr/lib/rpcd/`.
-public enum ModuleHostExecutable {
-    public static let installed = "/usr/lib/rpcd/rpcd-module-host"
-    public static let name = "rpcd-module-host"
+package enum ModuleHostExecutable {
+    package static let installed = "/usr/lib/rpcd/rpcd-module-host"
+    package static let name = "rpcd-module-host"
 
-    public static func locate() -> String {
+    package static func locate() -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         if length > 0 {

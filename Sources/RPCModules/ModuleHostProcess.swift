@@ -1,6 +1,7 @@
 import CRPCDHostSupport
 import NIOCore
 import NIOPosix
+import RPCModuleLink
 
 #if canImport(Glibc)
 import Glibc

@@ -6,6 +6,7 @@ import NIOPosix
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCModuleLink
 import RPCProtocol
 import Synchronization
 

@@ -1,4 +1,5 @@
 import RPCJSON
+import RPCModuleLink
 
 /// What rpcd tells a module host process to run (`ModuleLinkMessage.start`): the module file and the part of
 /// the handler's configuration the module sees. Limits (`Timeout=`, `MaxConcurrency=`) and access rules stay

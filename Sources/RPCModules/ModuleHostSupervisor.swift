@@ -3,6 +3,7 @@ import NIOCore
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCModuleLink
 import RPCProtocol
 import Synchronization
 

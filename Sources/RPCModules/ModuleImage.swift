@@ -13,21 +13,27 @@ import Glibc
 /// keeps pointers into every image it has seen, and `dlclose` would leave them dangling.
 ///
 /// Immutable after loading; safe to share between threads.
-public final class ModuleImage: @unchecked Sendable {
+package final class ModuleImage: @unchecked Sendable {
     /// The configured path (for messages), not the sealed copy the image was mapped from.
-    public let path: String
+    package let path: String
     let identity: FileIdentity
     /// What `dlopen` returned for the image (never closed): for `dlsym` into this image, whatever file it came from.
     let handle: UnsafeMutableRawPointer
     /// The module's descriptor, copied so that fields its header did not have yet read as NULL or 0.
     let module: rpcd_module
     /// The module's name, version, description and methods, copied out of the C structures.
-    public let name: String
-    public let version: String
-    public let summary: String
-    public let methods: [RPCMethodDescriptor]
+    package let name: String
+    package let version: String
+    package let summary: String
+    package let methods: [RPCMethodDescriptor]
     /// The events the module declares (`rpcd_module.events`; none for modules built before rpcd 0.3).
-    public let events: [RPCEventDescriptor]
+    package let events: [RPCEventDescriptor]
+    /// For each method (by index), the binder rpcd applies before calling it: set for methods with
+    /// `RPCD_METHOD_BIND_PARAMS`, nil for those that take their params as sent.
+    let binders: [ParamsBinder?]
+    /// The `[Config]` keys the module reads (`rpcd_module.config_keys`); nil when it does not say, and then its
+    /// handlers' `[Config]` is not checked.
+    package let configKeys: [String]?
 
     init(
         path: String, identity: FileIdentity, handle: UnsafeMutableRawPointer, module: UnsafePointer<rpcd_module>
@@ -57,9 +63,25 @@ public final class ModuleImage: @unchecked Sendable {
         self.summary = m.description.map { String(cString: $0) } ?? ""
         guard !version.isEmpty else { throw ModuleLoadError(path, "the module has no version") }
         guard m.n_methods == 0 || m.methods != nil else { throw ModuleLoadError(path, "n_methods is \(m.n_methods) but methods is NULL") }
-        self.methods = try Self.readMethods(m, path: path)
+        (self.methods, self.binders) = try Self.readMethods(m, path: path)
         guard m.n_events == 0 || m.events != nil else { throw ModuleLoadError(path, "n_events is \(m.n_events) but events is NULL") }
         self.events = try Self.readEvents(m, path: path)
+        self.configKeys = m.config_keys.map { keys in
+            var names: [String] = []
+            while let key = keys[names.count] { names.append(String(cString: key)) }
+            return names
+        }
+    }
+
+    /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
+    /// keys get (file, line, "did you mean"); nothing when the module declares none.
+    public func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
+        guard let configKeys else { return }
+        do {
+            try configuration.checkConfigKeys(against: configKeys)
+        } catch {
+            throw ModuleLoadError(path, "handler '\(configuration.name)': \(error)")
+        }
     }
 
     /// The size of ABI 1's first `rpcd_module`, up to `deinit`: what a module built against rpcd 0.1's header
@@ -77,8 +99,10 @@ public final class ModuleImage: @unchecked Sendable {
         return copy
     }
 
-    private static func readMethods(_ m: rpcd_module, path: String) throws(ModuleLoadError) -> [RPCMethodDescriptor] {
-        guard let first = m.methods else { return [] }
+    private static func readMethods(
+        _ m: rpcd_module, path: String
+    ) throws(ModuleLoadError) -> ([RPCMethodDescriptor], [ParamsBinder?]) {
+        guard let first = m.methods else { return ([], []) }
         // The array's element size is the module's sizeof(rpcd_method), which grows with the ABI: step by
         // the module's struct_size, never by our own MemoryLayout.
         let stride = Int(first.pointee.struct_size)
@@ -88,6 +112,7 @@ public final class ModuleImage: @unchecked Sendable {
             throw ModuleLoadError(path, "rpcd_method.struct_size is \(stride), smaller than ABI \(RPCD_MODULE_ABI_VERSION)'s \(errorsOffset)")
         }
         var methods: [RPCMethodDescriptor] = []
+        var binders: [ParamsBinder?] = []
         var names = Set<String>()
         for index in 0..<m.n_methods {
             let address = UnsafeRawPointer(first) + Int(index) * stride
@@ -114,11 +139,17 @@ public final class ModuleImage: @unchecked Sendable {
             }
             let result = method.result_schema_json == nil ? nil : RPCParam(
                 "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
+            let binds = method.flags & RPCD_METHOD_BIND_PARAMS != 0
+            if binds && method.flags & RPCD_METHOD_BY_POSITION != 0 {
+                throw ModuleLoadError(
+                    path, "method '\(name)' has both RPCD_METHOD_BIND_PARAMS and RPCD_METHOD_BY_POSITION (a list of any length has no declared positions to bind)")
+            }
             methods.append(RPCMethodDescriptor(
                 name: name, summary: method.summary.map { String(cString: $0) } ?? "", params: params, result: result,
                 errors: try errors(method.errors_json, path: path, method: name), flags: Self.flags(method.flags)))
+            binders.append(binds ? ParamsBinder(params) : nil)
         }
-        return methods
+        return (methods, binders)
     }
 
     private static func readEvents(_ m: rpcd_module, path: String) throws(ModuleLoadError) -> [RPCEventDescriptor] {
@@ -182,16 +213,16 @@ public final class ModuleImage: @unchecked Sendable {
 }
 
 /// Why a module was refused; `description` names the file and the reason.
-public struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var path: String
-    public var reason: String
+package struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var path: String
+    package var reason: String
 
     init(_ path: String, _ reason: String) {
         self.path = path
         self.reason = reason
     }
 
-    public var description: String { "module \(path) refused: \(reason)" }
+    package var description: String { "module \(path) refused: \(reason)" }
 }
 
 /// What identifies a file's contents well enough to notice it was replaced.

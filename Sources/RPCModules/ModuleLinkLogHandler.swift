@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import RPCLogging
+import RPCModuleLink
 
 /// In a module host process: sends every log entry over the link, where rpcd logs it with the handler's
 /// logger (its journal fields, its level). The host itself never writes to the journal or a terminal.

@@ -18,12 +18,12 @@ import Glibc
 /// unchanged file again returns the image already loaded; a changed one (another inode, size or modification
 /// time) becomes a new image beside the old one (see `ModuleImage` for why images are never unloaded).
 /// Thread-safe; loading blocks on disk I/O and the module's static initialisers.
-public final class ModuleLoader: Sendable {
+package final class ModuleLoader: Sendable {
     private let images = Mutex<[String: ModuleImage]>([:])
 
-    public init() {}
+    package init() {}
 
-    public func load(path: String) throws(ModuleLoadError) -> ModuleImage {
+    package func load(path: String) throws(ModuleLoadError) -> ModuleImage {
         // One descriptor from check to load: the file checked is the file loaded, whatever happens to the path.
         let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard file >= 0 else {

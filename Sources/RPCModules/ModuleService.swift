@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCBinding
 import RPCCore
 import RPCLogging
 import RPCProtocol
@@ -17,10 +18,10 @@ import Synchronization
 /// is told (`rpcd_module.cancel`, `rpcd_host.call_cancelled`). After `retire()` the instance is de-initialised
 /// once the module has answered its last call, cancelled or not: a reload never pulls an instance out from
 /// under a running call. Thread-safe.
-public final class ModuleService: RPCService, Sendable {
-    public let descriptor: RPCServiceDescriptor
-    public let configuration: HandlerConfiguration
-    public let image: ModuleImage
+package final class ModuleService: RPCService, Sendable {
+    package let descriptor: RPCServiceDescriptor
+    package let configuration: HandlerConfiguration
+    package let image: ModuleImage
     let logger: Logger
     private let context: HandlerContext
     /// The token the module holds as its `rpcd_handler *`: registered before `init`, removed after `deinit`.
@@ -46,7 +47,7 @@ public final class ModuleService: RPCService, Sendable {
 
     /// Creates the instance with the module's `init`. Throws `ModuleLoadError` with the module's reason.
     /// The instance's events go to `events`, from its `init` on.
-    public convenience init(
+    package convenience init(
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         events: RPCEventHub = RPCEventHub()
     ) throws(ModuleLoadError) {
@@ -60,6 +61,8 @@ public final class ModuleService: RPCService, Sendable {
         image: ModuleImage, configuration: HandlerConfiguration, pool: WorkerPool, logger: Logger,
         publish: @escaping @Sendable (String, ByteBuffer) -> Void
     ) throws(ModuleLoadError) {
+        // Before any of the handler's code runs, in rpcd or in a module host alike.
+        try image.checkConfig(of: configuration)
         let service = configuration.service ?? image.name
         var logger = logger
         logger[metadataKey: LogField.service] = "\(service)"
@@ -85,13 +88,20 @@ public final class ModuleService: RPCService, Sendable {
         self.instance = InstancePointer(pointer: instance)
     }
 
-    public func handle(_ call: RPCCall, responder: RPCResponder) {
+    package func handle(_ call: RPCCall, responder: RPCResponder) {
         enter(call, responder: responder, onCancel: call.onCancel)
     }
 
     /// `handle`, with `onCancel` registering what runs when the caller gives up: the router's cancellation for a
     /// call routed here, the link's in a module host process (`ModuleHostServer`).
     func enter(_ call: RPCCall, responder: RPCResponder, onCancel: (@escaping () -> Void) -> Void) {
+        // RPCD_METHOD_BIND_PARAMS: wrong params are answered here, before they take a slot or reach the module.
+        let bound: BoundCallParams?
+        do {
+            bound = try bind(call)
+        } catch {
+            return responder.fail(error as? RPCError ?? RPCError.internalError)
+        }
         let admitted = state.withLock { state -> Bool in
             guard !state.deinitialized, state.admitted < configuration.maxConcurrency else { return false }
             state.admitted += 1
@@ -102,7 +112,8 @@ public final class ModuleService: RPCService, Sendable {
             let deinitialized = state.withLock { $0.deinitialized }
             return responder.fail(deinitialized ? RPCError.serviceUnavailable(descriptor.name) : RPCError.serviceBusy(descriptor.name))
         }
-        let pending = PendingModuleCall(responder: responder, service: self, method: call.request.method)
+        let pending = PendingModuleCall(
+            responder: responder, service: self, method: call.request.method, boundParams: bound)
         let token = ModuleCallTable.shared.register(pending)
         if let timeout = configuration.timeout {
             pending.armTimeout(on: call.eventLoop, after: timeout) { [self] in tellModuleCancelled(token) }
@@ -114,7 +125,9 @@ public final class ModuleService: RPCService, Sendable {
         let callModule: @Sendable () -> Void = { [instance, image] in
             let handle = OpaquePointer(bitPattern: token)
             let index = call.methodIndex
-            if let params = call.params {
+            if let bound {
+                image.module.call(instance.pointer, index, bound.array.baseAddress, bound.array.count, handle)
+            } else if let params = call.params {
                 params.withUnsafeReadableBytes { bytes in
                     image.module.call(instance.pointer, index, bytes.baseAddress, bytes.count, handle)
                 }
@@ -138,8 +151,16 @@ public final class ModuleService: RPCService, Sendable {
         }
     }
 
+    /// The call's params bound for its method, when it has `RPCD_METHOD_BIND_PARAMS`; -32602 when they break
+    /// the binding rules.
+    private func bind(_ call: RPCCall) throws -> BoundCallParams? {
+        guard let binder = image.binders[call.methodIndex] else { return nil }
+        guard let params = call.params else { return try BoundCallParams(nil, binder: binder) }
+        return try params.withUnsafeReadableBytes { try BoundCallParams($0, binder: binder) }
+    }
+
     /// Stops this instance once nothing runs in it any more (now, if nothing does).
-    public func retire() {
+    package func retire() {
         let deinitNow = state.withLock { state -> Bool in
             state.retired = true
             guard state.outstanding == 0, !state.deinitialized else { return false }
@@ -189,8 +210,8 @@ public final class ModuleService: RPCService, Sendable {
 
     /// Calls inside the module right now, cancelled ones included until the module answers them (for
     /// `rpcd.info` and tests).
-    public var callsInModule: Int { state.withLock { $0.outstanding } }
+    package var callsInModule: Int { state.withLock { $0.outstanding } }
     /// Calls counted against `MaxConcurrency=` right now (for tests).
-    public var callsHoldingSlots: Int { state.withLock { $0.admitted } }
-    public var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
+    package var callsHoldingSlots: Int { state.withLock { $0.admitted } }
+    package var isDeinitialized: Bool { state.withLock { $0.deinitialized } }
 }

@@ -9,7 +9,7 @@ import Synchronization
 /// `whenProgressing` answers when the next job finishes, or at once (through a job of its own) when the pool
 /// is idle, never after the whole queue (a flood of blocking calls would otherwise starve the probe and get
 /// the daemon killed by its own watchdog). Thread-safe.
-public final class WorkerPool: Sendable {
+package final class WorkerPool: Sendable {
     private let pool: NIOThreadPool
     private let state = Mutex(State())
 
@@ -20,18 +20,18 @@ public final class WorkerPool: Sendable {
         var waiting: [@Sendable () -> Void] = []
     }
 
-    public init(threads: Int) {
+    package init(threads: Int) {
         pool = NIOThreadPool(numberOfThreads: threads)
     }
 
-    public func start() { pool.start() }
+    package func start() { pool.start() }
 
-    public func shutdownGracefully() async throws { try await pool.shutdownGracefully() }
+    package func shutdownGracefully() async throws { try await pool.shutdownGracefully() }
 
-    public func syncShutdownGracefully() throws { try pool.syncShutdownGracefully() }
+    package func syncShutdownGracefully() throws { try pool.syncShutdownGracefully() }
 
     /// Runs `work` on a pool thread, with `.active`, or with `.cancelled` if the pool shuts down first.
-    public func submit(_ work: @escaping @Sendable (NIOThreadPool.WorkItemState) -> Void) {
+    package func submit(_ work: @escaping @Sendable (NIOThreadPool.WorkItemState) -> Void) {
         state.withLock { $0.unfinished += 1 }
         pool.submit { workState in
             work(workState)
@@ -41,7 +41,7 @@ public final class WorkerPool: Sendable {
 
     /// Calls `answer` (on a pool thread) once a job finishes, or at once if no job is waiting or running.
     /// Never inline. If the pool never makes progress again, never.
-    public func whenProgressing(_ answer: @escaping @Sendable () -> Void) {
+    package func whenProgressing(_ answer: @escaping @Sendable () -> Void) {
         let idle = state.withLock { state -> Bool in
             guard state.unfinished > 0 else { return true }
             state.waiting.append(answer)

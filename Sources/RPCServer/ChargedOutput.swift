@@ -4,22 +4,42 @@ import RPCCore
 import RPCWire
 
 /// What a connection has written and the socket not yet taken, charged to the peer's account until it is:
-/// the replies and events of `RPCConnectionHandler`, framed (`LengthPrefixedFrameEncoder`) on the way out.
+/// the replies and events of `RPCConnectionHandler`, framed on the way out.
 ///
-/// One promise per flush, not per frame: the last frame written since the flush is held back, and the flush
-/// writes it with the promise that gives back what the whole flush was charged (NIO completes writes in
-/// order, so when the last is written, so are the others). Event-loop confined, like its handler; a class,
-/// because writing and flushing call back into the handler (a writability change drains events, which
-/// write here again) and each call leaves its state settled before it passes anything on.
+/// One output buffer per connection, as redis keeps one per client: every small frame written between two
+/// flushes (a read burst's replies) is appended to it behind its length, and the flush hands the buffer to
+/// the channel as one write, with one promise that gives back what the buffer was charged. The buffer exists
+/// only between a write and its flush, so an idle connection holds none. A frame larger than
+/// `LengthPrefixedFrameEncoder.defaultCoalescingLimit` is not copied: the buffer so far goes out first (order
+/// is kept), then the frame's length and payload, with a promise of its own.
+///
+/// ```
+/// write(a) write(b) write(c)           flush
+///   output: [len a|a|len b|b|len c|c] ──────► one context.write + one promise (charge of a+b+c) + flush
+/// ```
+///
+/// Every byte is charged from `write` until NIO reports the write done (taken by the socket, or failed
+/// because the connection is gone). Event-loop confined, like its handler; a class, because writing and
+/// flushing call back into the handler (a writability change drains events, which write here again) and each
+/// call leaves its state settled before it passes anything on.
 final class ChargedOutput {
     private let account: PeerAccount
-    private var heldBack: ByteBuffer?
-    private var charged = 0
-    /// Something was written since the last flush.
+    /// Frames written since the last flush, not yet handed to the channel.
+    private var pending: ByteBuffer?
+    /// What `pending` is charged to the account.
+    private var pendingCharge = 0
+    /// How large the last flushed buffer grew: the next one starts that large (at most
+    /// `maximumStartCapacity`), so that a steady pipeline allocates once per burst and never regrows, while the
+    /// room a buffer holds beyond its charged frames stays small.
+    private var lastSize = ChargedOutput.minimumCapacity
+    /// Something was handed to the channel, or is pending, since the last flush.
     private(set) var flushPending = false
 
     /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
     private let sent: Counter?
+
+    private static let minimumCapacity = 256
+    private static let maximumStartCapacity = 4096
 
     init(account: PeerAccount, sent: Counter? = nil) {
         self.account = account
@@ -36,12 +56,20 @@ final class ChargedOutput {
         } else if !account.charge(bytes) {
             return false
         }
-        charged += bytes
-        sent?.increment(by: Int64(bytes))
-        let previous = heldBack
-        heldBack = payload
         flushPending = true
-        if let previous { LengthPrefixedFrameEncoder.write(previous, framedTo: context, promise: nil) }
+        sent?.increment(by: Int64(bytes))
+        if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
+            if pending == nil {
+                pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+            }
+            pending!.writeLengthPrefixedFrame(payload)
+            pendingCharge += bytes
+        } else {
+            handOverPending(context)
+            let written = context.eventLoop.makePromise(of: Void.self)
+            LengthPrefixedFrameEncoder.write(payload, framedTo: context, promise: written)
+            written.futureResult.whenComplete { [account] _ in account.release(bytes) }
+        }
         return true
     }
 
@@ -49,21 +77,26 @@ final class ChargedOutput {
     func flush(_ context: ChannelHandlerContext) {
         guard flushPending else { return }
         flushPending = false
-        if let last = heldBack {
-            heldBack = nil
-            let charge = charged
-            charged = 0
-            let written = context.eventLoop.makePromise(of: Void.self)
-            LengthPrefixedFrameEncoder.write(last, framedTo: context, promise: written)
-            written.futureResult.whenComplete { [account] _ in account.release(charge) }
-        }
+        handOverPending(context)
         context.flush()
     }
 
-    /// The connection is gone: what was held back is dropped (closing the account gave its charge back).
+    /// Gives the output buffer to the channel, with the promise that releases its charge once it is written.
+    private func handOverPending(_ context: ChannelHandlerContext) {
+        guard let buffer = pending else { return }
+        pending = nil
+        let charge = pendingCharge
+        pendingCharge = 0
+        lastSize = min(Self.maximumStartCapacity, max(Self.minimumCapacity, buffer.readableBytes))
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.write(NIOAny(buffer), promise: written)
+        written.futureResult.whenComplete { [account] _ in account.release(charge) }
+    }
+
+    /// The connection is gone: what was pending is dropped (closing the account gave its charge back).
     func drop() {
-        heldBack = nil
-        charged = 0
+        pending = nil
+        pendingCharge = 0
         flushPending = false
     }
 }

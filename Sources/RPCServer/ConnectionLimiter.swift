@@ -53,9 +53,9 @@ final class ConnectionLimiter: ChannelInboundHandler {
             return
         }
         listener.accepted.increment()
-        listener.open.increment()
+        listener.connections.increment()
         let statistics = self.statistics
-        let listenerOpen = listener.open
+        let listenerOpen = listener.connections
         child.closeFuture.whenComplete { _ in
             statistics.openConnections.increment(by: -1)
             listenerOpen.decrement()

@@ -18,9 +18,10 @@ import RPCWire
 /// instead of passing them through an encoder handler: idle connections are counted in thousands, and each
 /// handler costs every one of them a handler and a context.
 ///
-/// One function builds them so that the server and the `EmbeddedChannel` tests use the same pipeline.
-enum ConnectionPipeline {
-    static func handlers(
+/// One function builds them so that the server, the `EmbeddedChannel` tests and the micro-benchmark
+/// (bench/micro) use the same pipeline.
+package enum ConnectionPipeline {
+    package static func handlers(
         configuration: RPCServer.Configuration, router: RPCRouter, connection: RPCConnectionInfo,
         refusalLog: LogRateLimiter
     ) -> [any ChannelHandler] {

@@ -16,7 +16,7 @@ import RPCProtocol
 /// (version, uptime, listeners, services and counters), `rpcd.metrics` (the metrics as JSON, for `rpcctl top`), `rpcd.logLevel`/`rpcd.setLogLevel` (the log
 /// level every handler reads, changed at once until the next reload or restart), and `rpcd.reload` (a reload
 /// whose outcome the caller waits for). Declared and bound like a module's methods (`RPCTypedService`).
-public struct DaemonService: RPCTypedService {
+package struct DaemonService: RPCTypedService {
     let state: RPCServerState
     let statistics: RPCStatistics
     private let logLevel: LogLevelControl
@@ -24,7 +24,7 @@ public struct DaemonService: RPCTypedService {
     /// Where `rpcd.reload` queues its reload; nil where nothing runs reloads (it then answers -32013).
     private let reloads: ReloadRequests?
 
-    public init(
+    package init(
         state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
         logLevel: LogLevelControl = LogLevelControl(), reloads: ReloadRequests? = nil
     ) {
@@ -35,14 +35,14 @@ public struct DaemonService: RPCTypedService {
         self.reloads = reloads
     }
 
-    public static let name = "rpcd"
-    public static let version = RPCDaemonVersion.version
-    public static let summary = "The daemon itself"
-    public let descriptor = Self.makeDescriptor()
+    package static let name = "rpcd"
+    package static let version = RPCDaemonVersion.version
+    package static let summary = "The daemon itself"
+    package let descriptor = Self.makeDescriptor()
 
     private static let levelSchema: JSONValue = ["enum": .array(Logger.Level.allCases.map { .string($0.rawValue) })]
 
-    public static let methods: [RPCServiceMethod<DaemonService>] = [
+    package static let methods: [RPCServiceMethod<DaemonService>] = [
         .constant(
             "ping", summary: "Answers \"pong\"", result: RPCParam("pong", schema: ["type": "string", "const": "pong"]),
             json: ByteBuffer(string: #""pong""#)),
@@ -128,6 +128,10 @@ public struct DaemonService: RPCTypedService {
             "frames": [
                 "buffered_bytes": .number(Int(samples.sum(RPCMetricFamily.bufferedBytes.name))),
                 "refused": .number(Int(samples.sum(RPCMetricFamily.framesRefused.name))),
+            ],
+            "tls": [
+                "handshakes": .number(Int(samples.sum(RPCMetricFamily.tlsHandshakes.name, ["result": "ok"]))),
+                "resumed": .number(Int(samples.sum(RPCMetricFamily.tlsResumedHandshakes.name))),
             ],
             "calls": [
                 "total": .number(Int(calls)), "errors": .number(Int(calls - outcome("ok"))),

@@ -35,18 +35,23 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     private var partial: ByteBuffer?
     /// What `partial` holds of the account: its capacity, the memory it takes.
     private var charged = 0
-    /// The announced length of the frame still arriving, once read.
-    private var announced: Int?
-    /// A frame was refused, or the handler removed: nothing more is read into frames.
-    private var stopped = false
+    private var state = State.betweenFrames
     /// Set while frames are handed on; input that arrives meanwhile (a handler that feeds the channel from
     /// inside `channelRead`) is appended to `partial` and read by the loop that is running.
     private var delivering = false
-    /// When the length of the frame still arriving was read; nil when no frame is incomplete.
-    private var incompleteSince: NIODeadline?
-    /// At most one timer per connection, checking `incompleteSince` when it fires: a pipelining client splits
+    /// At most one timer per connection, checking the arriving frame's `since` when it fires: a pipelining client splits
     /// frames across reads all the time, and a timer scheduled and cancelled per frame would cost each call.
     private var timer: Scheduled<Void>?
+
+    private enum State {
+        /// Between frames, or holding the first bytes of one whose length has not all arrived yet.
+        case betweenFrames
+        /// A frame whose length was read is arriving: its whole size (header included), and when its length
+        /// was read, which `FrameTimeout=` counts from.
+        case arriving(frameSize: Int, since: NIODeadline)
+        /// A frame was refused, or the handler removed: nothing more is read into frames.
+        case stopped
+    }
 
     /// The smallest buffer kept for a frame still arriving, unless the frame is smaller.
     private static let minimumKeep = 1024
@@ -63,7 +68,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard !stopped else { return }
+        guard !isStopped else { return }
         var input = unwrapInboundIn(data)
         received?.increment(by: Int64(input.readableBytes))
         // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
@@ -83,7 +88,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         while true {
             // Frames handed on are slices of `input`: from then on its storage is shared.
             if deliverFrames(from: &input, context: context) { ownsInput = false }
-            guard !stopped else { return }
+            guard !isStopped else { return }
             guard var arrived = partial else { break }  // bytes that came in while frames were handed on
             partial = nil
             input.writeBuffer(&arrived)
@@ -105,21 +110,29 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        stopped = true
+        state = .stopped
         partial = nil
         stopTimer()
         account.release(charged)
         charged = 0
     }
 
+    private var isStopped: Bool {
+        if case .stopped = state { return true }
+        return false
+    }
+
     /// The whole size of the frame still arriving, header included; 0 while its length is not known.
-    private var frameSize: Int { announced.map { LengthPrefixedFrameDecoder.headerSize + $0 } ?? 0 }
+    private var frameSize: Int {
+        if case .arriving(let frameSize, _) = state { return frameSize }
+        return 0
+    }
 
     /// Hands on every whole frame at the start of `input`, and notes the incomplete one that may follow.
     /// Returns whether any frame was handed on.
     private func deliverFrames(from input: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
         var delivered = false
-        while !stopped {
+        while !isStopped {
             let scan: LengthPrefixedFrameDecoder.Scan
             do {
                 scan = try LengthPrefixedFrameDecoder.scan(input, maxFrameSize: maxFrameSize)
@@ -131,11 +144,10 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
             case .needLength:
                 return delivered
             case .incomplete(let announcedLength):
-                if announced == nil { startDeadline(announcedLength, context: context) }
+                if case .betweenFrames = state { startDeadline(announcedLength, context: context) }
                 return delivered
             case .frame(let length):
-                announced = nil
-                incompleteSince = nil
+                state = .betweenFrames
                 guard account.charge(length) else {
                     refuse(BufferBudgetExceeded(account: account), context: context)
                     return delivered
@@ -149,9 +161,8 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func startDeadline(_ announcedLength: Int, context: ChannelHandlerContext) {
-        announced = announcedLength
         let now = context.eventLoop.now
-        incompleteSince = now
+        state = .arriving(frameSize: LengthPrefixedFrameDecoder.headerSize + announcedLength, since: now)
         if timer == nil { schedule(context: context, at: now + timeout) }
     }
 
@@ -196,7 +207,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func refuse(_ error: any Error, context: ChannelHandlerContext) {
-        stopped = true
+        state = .stopped
         partial = nil
         account.release(charged)
         charged = 0
@@ -206,9 +217,9 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
         timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
             timer = nil
-            guard let since = incompleteSince, !stopped else { return }
+            guard case .arriving(_, let since) = state else { return }
             if context.eventLoop.now - since >= timeout {
-                stopped = true
+                state = .stopped
                 context.fireErrorCaught(FrameTimedOut(timeout: .nanoseconds(timeout.nanoseconds)))
             } else {
                 schedule(context: context, at: since + timeout)  // a later frame, still within its time

@@ -23,10 +23,11 @@ import RPCWire
 /// turns on its loop (`RPCLoopTurns`): frames that arrive after its turn wait for the next round, behind the
 /// other connections' input, so a deep pipeline cannot keep a loop to itself.
 ///
-/// Replies produced while a burst of reads is processed are flushed together at `channelReadComplete`, so a
-/// pipelining client costs one `writev` per burst rather than one per call. It frames what it writes itself
-/// (`ChargedOutput`) rather than through an encoder handler: one hop less per reply, and one handler less per
-/// connection.
+/// Replies produced while a burst of reads is processed are appended to one output buffer (`ChargedOutput`)
+/// and written and flushed together at `channelReadComplete`, so a pipelining client costs one write of one
+/// buffer per burst rather than one per call. It frames what it writes itself rather than through an encoder
+/// handler: one hop less per reply, and one handler less per connection. Its `Phase` says whether replies are
+/// being gathered (a read burst, a drain of waiting frames) or go out at once (a reply that completes later).
 ///
 /// It is also the connection's `RPCConnectionOutput`: the event notifications of its subscriptions (made on
 /// the first `rpc.subscribe`) are written here, between replies, and a connection with subscriptions is not
@@ -51,20 +52,42 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     private var waitingFrames = WaitingFrames()
     /// The pipeline asked to read while we were at the limit; honoured once there is room again.
     private var readHeld = false
-    /// Set while replies should be batched into one flush (inside a read burst or a queue drain).
-    private var batchingFlushes = false
-    private var draining = false
+    /// What the handler is in the middle of, which decides when replies are flushed and whose turn it is.
+    private var phase = Phase.idle
+    /// The server is stopping: no more reading, and the connection closes once the last call is answered.
     private var quiescing = false
     /// Replies and events written, charged until the socket takes them.
     private let output: ChargedOutput
-    /// When this connection's turn on the loop began; nil between turns.
-    private var turnStarted: NIODeadline?
     /// A drain of the waiting frames is scheduled for the next turn.
     private var nextTurnScheduled = false
     /// Fires `FrameTimeout=` after the peer stopped taking what was written.
     private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
+
+    private enum Phase {
+        /// Between read bursts and drains: a reply that completes now (a module's, a timer's) is flushed at once.
+        case idle
+        /// Inside a read burst (`channelRead`s up to `channelReadComplete`): replies wait for its end, to be
+        /// flushed together. The connection's turn on the loop began at `turnStarted`.
+        case reading(turnStarted: NIODeadline)
+        /// Serving frames that waited, from inside a read burst or on their own turn; replies wait for its
+        /// end. A drain does not start another drain (completions call back into it synchronously).
+        case draining(turnStarted: NIODeadline, withinReadBurst: Bool)
+
+        /// Whether replies are being gathered for one flush.
+        var batchesFlushes: Bool {
+            if case .idle = self { return false }
+            return true
+        }
+
+        var turnStarted: NIODeadline? {
+            switch self {
+            case .idle: nil
+            case .reading(let started), .draining(let started, _): started
+            }
+        }
+    }
 
     init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits) {
         self.router = router
@@ -98,8 +121,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        batchingFlushes = true
-        if turnStarted == nil { turnStarted = context.eventLoop.now }
+        if case .idle = phase { phase = .reading(turnStarted: context.eventLoop.now) }
         if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft {
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
             let parsed = parse(frame)
@@ -115,8 +137,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        batchingFlushes = false
-        turnStarted = nil
+        phase = .idle
         flushIfPending()
         context.fireChannelReadComplete()
     }
@@ -216,7 +237,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
                 context.close(promise: nil)
                 return
             }
-            if !batchingFlushes { flushIfPending() }
+            if !phase.batchesFlushes { flushIfPending() }
         }
         drainWaitingFrames(context: context)
         closeIfQuiescedAndQuiet()
@@ -224,20 +245,26 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
 
     private func drainWaitingFrames(context: ChannelHandlerContext) {
         // Completions can happen synchronously inside `process`; the flag keeps this loop from recursing.
-        guard !draining else { return }
-        draining = true
-        let wasBatching = batchingFlushes
-        batchingFlushes = true
-        let ownTurn = turnStarted == nil
-        if ownTurn { turnStarted = context.eventLoop.now }
+        let withinReadBurst: Bool
+        switch phase {
+        case .draining: return
+        case .idle:
+            withinReadBurst = false
+            phase = .draining(turnStarted: context.eventLoop.now, withinReadBurst: false)
+        case .reading(let started):
+            withinReadBurst = true
+            phase = .draining(turnStarted: started, withinReadBurst: true)
+        }
         while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft, let frame = waitingFrames.popFirst() {
             process(frame, eventLoop: context.eventLoop)
         }
         if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
-        if ownTurn { turnStarted = nil }
-        batchingFlushes = wasBatching
-        draining = false
-        if !batchingFlushes { flushIfPending() }
+        if withinReadBurst, let started = phase.turnStarted {
+            phase = .reading(turnStarted: started)
+        } else {
+            phase = .idle
+            flushIfPending()
+        }
         if readHeld && hasRoom {
             readHeld = false
             context.read()
@@ -252,7 +279,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
     /// Whether this connection has used its turn on the loop (`turn`). By the loop's clock, so that tests on
     /// an `EmbeddedEventLoop` decide when time passes.
     private var hasTurnLeft: Bool {
-        guard let started = turnStarted, let context else { return true }
+        guard let started = phase.turnStarted, let context else { return true }
         return context.eventLoop.now - started < RPCLoopTurns.turn
     }
 
@@ -291,7 +318,7 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
 
     /// Inside a read burst or a drain the flush waits for its end, as replies' do.
     func flushUnsolicited() {
-        if !batchingFlushes { flushIfPending() }
+        if !phase.batchesFlushes { flushIfPending() }
     }
 
     var subscriptions: RPCConnectionSubscriptions? {

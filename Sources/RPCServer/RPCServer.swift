@@ -28,20 +28,20 @@ import Synchronization
 /// lets every connection finish the calls it has in flight (up to `shutdownGracePeriod`), and closes.
 /// `start()` can be called first to learn the bound addresses (port 0 binds an ephemeral port).
 /// Thread-safe. Binding failures throw `RPCServerError`, naming the address and the reason.
-public final class RPCServer: Service, Sendable {
-    public struct Configuration: Sendable {
-        public var listen: [RPCEndpoint]
+package final class RPCServer: Service, Sendable {
+    package struct Configuration: Sendable {
+        package var listen: [RPCEndpoint]
         /// What peers are allowed (`[Server]`'s limits), whole.
-        public var limits: ConnectionLimits
+        package var limits: ConnectionLimits
         /// How long shutdown waits for in-flight calls before closing connections anyway.
-        public var shutdownGracePeriod: Duration
+        package var shutdownGracePeriod: Duration
         /// The TLS context of `tls://` listeners; required when there is one.
-        public var tls: TLSServerContext?
+        package var tls: TLSServerContext?
         /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
         /// nothing is bound for them, and the server owns and closes them.
-        public var boundSockets: [Int32]
+        package var boundSockets: [Int32]
 
-        public init(
+        package init(
             listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
             limits: ConnectionLimits = ConnectionLimits(),
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
@@ -54,9 +54,9 @@ public final class RPCServer: Service, Sendable {
         }
     }
 
-    public let configuration: Configuration
-    public let router: RPCRouter
-    public let state: RPCServerState
+    package let configuration: Configuration
+    package let router: RPCRouter
+    package let state: RPCServerState
     let group: any EventLoopGroup
     private let logger: Logger
     private let whenListening: @Sendable ([RPCEndpoint]) throws -> Void
@@ -74,7 +74,7 @@ public final class RPCServer: Service, Sendable {
 
     /// `whenListening` runs once `run()` has bound every listener, before the first connection is served
     /// (the daemon says READY=1 there); what it throws ends `run()` with that error.
-    public init(
+    package init(
         configuration: Configuration, router: RPCRouter, state: RPCServerState, group: any EventLoopGroup,
         logger: Logger, whenListening: @escaping @Sendable ([RPCEndpoint]) throws -> Void = { _ in }
     ) {
@@ -92,7 +92,7 @@ public final class RPCServer: Service, Sendable {
     /// Binds every endpoint and adopts every bound socket; returns them as bound (ephemeral ports
     /// resolved). Idempotent.
     @discardableResult
-    public func start() async throws -> [RPCEndpoint] {
+    package func start() async throws -> [RPCEndpoint] {
         if let bound = listeners.withLock({ $0 }) { return bound.map(\.endpoint) }
         var bound: [Listener] = []
         do {
@@ -120,7 +120,7 @@ public final class RPCServer: Service, Sendable {
         return bound.map(\.endpoint)
     }
 
-    public func run() async throws {
+    package func run() async throws {
         let stopped = group.next().makePromise(of: Void.self)
         self.stopped.withLock { $0 = stopped }
         do {
@@ -143,7 +143,7 @@ public final class RPCServer: Service, Sendable {
 
     /// Stops accepting, asks every connection to close once its calls are answered, and force-closes whatever
     /// is still open after the grace period.
-    public func initiateShutdown() {
+    package func initiateShutdown() {
         let stopped = self.stopped.withLock { $0 }
         guard let bound = listeners.withLock({ $0 }) else {
             stopped?.succeed()
@@ -245,18 +245,19 @@ public final class RPCServer: Service, Sendable {
                             channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
                     }
                     // The RPC pipeline goes in once the handshake has said who the client is.
+                    let handshake = TLSHandshakeHandler(
+                        timeout: self.configuration.limits.frameTimeout, listener: listener,
+                        completed: { channel, identities in
+                            var peer = peer
+                            peer.certificateIdentities = identities
+                            try self.initializeConnection(
+                                channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
+                        },
+                        failed: { error in self.logHandshakeFailure(error, peer: peer, listener: listener) })
                     try channel.pipeline.syncOperations.addHandlers(
+                        TLSResumptionObserver { resumed in if resumed { handshake.sessionResumed() } },
                         NIOSSLServerHandler(context: tls.context),
-                        TLSHandshakeHandler(
-                            timeout: self.configuration.limits.frameTimeout,
-                            completed: { channel, identities in
-                                var peer = peer
-                                peer.certificateIdentities = identities
-                                listener.tlsSucceeded?.increment()
-                                try self.initializeConnection(
-                                    channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
-                            },
-                            failed: { error in self.logHandshakeFailure(error, peer: peer, listener: listener) }))
+                        handshake)
                 }
             }
     }
@@ -347,26 +348,26 @@ public final class RPCServer: Service, Sendable {
 }
 
 /// A listener could not be bound.
-public struct RPCServerError: Error, CustomStringConvertible, Sendable {
-    public var endpoint: RPCEndpoint
-    public var reason: String
+package struct RPCServerError: Error, CustomStringConvertible, Sendable {
+    package var endpoint: RPCEndpoint
+    package var reason: String
     /// The system's errno, when the failure was a system call's (EADDRINUSE, EACCES, ...).
-    public var errno: Int32?
-    public var description: String { "cannot listen on \(endpoint): \(reason)" }
+    package var errno: Int32?
+    package var description: String { "cannot listen on \(endpoint): \(reason)" }
 }
 
 /// What `rpcd.info` reports about the server itself. Thread-safe.
-public final class RPCServerState: Sendable {
-    public let startTime = ContinuousClock.now
-    public let startDate = Date()
+package final class RPCServerState: Sendable {
+    package let startTime = ContinuousClock.now
+    package let startDate = Date()
     private let boundListeners = Mutex<[RPCEndpoint]>([])
 
-    public init() {}
+    package init() {}
 
-    public var listeners: [RPCEndpoint] { boundListeners.withLock { $0 } }
+    package var listeners: [RPCEndpoint] { boundListeners.withLock { $0 } }
 
     /// The limits a client paces itself by, as `rpcd.info` shows them (docs/PROTOCOL.md §4).
-    public var limits: (maxFrameSize: Int, maxCallsPerConnection: Int) { servedLimits.withLock { $0 } }
+    package var limits: (maxFrameSize: Int, maxCallsPerConnection: Int) { servedLimits.withLock { $0 } }
     private let servedLimits = Mutex<(maxFrameSize: Int, maxCallsPerConnection: Int)>((0, 0))
 
     func setLimits(maxFrameSize: Int, maxCallsPerConnection: Int) {

@@ -7,9 +7,9 @@ import RPCProtocol
 /// fails when it failed.
 ///
 /// Reloads asked for while nothing serves them (before start, after `stop()`) fail at once.
-public actor ReloadRequests {
+package actor ReloadRequests {
     /// How a reload ended: the services now served, or why the previous configuration keeps serving.
-    public enum Outcome: Sendable, Equatable {
+    package enum Outcome: Sendable, Equatable {
         case reloaded(services: [String])
         case failed(String)
     }
@@ -18,19 +18,19 @@ public actor ReloadRequests {
     /// The reload asked for last; the next one starts after it.
     private var last: Task<Outcome, Never>?
 
-    public init() {}
+    package init() {}
 
-    public func serve(_ perform: @escaping @Sendable () async -> Outcome) {
+    package func serve(_ perform: @escaping @Sendable () async -> Outcome) {
         self.perform = perform
     }
 
     /// No more reloads: the daemon is stopping. One already running finishes.
-    public func stop() {
+    package func stop() {
         perform = nil
     }
 
     /// Runs a reload after any asked for before it, and returns its outcome.
-    public func reload() async -> Outcome {
+    package func reload() async -> Outcome {
         guard let perform else { return .failed("rpcd is not running reloads (starting or stopping)") }
         let previous = last
         let reload = Task {

@@ -18,32 +18,32 @@ import RPCLogging
 /// time (UTC), level, label, the message, then the metadata as sorted `key=value` pairs (values with
 /// blanks quoted). Used whenever stderr is not connected to the journal. Each line is one `write(2)`, so
 /// lines from different threads never interleave. The level is read from a shared `LogLevelControl`.
-public struct ConsoleLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct ConsoleLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private let label: String
     private let level: LogLevelControl
     private var ownLevel: Logger.Level?
     private let descriptor: Int32
 
-    public init(label: String, level: LogLevelControl, descriptor: Int32 = 2, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(label: String, level: LogLevelControl, descriptor: Int32 = 2, metadataProvider: Logger.MetadataProvider? = nil) {
         self.label = label
         self.level = level
         self.descriptor = descriptor
         self.metadataProvider = metadataProvider
     }
 
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { ownLevel ?? level.level }
         set { ownLevel = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let all = Logger.Metadata.entry(logger: metadata, provider: metadataProvider, event: event.metadata)
         let line = Self.line(time: Date(), level: event.level, label: label, message: "\(event.message)", metadata: all)
         DescriptorOutput.write(line + "\n", to: descriptor)

@@ -14,31 +14,31 @@ import Glibc
 /// is read from a shared `LogLevelControl`, so a change at run time reaches every logger. Thread-safe: one
 /// datagram per entry. An entry the journal refuses is written to stderr instead, which under systemd still
 /// ends up in the journal as plain text.
-public struct JournalLogHandler: LogHandler {
-    public var metadata: Logger.Metadata = [:]
-    public var metadataProvider: Logger.MetadataProvider?
+package struct JournalLogHandler: LogHandler {
+    package var metadata: Logger.Metadata = [:]
+    package var metadataProvider: Logger.MetadataProvider?
     private let identifier: String
     private let level: LogLevelControl
     private var ownLevel: Logger.Level?
 
-    public init(identifier: String, level: LogLevelControl, metadataProvider: Logger.MetadataProvider? = nil) {
+    package init(identifier: String, level: LogLevelControl, metadataProvider: Logger.MetadataProvider? = nil) {
         self.identifier = identifier
         self.level = level
         self.metadataProvider = metadataProvider
     }
 
     /// The shared level, unless this logger was given its own (`logger.logLevel = ...`).
-    public var logLevel: Logger.Level {
+    package var logLevel: Logger.Level {
         get { ownLevel ?? level.level }
         set { ownLevel = newValue }
     }
 
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }
     }
 
-    public func log(event: LogEvent) {
+    package func log(event: LogEvent) {
         let fields = Self.fields(
             event: event, metadata: .entry(logger: metadata, provider: metadataProvider, event: event.metadata),
             identifier: identifier)

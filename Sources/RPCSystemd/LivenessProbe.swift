@@ -7,15 +7,15 @@ import Synchronization
 /// enqueues work; nothing here waits. The probe knows nothing about what a participant is: the daemon hands
 /// it one closure per participant that schedules a block where that participant runs its work, which keeps
 /// this target free of event-loop types.
-public struct LivenessProbe: Sendable {
+package struct LivenessProbe: Sendable {
     /// Something that must make progress for the daemon to be healthy.
-    public struct Participant: Sendable {
+    package struct Participant: Sendable {
         /// How the participant is named when it does not answer ("event loop 2", "thread pool").
-        public var name: String
+        package var name: String
         /// Schedules `answer` to run where the participant runs its work. It must not run `answer` inline.
-        public var schedule: @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void
+        package var schedule: @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void
 
-        public init(name: String, schedule: @escaping @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void) {
+        package init(name: String, schedule: @escaping @Sendable (_ answer: @escaping @Sendable () -> Void) -> Void) {
             self.name = name
             self.schedule = schedule
         }
@@ -23,12 +23,12 @@ public struct LivenessProbe: Sendable {
 
     private let participants: [Participant]
 
-    public init(participants: [Participant]) {
+    package init(participants: [Participant]) {
         self.participants = participants
     }
 
     /// Enqueues one probe on every participant.
-    public func launch() -> Round {
+    package func launch() -> Round {
         let round = Round(participants: participants.count)
         for (index, participant) in participants.enumerated() {
             participant.schedule { round.answer(index) }
@@ -37,12 +37,12 @@ public struct LivenessProbe: Sendable {
     }
 
     /// The participants of `round` that have not answered, by name.
-    public func describeMissing(_ round: Round) -> [String] {
+    package func describeMissing(_ round: Round) -> [String] {
         round.missing.map { participants[$0].name }
     }
 
     /// One probe per participant. Thread-safe.
-    public final class Round: Sendable {
+    package final class Round: Sendable {
         private let answered: Mutex<[Bool]>
 
         init(participants: Int) {
@@ -54,7 +54,7 @@ public struct LivenessProbe: Sendable {
         }
 
         /// Every participant has answered.
-        public var isComplete: Bool { answered.withLock { !$0.contains(false) } }
+        package var isComplete: Bool { answered.withLock { !$0.contains(false) } }
 
         var missing: [Int] { answered.withLock { answers in answers.indices.filter { !answers[$0] } } }
     }

@@ -7,13 +7,13 @@ import ServiceLifecycle
 /// Every `interval` it asks `status` for the text and sends it when it changed. Put it last in the service
 /// group: the group shuts services down in reverse order, so systemd hears of the shutdown before the
 /// server stops accepting. Runs on the Swift concurrency pool; `status` must be cheap and must not block.
-public struct NotifyStatusService: Service, CustomStringConvertible {
+package struct NotifyStatusService: Service, CustomStringConvertible {
     private let notifier: any ServiceNotifier
     private let interval: Duration
     private let status: @Sendable () -> String
     private let onStopping: @Sendable () -> Void
 
-    public init(
+    package init(
         notifier: any ServiceNotifier, interval: Duration = .seconds(2), status: @escaping @Sendable () -> String,
         onStopping: @escaping @Sendable () -> Void = {}
     ) {
@@ -24,9 +24,9 @@ public struct NotifyStatusService: Service, CustomStringConvertible {
     }
 
     /// What swift-service-lifecycle logs for this service.
-    public var description: String { "NotifyStatusService" }
+    package var description: String { "NotifyStatusService" }
 
-    public func run() async throws {
+    package func run() async throws {
         var sent = ""
         while !Task.isShuttingDownGracefully {
             let text = status()

@@ -5,13 +5,13 @@ import Glibc
 /// Tells the service manager about the daemon's state: the `sd_notify(3)` protocol, one message of
 /// `KEY=value` lines at a time. Implementations: `SystemdNotifier` (libsystemd) and `NoNotifier` (not
 /// supervised: tests, a terminal). Thread-safe; sending never blocks for long (a datagram to a local socket).
-public protocol ServiceNotifier: Sendable {
+package protocol ServiceNotifier: Sendable {
     /// Sends `fields` as one message.
     func send(_ fields: [NotifyField]) -> NotifyResult
 }
 
 /// What happened to a notification, in sd_notify's three honest cases.
-public enum NotifyResult: Equatable, Sendable {
+package enum NotifyResult: Equatable, Sendable {
     /// The service manager got it.
     case sent
     /// No service manager is listening (`NOTIFY_SOCKET` unset): normal outside systemd, not an error.
@@ -21,7 +21,7 @@ public enum NotifyResult: Equatable, Sendable {
 }
 
 /// One line of a notification. The cases are the fields rpcd sends; see sd_notify(3) for their meaning.
-public enum NotifyField: Equatable, Sendable {
+package enum NotifyField: Equatable, Sendable {
     case ready
     case reloading
     case stopping
@@ -36,7 +36,7 @@ public enum NotifyField: Equatable, Sendable {
     case monotonicTime(microseconds: UInt64)
 
     /// The `KEY=value` line.
-    public var line: String {
+    package var line: String {
         switch self {
         case .ready: "READY=1"
         case .reloading: "RELOADING=1"
@@ -50,7 +50,7 @@ public enum NotifyField: Equatable, Sendable {
     }
 
     /// `MONOTONIC_USEC=` for now.
-    public static func monotonicNow() -> NotifyField {
+    package static func monotonicNow() -> NotifyField {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         return .monotonicTime(microseconds: UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000)
@@ -59,11 +59,11 @@ public enum NotifyField: Equatable, Sendable {
 
 extension ServiceNotifier {
     @discardableResult
-    public func send(_ fields: NotifyField...) -> NotifyResult { send(fields) }
+    package func send(_ fields: NotifyField...) -> NotifyResult { send(fields) }
 }
 
 /// The notifier for runs without a service manager: every message is "not supervised".
-public struct NoNotifier: ServiceNotifier {
-    public init() {}
-    public func send(_ fields: [NotifyField]) -> NotifyResult { .notSupervised }
+package struct NoNotifier: ServiceNotifier {
+    package init() {}
+    package func send(_ fields: [NotifyField]) -> NotifyResult { .notSupervised }
 }

@@ -5,24 +5,24 @@ import Glibc
 #endif
 
 /// A listening socket systemd passed to rpcd (socket activation, `rpcd.socket`).
-public struct ActivatedSocket: Equatable, Sendable {
+package struct ActivatedSocket: Equatable, Sendable {
     /// The file descriptor, 3 and up.
-    public var descriptor: Int32
+    package var descriptor: Int32
     /// `FileDescriptorName=` of the socket unit, by default the unit's name (`rpcd.socket`).
-    public var name: String
+    package var name: String
 
-    public init(descriptor: Int32, name: String) {
+    package init(descriptor: Int32, name: String) {
         self.descriptor = descriptor
         self.name = name
     }
 }
 
 /// Taking over the sockets systemd opened for rpcd (`sd_listen_fds_with_names(3)`).
-public enum SocketActivation {
+package enum SocketActivation {
     /// The sockets passed in `$LISTEN_FDS` for this process (`$LISTEN_PID`), or none when not socket
     /// activated. Unsets the `LISTEN_*` variables, so they are taken once. Every one must be a listening
     /// stream socket (`ListenStream=`), else this throws naming the descriptor.
-    public static func takeListeningSockets() throws(ActivationError) -> [ActivatedSocket] {
+    package static func takeListeningSockets() throws(ActivationError) -> [ActivatedSocket] {
         var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = nil
         let count = sd_listen_fds_with_names(1, &names)
         defer {
@@ -49,7 +49,7 @@ public enum SocketActivation {
 }
 
 /// The sockets systemd passed cannot be used.
-public struct ActivationError: Error, CustomStringConvertible, Sendable {
-    public var message: String
-    public var description: String { message }
+package struct ActivationError: Error, CustomStringConvertible, Sendable {
+    package var message: String
+    package var description: String { message }
 }

@@ -4,17 +4,17 @@ import Glibc
 
 /// A libsystemd call failed. libsystemd reports errors as negative errno values; this keeps the errno and
 /// names the call, so a message reads "sd_listen_fds_with_names: Bad file descriptor (errno 9)".
-public struct SystemdError: Error, CustomStringConvertible, Sendable, Equatable {
-    public var operation: String
+package struct SystemdError: Error, CustomStringConvertible, Sendable, Equatable {
+    package var operation: String
     /// The positive errno.
-    public var errno: Int32
+    package var errno: Int32
 
-    public init(_ operation: String, errno: Int32) {
+    package init(_ operation: String, errno: Int32) {
         self.operation = operation
         self.errno = errno
     }
 
-    public var description: String {
+    package var description: String {
         "\(operation): \(String(cString: strerror(errno))) (errno \(errno))"
     }
 

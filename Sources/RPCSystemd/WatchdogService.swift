@@ -11,13 +11,13 @@ import ServiceLifecycle
 /// that round (so a stuck loop does not pile up probes). A stall that lasts about `WatchdogSec=` thus stops
 /// the pings for longer than systemd allows, and systemd kills and restarts rpcd. There is deliberately no
 /// unconditional ping. Runs on the Swift concurrency pool, never on an event loop. Ends at graceful shutdown.
-public struct WatchdogService: Service, CustomStringConvertible {
-    public let interval: Duration
+package struct WatchdogService: Service, CustomStringConvertible {
+    package let interval: Duration
     private let notifier: any ServiceNotifier
     private let probe: LivenessProbe
     private let logger: Logger
 
-    public init(interval: Duration, notifier: any ServiceNotifier, probe: LivenessProbe, logger: Logger) {
+    package init(interval: Duration, notifier: any ServiceNotifier, probe: LivenessProbe, logger: Logger) {
         self.interval = interval
         self.notifier = notifier
         self.probe = probe
@@ -26,7 +26,7 @@ public struct WatchdogService: Service, CustomStringConvertible {
 
     /// The watchdog interval systemd asks for (`WatchdogSec=`, via `$WATCHDOG_USEC` and `$WATCHDOG_PID`), or
     /// nil when there is no watchdog for this process.
-    public static func configuredInterval() throws(SystemdError) -> Duration? {
+    package static func configuredInterval() throws(SystemdError) -> Duration? {
         var microseconds: UInt64 = 0
         let enabled = try SystemdError.check(sd_watchdog_enabled(0, &microseconds), "sd_watchdog_enabled")
         guard enabled > 0, microseconds > 0 else { return nil }
@@ -34,9 +34,9 @@ public struct WatchdogService: Service, CustomStringConvertible {
     }
 
     /// What swift-service-lifecycle logs for this service.
-    public var description: String { "WatchdogService" }
+    package var description: String { "WatchdogService" }
 
-    public func run() async throws {
+    package func run() async throws {
         let period = interval / 3
         logger.info("Watchdog enabled", metadata: [LogField.watchdogMicroseconds: "\(interval.components.seconds * 1_000_000 + interval.components.attoseconds / 1_000_000_000_000)"])
         var round = probe.launch()

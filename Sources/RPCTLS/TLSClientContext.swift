@@ -1,14 +1,14 @@
 import NIOSSL
 
 /// What a client needs to connect to a TLS listener: whom to trust and, for mutual TLS, what to present.
-public struct TLSClientFiles: Hashable, Sendable {
+package struct TLSClientFiles: Hashable, Sendable {
     /// PEM: the CA certificates the server's certificate must chain to; nil trusts the system's roots.
-    public var caFile: String?
+    package var caFile: String?
     /// PEM: the client's certificate (mutual TLS), with `privateKey`.
-    public var certificate: String?
-    public var privateKey: String?
+    package var certificate: String?
+    package var privateKey: String?
 
-    public init(caFile: String? = nil, certificate: String? = nil, privateKey: String? = nil) {
+    package init(caFile: String? = nil, certificate: String? = nil, privateKey: String? = nil) {
         self.caFile = caFile
         self.certificate = certificate
         self.privateKey = privateKey
@@ -16,7 +16,7 @@ public struct TLSClientFiles: Hashable, Sendable {
 
     /// A TLS 1.2+ client context that verifies the server's certificate and its name. Throws a
     /// `TLSSetupError` naming the file that cannot be used.
-    public func makeContext() throws(TLSSetupError) -> NIOSSLContext {
+    package func makeContext() throws(TLSSetupError) -> NIOSSLContext {
         var configuration = TLSConfiguration.makeClientConfiguration()
         configuration.minimumTLSVersion = .tlsv12
         configuration.certificateVerification = .fullVerification
@@ -43,7 +43,7 @@ public struct TLSClientFiles: Hashable, Sendable {
 extension NIOSSLClientHandler {
     /// A client handler for `host`: its name for SNI and the certificate check, unless `serverName` says
     /// otherwise; an IP address is checked against the certificate's IP alternative names and sends no SNI.
-    public static func forHost(_ host: String, serverName: String?, context: NIOSSLContext) throws -> NIOSSLClientHandler {
+    package static func forHost(_ host: String, serverName: String?, context: NIOSSLContext) throws -> NIOSSLClientHandler {
         let name = serverName ?? host
         let isAddress = name.contains(":") || name.allSatisfy { $0.isNumber || $0 == "." }
         return try NIOSSLClientHandler(context: context, serverHostname: isAddress ? nil : name)

@@ -8,11 +8,11 @@ import NIOSSL
 /// not pass for a common name. A certificate whose subject has more than one common name, or one that reads
 /// like a typed name (`dns:...`), is ambiguous: it names nobody by common name (its alternative names still
 /// count).
-public enum TLSPeerIdentity {
+package enum TLSPeerIdentity {
     /// The kinds of alternative names, as `client:KIND:NAME` spells them.
-    public static let alternativeKinds = ["dns", "email", "uri"]
+    package static let alternativeKinds = ["dns", "email", "uri"]
 
-    public static func identities(of certificate: NIOSSLCertificate) -> [String] {
+    package static func identities(of certificate: NIOSSLCertificate) -> [String] {
         let commonNames = certificate.subjectName.filter { $0.type == .commonName }.map(\.value)
         var names: [String] = []
         if commonNames.count == 1, let name = commonNames.first, !isTyped(name) { names.append(name) }

@@ -5,17 +5,17 @@ import NIOSSL
 import Synchronization
 
 /// The files a TLS listener is made from: `[TLS]` in rpcd.conf (docs/CONFIG.md).
-public struct TLSServerFiles: Hashable, Sendable {
+package struct TLSServerFiles: Hashable, Sendable {
     /// PEM: the server's certificate, then any intermediates.
-    public var certificate: String
+    package var certificate: String
     /// PEM: the certificate's private key.
-    public var privateKey: String
+    package var privateKey: String
     /// PEM: the CA certificates that client certificates are verified against; nil asks for none.
-    public var clientCA: String?
+    package var clientCA: String?
     /// Refuse, during the handshake, clients without a certificate `clientCA` verifies.
-    public var requireClientCertificate: Bool
+    package var requireClientCertificate: Bool
 
-    public init(certificate: String, privateKey: String, clientCA: String? = nil, requireClientCertificate: Bool = false) {
+    package init(certificate: String, privateKey: String, clientCA: String? = nil, requireClientCertificate: Bool = false) {
         self.certificate = certificate
         self.privateKey = privateKey
         self.clientCA = clientCA
@@ -29,18 +29,18 @@ public struct TLSServerFiles: Hashable, Sendable {
 /// `reload` reads the files again and replaces the context for connections accepted from then on;
 /// established connections keep the one they started with, so a certificate renewal drops nobody. Loading
 /// fails with a `TLSSetupError` naming the file and the reason. Thread-safe.
-public final class TLSServerContext: Sendable {
+package final class TLSServerContext: Sendable {
     private let current: Mutex<NIOSSLContext>
 
-    public init(files: TLSServerFiles) throws(TLSSetupError) {
+    package init(files: TLSServerFiles) throws(TLSSetupError) {
         current = Mutex(try Self.makeContext(files))
     }
 
     /// The context for the next connection.
-    public var context: NIOSSLContext { current.withLock { $0 } }
+    package var context: NIOSSLContext { current.withLock { $0 } }
 
     /// Reads the files again; on failure the previous context stays in use and the error says why.
-    public func reload(files: TLSServerFiles) throws(TLSSetupError) {
+    package func reload(files: TLSServerFiles) throws(TLSSetupError) {
         let context = try Self.makeContext(files)
         current.withLock { $0 = context }
     }
@@ -67,16 +67,16 @@ public final class TLSServerContext: Sendable {
 }
 
 /// A TLS file that cannot be used; `description` names it and says why.
-public struct TLSSetupError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var file: String
-    public var reason: String
+package struct TLSSetupError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var file: String
+    package var reason: String
 
-    public init(file: String, reason: String) {
+    package init(file: String, reason: String) {
         self.file = file
         self.reason = reason
     }
 
-    public var description: String { "\(file): \(reason)" }
+    package var description: String { "\(file): \(reason)" }
 }
 
 /// Reading PEM files with errors that name them.

@@ -19,20 +19,20 @@ import NIOCore
 /// `readFrame`, the same reading of the wire format.
 ///
 /// Runs on the channel's event loop like any `ByteToMessageDecoder`.
-public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
-    public typealias InboundOut = ByteBuffer
+package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
+    package typealias InboundOut = ByteBuffer
 
     /// Size of the length prefix in bytes.
-    public static let headerSize = 4
+    package static let headerSize = 4
 
-    public let maxFrameSize: Int
+    package let maxFrameSize: Int
 
-    public init(maxFrameSize: Int) {
+    package init(maxFrameSize: Int) {
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
         self.maxFrameSize = maxFrameSize
     }
 
-    public mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+    package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         switch try Self.scan(buffer, maxFrameSize: maxFrameSize) {
         case .needLength, .incomplete:
             return .needMoreData
@@ -43,7 +43,7 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     }
 
     /// What the readable bytes of `buffer` start with.
-    public enum Scan: Hashable, Sendable {
+    package enum Scan: Hashable, Sendable {
         /// Fewer than the four bytes of a length.
         case needLength
         /// A length (at most the maximum), and not all of its payload yet.
@@ -55,7 +55,7 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     /// Reads the length at the start of `buffer` without consuming anything; a length above `maxFrameSize`
     /// throws `FrameTooLargeError`. The wire format's one reading, shared by this decoder and by handlers that
     /// cut frames themselves (rpcd's `FrameReceiver`).
-    public static func scan(_ buffer: ByteBuffer, maxFrameSize: Int) throws(FrameTooLargeError) -> Scan {
+    package static func scan(_ buffer: ByteBuffer, maxFrameSize: Int) throws(FrameTooLargeError) -> Scan {
         guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
             return .needLength
         }
@@ -68,7 +68,7 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
 
     /// Takes the whole frame at the start of `buffer` (see `scan`) and returns its payload, a slice; nil, and
     /// nothing consumed, when the frame is not complete.
-    public static func readFrame(from buffer: inout ByteBuffer) -> ByteBuffer? {
+    package static func readFrame(from buffer: inout ByteBuffer) -> ByteBuffer? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self),
               buffer.readableBytes >= headerSize + Int(length)
         else { return nil }
@@ -76,7 +76,7 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
         return buffer.readSlice(length: Int(length))
     }
 
-    public mutating func decodeLast(
+    package mutating func decodeLast(
         context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool
     ) throws -> DecodingState {
         // Complete frames still buffered at EOF are delivered; a truncated tail has nobody to answer and is dropped.
@@ -86,11 +86,11 @@ public struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
 }
 
 /// A peer announced a frame longer than the configured maximum.
-public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvertible {
-    public var announcedLength: Int
-    public var maxFrameSize: Int
+package struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvertible {
+    package var announcedLength: Int
+    package var maxFrameSize: Int
 
-    public init(announcedLength: Int, maxFrameSize: Int) {
+    package init(announcedLength: Int, maxFrameSize: Int) {
         self.announcedLength = announcedLength
         self.maxFrameSize = maxFrameSize
     }
@@ -98,12 +98,12 @@ public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvert
     /// Whether the four bytes read as the length are the start of a TLS record instead (a handshake or an
     /// alert, versions 3.1 to 3.3): a TLS client speaking to a plain listener, or a TLS server answering a
     /// plain client. Such a length is always far above any frame limit.
-    public var looksLikeTLS: Bool {
+    package var looksLikeTLS: Bool {
         let contentType = announcedLength >> 24, major = (announcedLength >> 16) & 0xFF, minor = (announcedLength >> 8) & 0xFF
         return (contentType == 0x15 || contentType == 0x16) && major == 3 && (1...4).contains(minor)
     }
 
-    public var description: String {
+    package var description: String {
         "frame of \(announcedLength) bytes exceeds the maximum frame size of \(maxFrameSize) bytes"
     }
 }
@@ -111,19 +111,19 @@ public struct FrameTooLargeError: Error, Hashable, Sendable, CustomStringConvert
 extension ByteBuffer {
     /// Writes `payload` as one frame: its length as a big-endian u32, then its bytes (a copy:
     /// `LengthPrefixedFrameEncoder` writes large payloads without one).
-    public mutating func writeLengthPrefixedFrame(_ payload: ByteBuffer) {
+    package mutating func writeLengthPrefixedFrame(_ payload: ByteBuffer) {
         self.writeInteger(UInt32(payload.readableBytes), endianness: .big)
         self.writeImmutableBuffer(payload)
     }
 
     /// Writes `payload` (UTF-8 text) as one frame.
-    public mutating func writeLengthPrefixedFrame(_ payload: String) {
+    package mutating func writeLengthPrefixedFrame(_ payload: String) {
         self.writeInteger(UInt32(payload.utf8.count), endianness: .big)
         self.writeString(payload)
     }
 
     /// A buffer holding `payload` (UTF-8 text) as one frame, as a peer sends it.
-    public init(lengthPrefixedFrame payload: String) {
+    package init(lengthPrefixedFrame payload: String) {
         self.init()
         self.writeLengthPrefixedFrame(payload)
     }

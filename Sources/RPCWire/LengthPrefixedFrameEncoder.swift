@@ -14,25 +14,25 @@ import NIOCore
 /// a pipeline hop per reply).
 ///
 /// Runs on the channel's event loop like any `ChannelOutboundHandler`.
-public final class LengthPrefixedFrameEncoder: ChannelOutboundHandler {
-    public typealias OutboundIn = ByteBuffer
-    public typealias OutboundOut = ByteBuffer
+package final class LengthPrefixedFrameEncoder: ChannelOutboundHandler {
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     /// Payloads up to this many bytes are copied into one buffer with their length.
-    public let coalescingLimit: Int
+    package let coalescingLimit: Int
 
-    public static let defaultCoalescingLimit = 4096
+    package static let defaultCoalescingLimit = 4096
 
-    public init(coalescingLimit: Int = LengthPrefixedFrameEncoder.defaultCoalescingLimit) {
+    package init(coalescingLimit: Int = LengthPrefixedFrameEncoder.defaultCoalescingLimit) {
         self.coalescingLimit = coalescingLimit
     }
 
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         Self.write(unwrapOutboundIn(data), framedTo: context, coalescingLimit: coalescingLimit, promise: promise)
     }
 
     /// Writes `payload` as one frame to the handlers before `context` (the encoding this handler does).
-    public static func write(
+    package static func write(
         _ payload: ByteBuffer, framedTo context: ChannelHandlerContext, coalescingLimit: Int = defaultCoalescingLimit,
         promise: EventLoopPromise<Void>?
     ) {

@@ -20,6 +20,7 @@ enum HandlerReport {
             do {
                 let image = try loader.load(path: path)
                 Swift.print("# module \(path): \(image.name) \(image.version), \(image.methods.count) methods")
+                try image.checkConfig(of: handler)
                 let service = handler.service ?? image.name
                 if handler.enabled {
                     if let first = served[service] {

@@ -4,8 +4,7 @@ import XCTest
 /// docs/ARCHITECTURE.md draws the target graph "as in Package.swift"; this test keeps it so, by comparing the
 /// documented block with what SwiftPM reads from the manifest (`swift package dump-package`).
 final class ArchitectureGraphTests: XCTestCase {
-    private static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
+    private static let repository = PackageManifest.repository
 
     /// A target's dependencies: rpcd's own targets, and products of other packages.
     struct Dependencies: Equatable, CustomStringConvertible {
@@ -58,24 +57,9 @@ final class ArchitectureGraphTests: XCTestCase {
         Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
     }
 
-    /// Every target but the tests, from `swift package dump-package` (run with a scratch path of its own, so
-    /// that it never waits for the build folder that `swift test` holds).
+    /// Every target but the tests, from `swift package dump-package`.
     private func manifestGraph() throws -> [String: Dependencies] {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-dump-package-\(getpid())")
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "--package-path", Self.repository.path, "--scratch-path", scratch.path, "dump-package"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["RPCD_FUZZ"] = nil  // the fuzz harnesses are not in the documented graph
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "swift package dump-package failed (is `swift` on PATH?)")
-        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let manifest = try PackageManifest.dump()
         var graph: [String: Dependencies] = [:]
         for target in try XCTUnwrap(manifest["targets"] as? [[String: Any]]) where target["type"] as? String != "test" {
             let name = try XCTUnwrap(target["name"] as? String)

@@ -62,21 +62,29 @@ final class DaemonLifecycleTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("Listen=127.0.0.1:1"), result.stdout)
     }
 
-    /// `--check-config` fails, as rpcd would refuse them, on two enabled handlers for one service, and on a
-    /// misspelled `[config]` section, which gets a "did you mean" like a misspelled key.
-    func testCheckConfigFailsOnTwoHandlersForOneServiceAndAMisspelledSection() throws {
+    /// A temporary directory with an rpcd.conf and an empty handlers.d, and `rpcd --check-config` run on them
+    /// with the built modules.
+    private func checkConfigSetUp() throws -> (
+        directory: URL, handlers: URL, check: () throws -> (status: Int32, stdout: String, stderr: String)
+    ) {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-conf-\(UUID().uuidString)")
         let handlers = directory.appendingPathComponent("handlers.d")
         try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("rpcd.conf").path
         try "[Server]\nListen=127.0.0.1:1\n".write(toFile: path, atomically: true, encoding: .utf8)
-        func check() throws -> (status: Int32, stdout: String, stderr: String) {
+        return (directory, handlers, {
             try DaemonProcess.runTool("rpcd", [
                 "--config", path, "--check-config", "--handlers-dir", handlers.path,
                 "--module-dir", DaemonProcess.productsDirectory.path,
             ])
-        }
+        })
+    }
+
+    /// `--check-config` fails, as rpcd would refuse them, on two enabled handlers for one service, and on a
+    /// misspelled `[config]` section, which gets a "did you mean" like a misspelled key.
+    func testCheckConfigFailsOnTwoHandlersForOneServiceAndAMisspelledSection() throws {
+        let (directory, handlers, check) = try checkConfigSetUp()
+        defer { try? FileManager.default.removeItem(at: directory) }
         try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
         XCTAssertEqual(try check().status, 0)
         try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("sums.conf"), atomically: true, encoding: .utf8)
@@ -88,6 +96,22 @@ final class DaemonLifecycleTests: XCTestCase {
         let misspelled = try check()
         XCTAssertEqual(misspelled.status, 78, misspelled.stdout)
         XCTAssertTrue(misspelled.stdout.contains("unknown section [config]; did you mean [Config]?"), misspelled.stdout)
+    }
+
+    /// A `[Config]` key the module does not declare (kv declares File=, MaxKeys=, MaxBytes=) fails
+    /// `--check-config` as a misspelled `[Handler]` key does: file, line and "did you mean".
+    func testCheckConfigReportsAConfigKeyTheModuleDoesNotDeclare() throws {
+        let (directory, handlers, check) = try checkConfigSetUp()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let kv = handlers.appendingPathComponent("kv.conf")
+        try "[Handler]\nModule=kv\n[Config]\nMaxKeys=5\nX-Note=ignored\n".write(to: kv, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try check().status, 0)
+        try "[Handler]\nModule=kv\n[Config]\nMaxKyes=5\n".write(to: kv, atomically: true, encoding: .utf8)
+        let typo = try check()
+        XCTAssertEqual(typo.status, 78, typo.stdout)
+        XCTAssertTrue(
+            typo.stdout.contains("\(kv.path):4: unknown key 'MaxKyes' in section [Config]; did you mean 'MaxKeys'?"),
+            typo.stdout)
     }
 
     func testBindFailureIsReportedWithTheAddress() throws {

@@ -200,4 +200,53 @@ final class TLSTests: XCTestCase {
             XCTFail("the old certificate is still served")
         } catch {}
     }
+
+    /// A client that keeps its session resumes it (TLS 1.3 tickets, and TLS 1.2 too): BoringSSL's server issues
+    /// and accepts them, and rpcd counts the handshakes that resumed (`rpcd.info` `tls`). swift-nio-ssl's
+    /// client cannot offer a session, so the client here is Python's `ssl` (OpenSSL), a real second process.
+    func testASecondConnectionResumesTheSessionAndIsCounted() async throws {
+        let (daemon, endpoint) = try startDaemon(tls: "")
+        defer { withExtendedLifetime(daemon) {} }
+        guard case .tls(_, let port) = endpoint else { return XCTFail("not a TLS endpoint") }
+        let script = """
+            import json, socket, ssl, sys
+            def connect(context, session):
+                s = context.wrap_socket(socket.create_connection(("127.0.0.1", int(sys.argv[1]))),
+                                        server_hostname="localhost", session=session)
+                request = json.dumps({"jsonrpc": "2.0", "method": "rpcd.info", "id": 1}).encode()
+                s.sendall(len(request).to_bytes(4, "big") + request)
+                reply = b""
+                while len(reply) < 4 or len(reply) < 4 + int.from_bytes(reply[:4], "big"):
+                    reply += s.recv(65536)
+                info = json.loads(reply[4:])["result"]
+                reused, session = s.session_reused, s.session  # after a read: a TLS 1.3 ticket comes after the handshake
+                s.close()
+                return reused, session, info
+            results = []
+            for version in (ssl.TLSVersion.TLSv1_3, ssl.TLSVersion.TLSv1_2):
+                context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # a session resumes with the context it came from
+                context.load_verify_locations(sys.argv[2])
+                context.minimum_version = context.maximum_version = version
+                session = None
+                for _ in range(2):
+                    reused, session, info = connect(context, session)
+                    results.append(reused)
+            print(json.dumps({"reused": results, "tls": info["tls"]}))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script, "\(port)", pki.caFile]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        let result = try JSONValue(parsing: String(decoding: data, as: UTF8.self))
+        XCTAssertEqual(result["reused"], [false, true, false, true], "the second connection of each version resumed")
+        // rpcd.info answers inside the fourth handshake's connection: three handshakes before it, one resumed,
+        // and its own (resumed, counted when it completed).
+        XCTAssertEqual(result["tls"]?["handshakes"], 4)
+        XCTAssertEqual(result["tls"]?["resumed"], 2)
+    }
 }

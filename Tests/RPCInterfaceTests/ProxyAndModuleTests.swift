@@ -21,6 +21,30 @@ protocol Greeter: Sendable {
     func forget() async throws
 }
 
+/// An interface with an event, implemented by a module that does not say it again.
+@RPCInterface(service: "ticker", events: [TickerEvents.tick])
+protocol Ticker: Sendable {
+    func start() async throws
+}
+
+enum TickerEvents {
+    static let tick = RPCEventDescriptor(name: "tick", summary: "A tick.", schema: ["type": "integer"])
+}
+
+struct TickerModule: Ticker, RPCInterfaceModule {
+    static let version = "1.0.0"
+    init(context: RPCModuleContext) {}
+    func start() async throws {}
+}
+
+/// The same, re-declaring an event the interface does not have.
+struct MisdeclaredTickerModule: Ticker, RPCInterfaceModule {
+    static let version = "1.0.0"
+    static var events: [any RPCModuleEventDeclaration] { [RPCModuleEvent<Int>("tock")] }
+    init(context: RPCModuleContext) {}
+    func start() async throws {}
+}
+
 struct Unwelcome: RPCDocumentedError, Equatable {
     static let code = 7
     static let message = "Unwelcome"
@@ -84,6 +108,18 @@ protocol GreeterV2 {
 /// A proxy and a module made from one protocol, meeting in-process: the proxy's calls go through rpcd's binding
 /// (`ParamsBinding`, via the SDK), and its fingerprint check reads rpcd's own `rpc.discover` document.
 final class ProxyAndModuleTests: XCTestCase {
+    /// A module implementing an interface carries the interface's events without declaring them again (issue 28):
+    /// what it exports is the declaration, so its emit is accepted and its fingerprint is a proxy's.
+    func testAnInterfaceModuleCarriesTheInterfacesEvents() {
+        XCTAssertEqual(TickerModule.events.map(\.name), ["tick"])
+        XCTAssertEqual(TickerModule.events.first?.schema, ["type": "integer"])
+        XCTAssertEqual(TickerModule.events.first?.summary, "A tick.")
+        XCTAssertEqual(RPCModuleExport.problems(of: TickerModule.self), [])
+        XCTAssertEqual(
+            RPCModuleExport.problems(of: MisdeclaredTickerModule.self),
+            ["events differ from interface 'ticker''s: leave `events` out, the interface's declaration is the module's"])
+    }
+
     let module = GreeterModule(context: RPCModuleContext())
 
     func testProxyCallsTheModuleByName() async throws {

@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCConfig
 import RPCCore
 import RPCJSON
 @testable import RPCModules
@@ -73,6 +74,111 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(try call(service, request("echo", #"{"value":[1,"two"]}"#)),
                        #"{"jsonrpc":"2.0","result":{"value":[1,"two"]},"id":1}"#)
         XCTAssertEqual(try call(service, request("echo")), #"{"jsonrpc":"2.0","result":null,"id":1}"#)
+    }
+
+    /// RPCD_METHOD_BIND_PARAMS: rpcd binds by name or by position, the module gets one array element per declared
+    /// parameter (null for an absent one) and reads each by position through host->param and the header's readers.
+    func testBoundParamsReachTheModuleByDeclaredPosition() throws {
+        let service = try service()
+        func result(_ params: String?) throws -> JSONValue? {
+            let reply = try XCTUnwrap(try call(service, request("bound", params)))
+            return try JSONValue(parsing: reply)["result"]
+        }
+        // By name, out of order; the string unescaped into an 8-byte buffer: cut short, its full length returned.
+        let named = try result(#"{"loud":true,"count":3,"label":"h\u00e9\n\ud83d\ude00"}"#)
+        XCTAssertEqual(named?["params"], [3, "h\u{e9}\n\u{1F600}", true])
+        XCTAssertEqual(named?["count"], 3)
+        XCTAssertEqual(named?["length"], 8)
+        XCTAssertEqual(named?["label"], [104, 195, 169, 10, 240, 159, 152])
+        XCTAssertEqual(named?["loud"], 1)
+        XCTAssertEqual(named?["loud_absent"], 0)
+        // By position, an optional one null and one left out: absent, and host->param says so.
+        let positional = try result("[2e1, null]")
+        XCTAssertEqual(positional?["params"], [.number("2e1"), .null, .null])
+        XCTAssertEqual(positional?["count"], 20)
+        XCTAssertEqual(positional?["length"], -1)
+        XCTAssertEqual(positional?["loud"], -1)
+        XCTAssertEqual(positional?["loud_absent"], 1)
+    }
+
+    /// Wrong params for a binding method are answered -32602 by rpcd, with the binder's detail; the module never
+    /// sees the call.
+    func testWrongBoundParamsAreRefusedByRPCD() throws {
+        let service = try service()
+        for (params, detail) in [
+            (nil, "missing parameter 'count'"),
+            (#"[-1]"#, "parameter 'count': must be at least 0"),
+            (#"[1.5]"#, "parameter 'count': expected an integer, got a number"),
+            (#"{"count":1,"colour":"red"}"#, "unknown parameter 'colour'"),
+            (#"[1,"a",true,4]"#, "too many parameters: expected at most 3, got 4"),
+            (#"[1,2]"#, "parameter 'label': expected a string, got a number"),
+        ] {
+            XCTAssertEqual(
+                try call(service, request("bound", params)),
+                #"{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":{"detail":"\#(detail)"}},"id":1}"#,
+                "params \(params ?? "absent")")
+        }
+        XCTAssertEqual(service.callsInModule, 0)
+    }
+
+    /// A module that declares its `[Config]` keys refuses a handler with another one before its init runs, with
+    /// the file, line and "did you mean" an unknown `[Handler]` key gets; one that declares none gets any key.
+    func testConfigKeysAreCheckedAgainstTheModulesDeclarationBeforeInit() throws {
+        let declaring = try ModuleLoader().load(
+            path: TestModule.build(into: directory, name: "declaring", defines: ["CONFIG_KEYS"]))
+        XCTAssertEqual(declaring.configKeys, ["Greeting", "FailInit"])
+        XCTAssertNil(image.configKeys)
+        let inits = try XCTUnwrap(dlsym(declaring.handle, "test_init_count")).assumingMemoryBound(to: Int32.self)
+        var configuration = HandlerConfiguration(name: "greeter")
+        configuration.module = declaring.path
+        configuration.configEntries = [
+            INIEntry(section: "Config", key: "Greeting", value: "hi", file: "/etc/rpcd/handlers.d/greeter.conf", line: 4),
+            INIEntry(section: "Config", key: "X-Comment", value: "ignored", file: "/etc/rpcd/handlers.d/greeter.conf", line: 5),
+            INIEntry(section: "Config", key: "Greetin", value: "hi", file: "/etc/rpcd/handlers.d/greeter.conf", line: 6),
+        ]
+        XCTAssertThrowsError(try ModuleService(image: declaring, configuration: configuration, pool: pool, logger: Logger(label: "test"))) {
+            XCTAssertEqual(
+                "\($0)",
+                "module \(declaring.path) refused: handler 'greeter': /etc/rpcd/handlers.d/greeter.conf:6: unknown key 'Greetin' in section [Config]; did you mean 'Greeting'?")
+        }
+        XCTAssertEqual(inits.pointee, 0, "the module's init ran")
+        configuration.configEntries.removeLast()
+        let service = try ModuleService(image: declaring, configuration: configuration, pool: pool, logger: Logger(label: "test"))
+        XCTAssertEqual(inits.pointee, 1)
+        service.retire()
+        // The module without config_keys takes any key.
+        _ = try self.service { $0.configEntries = configuration.configEntries + [INIEntry(section: "Config", key: "Anything", value: "1", file: "f", line: 1)] }.retire()
+    }
+
+    /// Of two handlers for one service, the second is refused before its module's init runs (in-process; the
+    /// first in name order serves). Its init would fail (FailInit=): the refusal it gets shows init never ran.
+    func testASecondHandlerForAServiceIsRefusedBeforeItsInit() throws {
+        let modules = directory.appendingPathComponent("modules")
+        _ = try TestModule.build(into: modules, name: "twice")
+        let handlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        try "[Handler]\nModule=twice\nIsolation=none\n".write(
+            to: handlers.appendingPathComponent("a.conf"), atomically: true, encoding: .utf8)
+        try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
+            to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
+        let host = ModuleHost(
+            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectory: modules.path,
+            reservedServices: [], pool: pool, logger: Logger(label: "test"))
+        let generation = try host.prepare(strict: false)
+        XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
+        XCTAssertEqual(generation.problems.count, 1)
+        let problem = generation.problems.first ?? ""
+        XCTAssertTrue(problem.contains("service 'testmod' of handler 'b' is already served"), problem)
+        XCTAssertFalse(problem.contains("asked to fail"), problem)
+        host.commit(generation)
+        host.retireAll()
+    }
+
+    /// A method without the flag (every module built before rpcd 0.5) gets its params exactly as sent.
+    func testMethodsWithoutTheFlagGetParamsAsSent() throws {
+        let service = try service()
+        XCTAssertEqual(try call(service, request("echo", #"{"value":1, "extra":[2]}"#)),
+                       #"{"jsonrpc":"2.0","result":{"value":1, "extra":[2]},"id":1}"#)
     }
 
     /// The handler handle lives from init to deinit; afterwards it names nothing, so a module thread that logs

@@ -33,8 +33,15 @@ enum TestModule {
     #ifndef OK_ERRORS
     #define OK_ERRORS NULL
     #endif
+    #ifdef CONFIG_KEYS
+    static const char *const config_keys[] = {"Greeting", "FailInit", NULL};
+    #define CONFIG_KEYS_FIELD config_keys
+    #else
+    #define CONFIG_KEYS_FIELD NULL
+    #endif
 
     int test_deinit_count = 0;
+    int test_init_count = 0;
 
     /* Posted by every deinit, which runs on whichever thread answered the last call: tests wait on it. */
     static sem_t deinits;
@@ -106,6 +113,7 @@ enum TestModule {
 
     static int init(const rpcd_host *h, rpcd_handler *handler, void **out, char *error, size_t size) {
         host = h;
+        __atomic_add_fetch(&test_init_count, 1, __ATOMIC_SEQ_CST);
         if (h->config_get(handler, "FailInit")) {
             snprintf(error, size, "asked to fail: %s", h->config_get(handler, "FailInit"));
             return 1;
@@ -150,6 +158,25 @@ enum TestModule {
             pthread_detach(t);
             break;
         }
+        case 9: {                                                  /* bound(count, label?, loud?): BIND_PARAMS */
+            char label[8], out[512];
+            int64_t count = -1;
+            int loud = -1, n, k;
+            size_t absent_length = 99;
+            long length = rpcd_param_string(host, c, 1, label, sizeof label);
+            const char *loud_text = host->param(c, 2, &absent_length);
+            rpcd_param_int64(host, c, 0, &count);
+            rpcd_param_bool(host, c, 2, &loud);
+            n = snprintf(out, sizeof out, "{\"params\":%.*s,\"count\":%lld,\"length\":%ld,\"loud\":%d,"
+                         "\"loud_absent\":%d,\"label\":[", (int)len, params, (long long)count, length, loud,
+                         loud_text == NULL && absent_length == 0);
+            for (k = 0; length >= 0 && label[k] != '\0'; k++) {
+                n += snprintf(out + n, sizeof out - (size_t)n, "%s%d", k ? "," : "", (unsigned char)label[k]);
+            }
+            n += snprintf(out + n, sizeof out - (size_t)n, "]}");
+            host->reply_result(c, out, (size_t)n);
+            break;
+        }
         }
     }
 
@@ -162,6 +189,11 @@ enum TestModule {
 
     static const rpcd_param later_params[] = {{"ms", "{\"type\":\"integer\"}", NULL, 0}};
     static const rpcd_param echo_params[] = {{"value", NULL, "anything", RPCD_PARAM_OPTIONAL}};
+    static const rpcd_param bound_params[] = {
+        {"count", "{\"type\":\"integer\",\"minimum\":0}", NULL, 0},
+        {"label", "{\"type\":\"string\"}", NULL, RPCD_PARAM_OPTIONAL},
+        {"loud", "{\"type\":\"boolean\"}", NULL, RPCD_PARAM_OPTIONAL},
+    };
     static const rpcd_method methods[] = {
         {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS},
         {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
@@ -172,10 +204,11 @@ enum TestModule {
         {sizeof(rpcd_method), "greeting", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
         {sizeof(rpcd_method), "wait_cancel", NULL, NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "bound", NULL, bound_params, 3, NULL, RPCD_METHOD_BIND_PARAMS},
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
-        methods, sizeof methods / sizeof methods[0], init, call, deinit, NULL, 0, cancel,
+        methods, sizeof methods / sizeof methods[0], init, call, deinit, NULL, 0, cancel, CONFIG_KEYS_FIELD,
     };
 
     const rpcd_module *ENTRY(void) { return &module; }

@@ -16,6 +16,7 @@ final class ConnectionPipelineTests: XCTestCase {
     private var channel: EmbeddedChannel!
     private var reads: ReadCounter!
     private var router: RPCRouter!
+    private var ledger: PeerLedger!
 
     private func makeChannel(
         maxCallsPerConnection: Int = 128, maxFrameSize: Int = 1 << 20, idleTimeout: Duration? = nil
@@ -31,7 +32,8 @@ final class ConnectionPipelineTests: XCTestCase {
                 $0.idleTimeout = idleTimeout
             })
         reads = ReadCounter()
-        channel = try PipelineChannel.make(configuration: configuration, router: router, first: reads)
+        ledger = PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: router.statistics)
+        channel = try PipelineChannel.make(configuration: configuration, router: router, ledger: ledger, first: reads)
     }
 
     override func tearDown() {
@@ -65,6 +67,36 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":2}"#])
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+    }
+
+    /// A read burst's replies leave as one buffer (one write, one promise), in order, a reply too large to copy
+    /// included; once written, nothing of them stays charged to the peer.
+    func testTheRepliesOfABurstAreWrittenAsOneBuffer() throws {
+        try makeChannel()
+        var input = ByteBuffer()
+        for id in 1...3 { input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":\#(id)}"#) }
+        try channel.writeInbound(input)
+        let written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the burst")
+        var frames = written
+        var ids: [String] = []
+        while let length = frames.readInteger(endianness: .big, as: UInt32.self) {
+            ids.append(String(try XCTUnwrap(frames.readString(length: Int(length))).suffix(2).prefix(1)))
+        }
+        XCTAssertEqual(ids, ["1", "2", "3"])
+        XCTAssertEqual(ledger.charged(to: .unixSocket()), 0, "written replies are given back")
+
+        let large = String(repeating: "x", count: 8192)
+        input = ByteBuffer()
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.echo","params":["\#(large)"],"id":2}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":3}"#)
+        try channel.writeInbound(input)
+        XCTAssertEqual(try outboundFrames(), [
+            #"{"jsonrpc":"2.0","result":"pong","id":1}"#, #"{"jsonrpc":"2.0","result":["\#(large)"],"id":2}"#,
+            #"{"jsonrpc":"2.0","result":"pong","id":3}"#,
+        ])
+        XCTAssertEqual(ledger.charged(to: .unixSocket()), 0)
     }
 
     func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {

@@ -10,11 +10,11 @@ import RPCClient
 /// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
 /// error. Batches answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with
 /// id null.
-public final class LoopbackServer: Sendable {
+package final class LoopbackServer: Sendable {
     let channel: any Channel
-    public var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
+    package var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
 
-    public static func start() async throws -> LoopbackServer {
+    package static func start() async throws -> LoopbackServer {
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -31,7 +31,7 @@ public final class LoopbackServer: Sendable {
         self.channel = channel
     }
 
-    public func stop() async {
+    package func stop() async {
         try? await channel.close()
     }
 

@@ -3,12 +3,12 @@ import Foundation
 /// A small private CA made at run time with openssl, with the commands docs/SECURITY.md gives administrators:
 /// a CA, a server certificate for `localhost` and 127.0.0.1, and client certificates it signs. Keys are
 /// throw-away EC P-256 keys in the test's temporary directory; nothing is committed.
-public struct TestPKI {
-    public let directory: URL
-    public let name: String
+package struct TestPKI {
+    package let directory: URL
+    package let name: String
 
     /// Makes CA `name` (files `NAME-ca.pem`, `NAME-ca.key`) in `directory`.
-    public init(in directory: URL, name: String = "test") throws {
+    package init(in directory: URL, name: String = "test") throws {
         self.directory = directory
         self.name = name
         try Self.openssl(in: directory, [
@@ -18,23 +18,23 @@ public struct TestPKI {
     }
 
     /// A CA in a fresh temporary directory of its own; `removeDirectory()` when the test is done.
-    public static func inTemporaryDirectory(name: String = "test") throws -> TestPKI {
+    package static func inTemporaryDirectory(name: String = "test") throws -> TestPKI {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-pki-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return try TestPKI(in: directory, name: name)
     }
 
-    public func removeDirectory() {
+    package func removeDirectory() {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    public var caFile: String { path("\(name)-ca.pem") }
+    package var caFile: String { path("\(name)-ca.pem") }
 
-    public func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
+    package func path(_ file: String) -> String { directory.appendingPathComponent(file).path }
 
     /// Issues `file.pem` and `file.key` for `commonName`, with the given alternative names and usage.
     @discardableResult
-    public func issue(_ file: String, commonName: String, alternativeNames: String, usage: String) throws -> (certificate: String, key: String) {
+    package func issue(_ file: String, commonName: String, alternativeNames: String, usage: String) throws -> (certificate: String, key: String) {
         try "subjectAltName=\(alternativeNames)\nextendedKeyUsage=\(usage)\n".write(
             toFile: path("\(file).ext"), atomically: true, encoding: .utf8)
         try Self.openssl(in: directory, [
@@ -49,12 +49,12 @@ public struct TestPKI {
     }
 
     /// A server certificate for localhost and 127.0.0.1.
-    public func issueServer(_ file: String = "server") throws -> (certificate: String, key: String) {
+    package func issueServer(_ file: String = "server") throws -> (certificate: String, key: String) {
         try issue(file, commonName: "localhost", alternativeNames: "DNS:localhost,IP:127.0.0.1", usage: "serverAuth")
     }
 
     /// A client certificate for `commonName` (with an e-mail alternative name).
-    public func issueClient(_ commonName: String) throws -> (certificate: String, key: String) {
+    package func issueClient(_ commonName: String) throws -> (certificate: String, key: String) {
         try issue(commonName, commonName: commonName, alternativeNames: "email:\(commonName)@example.org", usage: "clientAuth")
     }
 
@@ -75,6 +75,6 @@ public struct TestPKI {
     }
 }
 
-public struct OpenSSLFailure: Error, CustomStringConvertible {
-    public var description: String
+package struct OpenSSLFailure: Error, CustomStringConvertible {
+    package var description: String
 }

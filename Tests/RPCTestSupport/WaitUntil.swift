@@ -3,7 +3,7 @@ import XCTest
 /// Polls `condition` until it holds or `timeout` passes; fails the test naming `what` on timeout. For what
 /// has no event to wait on (a counter in another process, a connection's state); an error `condition`
 /// throws ends the wait.
-public func waitUntil(
+package func waitUntil(
     _ what: String, timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line,
     _ condition: () async throws -> Bool
 ) async throws {

@@ -7,7 +7,8 @@
 // are what to compare). Benchmarks: envelope (scan a calc.add request), envelope-batch (a batch of 10),
 // reply (write a result reply), binding (a Swift SDK method's params: parse, bind by name, decode into a
 // struct, and its Double result), interface (the same through a typed interface's method, from the params'
-// text, as `calc.add` runs in a module), all on inputs built before the loop.
+// text, as `calc.add` runs in a module), ping16 (a read of 16 pipelined rpcd.ping frames through rpcd's
+// connection pipeline and out: `PingPipeline`), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -46,6 +47,8 @@ let add = RPCMethodImplementation<Adder>(
         try ResultEncoding.encode(implementation.add(a: arguments.decode("a"), b: arguments.decode("b")))
     })
 
+let pings = try PingPipeline(calls: 16)
+
 let benchmarks: [String: () throws -> Void] = [
     "envelope": {
         if case .single = parser.parse(request) { sink &+= 1 }
@@ -67,6 +70,9 @@ let benchmarks: [String: () throws -> Void] = [
     },
     "interface": {
         sink &+= try paramsText.withUnsafeBytes { try add.runNow(Adder(), paramsText: $0) }.count
+    },
+    "ping16": {
+        sink &+= try pings.run()
     },
 ]
 

@@ -29,9 +29,15 @@ class OutOfTreeModuleTests(unittest.TestCase):
                 self.assertEqual(client.call("hello.greet", ["Ann"]), "Hello, Ann!")
                 self.assertEqual(client.call("hello.greet", {"name": "Bob"}), "Hello, Bob!")
                 self.assertEqual(client.call("hello.greet"), "Hello, world!")
-                with self.assertRaises(RemoteError) as refused:
-                    client.call("hello.greet", [1])
-                self.assertEqual(refused.exception.code, -32602)
+                # Both bind params the same way (hello.c through RPCD_METHOD_BIND_PARAMS): rpcd's -32602 and detail.
+                for params, detail in (([1], "parameter 'name': expected a string, got a number"),
+                                       ({"nom": "Ann"}, "unknown parameter 'nom'"),
+                                       (["Ann", "Bob"], "too many parameters: expected at most 1, got 2")):
+                    with self.assertRaises(RemoteError) as refused:
+                        client.call("hello.greet", params)
+                    self.assertEqual((refused.exception.code, refused.exception.data), (-32602, {"detail": detail}))
+                self.assertEqual(client.call("hello.greet", [None]), "Hello, world!")
+                self.assertEqual(client.call("hello.greet", ["\"A\\n\u00e9\""]), "Hello, \"A\\n\u00e9\"!")
                 methods = client.call("rpc.discover")["methods"]
                 greet = next(m for m in methods if m["name"] == "hello.greet")
                 self.assertEqual([p["name"] for p in greet["params"]], ["name"])
@@ -49,6 +55,28 @@ class OutOfTreeModuleTests(unittest.TestCase):
             ["make", "-C", build, "RPCD_INCLUDE=" + os.path.join(ROOT, "Sources/CRPCDModule/include")],
             check=True, stdout=subprocess.DEVNULL)
         type(self).c_fingerprint = self.check_hello(build, build)
+        # The same in rpcd's own process (the default runs it in a module host process).
+        in_process = os.path.join(build, "in-process")
+        os.mkdir(in_process)
+        with open(os.path.join(build, "hello.conf")) as f:
+            conf = f.read().replace("[Handler]\n", "[Handler]\nIsolation=none\n")
+        with open(os.path.join(in_process, "hello.conf"), "w") as f:
+            f.write(conf)
+        self.assertEqual(self.check_hello(in_process, build), type(self).c_fingerprint)
+
+    def test_the_guide_shows_hello_c_s_own_lines(self):
+        # Each C snippet of MODULES.md section 4 (pieces between "..." lines) is in hello.c, which the test above
+        # builds and loads: the guide's C is compiled and run.
+        with open(os.path.join(ROOT, "docs/MODULES.md")) as f:
+            guide = f.read()
+        with open(os.path.join(HERE, "hello-c", "hello.c")) as f:
+            source = f.read()
+        section = guide[guide.index("## 4. Writing a module in C"):guide.index("## 5. Building and loading")]
+        snippets = re.findall(r"```c\n(.*?)```", section, re.S)
+        self.assertGreaterEqual(len(snippets), 3)
+        for snippet in snippets:
+            for piece in re.split(r"^\s*\.\.\.\n", snippet, flags=re.M):
+                self.assertIn(piece, source)
 
     def test_swift_module_builds_as_its_own_package_and_loads(self):
         # Shared with examples/swift-client's test: the rpcd sources both depend on are compiled once.

@@ -12,7 +12,7 @@ private func LLVMFuzzerRunDriver(
 /// point (so tests can import executables), which leaves libFuzzer's `main` out. Each harness therefore has a
 /// `main.swift` that calls this, and libFuzzer parses the command line as usual (`-max_total_time=`, corpus
 /// directories, a crash file to reproduce).
-public func runFuzzer(_ testOneInput: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32 {
+package func runFuzzer(_ testOneInput: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32 {
     var argc = CommandLine.argc
     var argv = CommandLine.unsafeArgv
     return LLVMFuzzerRunDriver(&argc, &argv, testOneInput)

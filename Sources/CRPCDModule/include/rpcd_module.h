@@ -59,6 +59,18 @@
  *     NUL-terminated. params_json is valid only during the call() invocation: copy it to keep
  *     it. Text handed to the host is copied before the host function returns.
  *
+ * BOUND PARAMETERS
+ *     A method with RPCD_METHOD_BIND_PARAMS (rpcd 0.5) has its params bound by rpcd before call(),
+ *     with the rules Swift modules and rpcd's own services follow (docs/MODULES.md, "Typed
+ *     parameters"): params by position or by name, no parameter that is not declared, every
+ *     parameter without RPCD_PARAM_OPTIONAL given, null for an optional one meaning absent, and each
+ *     value checked against its schema's "type", "enum", "minimum" and "maximum". Wrong params are
+ *     answered -32602 by rpcd and never reach call(). call() then receives params_json as a JSON
+ *     array with one element per declared parameter, in declared order, null for an absent one, and
+ *     host->param(call, i, &len) gives element i alone (NULL when absent). The rpcd_param_* readers
+ *     at the end of this header turn one into a C string, number or boolean. Such a module checks
+ *     RPCD_HOST_HAS(host, param) in init: an older rpcd ignores the flag and passes params as sent.
+ *
  * CANCELLATION
  *     A caller may give up on a call: it cancelled it (rpc.cancel, docs/PROTOCOL.md), its
  *     deadline passed, or its connection closed. rpcd then answers the caller at once, stops
@@ -100,6 +112,11 @@
  *                       method's "errors") and flag RPCD_METHOD_BY_POSITION. rpcd reads
  *                       errors_json only when the method's struct_size covers it; older rpcd
  *                       ignores both.
+ *     ABI 1 (rpcd 0.5): method flag RPCD_METHOD_BIND_PARAMS and rpcd_host gains param (see BOUND
+ *                       PARAMETERS), with the rpcd_param_* readers in this header. Methods without
+ *                       the flag get params_json as sent, as before; older rpcd ignores the flag.
+ *                       rpcd_module gains config_keys: [Config] is checked against them (read only
+ *                       when the module's struct_size covers it; older rpcd ignores it).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -109,6 +126,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#if !defined(__swift__)
+#include <errno.h>  /* for the rpcd_param_* readers */
+#include <stdlib.h>
+#include <string.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -171,6 +193,13 @@ typedef struct rpcd_host {
      * blocks; any thread. */
     int (*emit)(rpcd_handler *handler, const char *event, const char *payload_json,
                 size_t payload_len);
+
+    /* rpcd 0.5: the JSON text of parameter INDEX (its position in the method's params[]) of CALL,
+     * a call of a method with RPCD_METHOD_BIND_PARAMS (see BOUND PARAMETERS), with *LENGTH set to
+     * its length. NULL and *LENGTH 0 when the parameter is absent, INDEX is not below n_params,
+     * the method does not bind its params, or CALL is not open. Not NUL-terminated; valid until
+     * CALL is answered. Any thread. */
+    const char *(*param)(rpcd_call *call, size_t index, size_t *length);
 } rpcd_host;
 
 /* The size every ABI 1 host table has at least (rpcd 0.1's, up to config_get): check
@@ -204,6 +233,10 @@ typedef struct rpcd_param {
  * rpc.discover says "paramStructure":"by-position" instead of "either". rpcd does not enforce it;
  * the module answers -32602 for params by name. */
 #define RPCD_METHOD_BY_POSITION (1u << 2)
+/* rpcd 0.5: rpcd binds and checks the params against params[] before call(), answering -32602 for
+ * wrong ones, and hands the values over by position (see BOUND PARAMETERS). Not together with
+ * RPCD_METHOD_BY_POSITION (a list of any length has no declared positions): such a module is refused. */
+#define RPCD_METHOD_BIND_PARAMS (1u << 3)
 
 typedef struct rpcd_method {
     uint32_t struct_size;      /* sizeof(rpcd_method) */
@@ -259,6 +292,13 @@ typedef struct rpcd_module {
      * thread of the module answers CALL: a module that keeps per-call state for cancel() guards
      * it with its own lock. Must not block. */
     void (*cancel)(void *instance, rpcd_call *call);
+
+    /* rpcd 0.5: the [Config] keys the module reads, a NULL-terminated array, e.g.
+     * {"Greeting", NULL}. rpcd then checks each handler's [Config] section against them as it checks
+     * [Handler]: a key not listed (other than X-...) refuses the handler, with "did you mean" for a
+     * near miss, and rpcd --check-config reports it. NULL: the module does not say, and [Config] is
+     * not checked (modules built before rpcd 0.5). */
+    const char *const *config_keys;
 } rpcd_module;
 
 /* The entry point every module exports. (Not declared for Swift, where the SDK defines it.) */
@@ -266,6 +306,180 @@ typedef const rpcd_module *(*rpcd_module_entry_fn)(void);
 #if !defined(__swift__)
 const rpcd_module *rpcd_module_entry_v1(void);
 #endif
+
+/*
+ * READERS OF BOUND PARAMETERS (rpcd 0.5)
+ *     Each reads parameter INDEX of CALL (a method with RPCD_METHOD_BIND_PARAMS) through
+ *     host->param. rpcd has checked the value against the parameter's schema, so a reader of the
+ *     schema's type fails only for an absent parameter:
+ *
+ *     rpcd_param_string   unescapes a JSON string into OUT (SIZE bytes, always NUL-terminated when
+ *                         SIZE > 0) and returns its length in bytes, which is SIZE or more when it
+ *                         was cut short (as snprintf); -1 when absent or not a string.
+ *     rpcd_param_double   stores a number in *OUT; returns 0, or -1 when absent or not a number.
+ *     rpcd_param_int64    stores an integer in *OUT (2.0 and 2e3 count, as JSON Schema's "integer"
+ *                         does); returns 0, or -1 when absent, not an integer, or out of range.
+ *     rpcd_param_bool     stores 1 or 0 in *OUT; returns 0, or -1 when absent or not a boolean.
+ *
+ *     All return -1 in an rpcd without host->param. Any thread; until CALL is answered.
+ */
+#if !defined(__swift__)
+static inline const char *rpcd_param_text_(const rpcd_host *host, rpcd_call *call, size_t index, size_t *length)
+{
+    *length = 0;
+    return RPCD_HOST_HAS(host, param) ? host->param(call, index, length) : NULL;
+}
+
+/* Appends code point CP as UTF-8 at OUT[N] when it fits in SIZE - 1; returns the new length. */
+static inline size_t rpcd_param_utf8_(char *out, size_t size, size_t n, unsigned long cp)
+{
+    char bytes[4];
+    size_t count, i;
+    if (cp < 0x80) {
+        bytes[0] = (char)cp;
+        count = 1;
+    } else if (cp < 0x800) {
+        bytes[0] = (char)(0xC0 | (cp >> 6));
+        bytes[1] = (char)(0x80 | (cp & 0x3F));
+        count = 2;
+    } else if (cp < 0x10000) {
+        bytes[0] = (char)(0xE0 | (cp >> 12));
+        bytes[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        bytes[2] = (char)(0x80 | (cp & 0x3F));
+        count = 3;
+    } else {
+        bytes[0] = (char)(0xF0 | (cp >> 18));
+        bytes[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+        bytes[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        bytes[3] = (char)(0x80 | (cp & 0x3F));
+        count = 4;
+    }
+    for (i = 0; i < count; i++, n++) {
+        if (n + 1 < size) {
+            out[n] = bytes[i];
+        }
+    }
+    return n;
+}
+
+static inline unsigned long rpcd_param_hex4_(const char *p)
+{
+    unsigned long value = 0;
+    int i;
+    for (i = 0; i < 4; i++) {
+        char c = p[i];
+        value = value * 16 + (unsigned long)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    return value;
+}
+
+static inline long rpcd_param_string(const rpcd_host *host, rpcd_call *call, size_t index, char *out, size_t size)
+{
+    size_t length, n = 0;
+    const char *p = rpcd_param_text_(host, call, index, &length);
+    const char *end;
+    if (p == NULL || length < 2 || p[0] != '"') {
+        return -1;
+    }
+    end = p + length - 1; /* the closing quote; rpcd passes only valid JSON */
+    for (p++; p < end; p++) {
+        unsigned long cp = (unsigned char)*p;
+        if (cp == '\\') {
+            p++;
+            switch (*p) {
+            case 'b': cp = '\b'; break;
+            case 'f': cp = '\f'; break;
+            case 'n': cp = '\n'; break;
+            case 'r': cp = '\r'; break;
+            case 't': cp = '\t'; break;
+            case 'u':
+                cp = rpcd_param_hex4_(p + 1);
+                p += 4;
+                if (cp >= 0xD800 && cp < 0xDC00 && end - p > 6 && p[1] == '\\' && p[2] == 'u') {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (rpcd_param_hex4_(p + 3) - 0xDC00);
+                    p += 6;
+                }
+                break;
+            default: cp = (unsigned char)*p; break; /* \" \\ \/ */
+            }
+            n = rpcd_param_utf8_(out, size, n, cp);
+        } else {
+            if (n + 1 < size) {
+                out[n] = (char)cp;
+            }
+            n++;
+        }
+    }
+    if (size > 0) {
+        out[n < size ? n : size - 1] = '\0';
+    }
+    return (long)n;
+}
+
+/* Copies a number's text into BUFFER (NUL-terminated); 0, or -1 when absent, not a number or too long. */
+static inline int rpcd_param_number_text_(const rpcd_host *host, rpcd_call *call, size_t index, char buffer[64])
+{
+    size_t length;
+    const char *p = rpcd_param_text_(host, call, index, &length);
+    if (p == NULL || length == 0 || length >= 64 || (p[0] != '-' && (p[0] < '0' || p[0] > '9'))) {
+        return -1;
+    }
+    memcpy(buffer, p, length);
+    buffer[length] = '\0';
+    return 0;
+}
+
+static inline int rpcd_param_double(const rpcd_host *host, rpcd_call *call, size_t index, double *out)
+{
+    char buffer[64];
+    if (rpcd_param_number_text_(host, call, index, buffer) != 0) {
+        return -1;
+    }
+    *out = strtod(buffer, NULL);
+    return 0;
+}
+
+static inline int rpcd_param_int64(const rpcd_host *host, rpcd_call *call, size_t index, int64_t *out)
+{
+    char buffer[64];
+    char *end;
+    double value;
+    long long whole;
+    if (rpcd_param_number_text_(host, call, index, buffer) != 0) {
+        return -1;
+    }
+    errno = 0;
+    whole = strtoll(buffer, &end, 10);
+    if (*end == '\0') {
+        if (errno == ERANGE) {
+            return -1;
+        }
+        *out = (int64_t)whole;
+        return 0;
+    }
+    value = strtod(buffer, NULL); /* 2.0, 2e3 */
+    if (!(value >= -9223372036854775808.0 && value < 9223372036854775808.0) || value != (double)(int64_t)value) {
+        return -1;
+    }
+    *out = (int64_t)value;
+    return 0;
+}
+
+static inline int rpcd_param_bool(const rpcd_host *host, rpcd_call *call, size_t index, int *out)
+{
+    size_t length;
+    const char *p = rpcd_param_text_(host, call, index, &length);
+    if (p != NULL && length == 4 && memcmp(p, "true", 4) == 0) {
+        *out = 1;
+        return 0;
+    }
+    if (p != NULL && length == 5 && memcmp(p, "false", 5) == 0) {
+        *out = 0;
+        return 0;
+    }
+    return -1;
+}
+#endif /* !__swift__ */
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,9 @@ struct KV: SyncKeyValueStore, RPCInterfaceModule {
         var deleted: Bool?
     }
 
+    /// Emitted as declared by the interface, which is the module's one declaration of its events.
     static let changed = RPCModuleEvent<Change>(KeyValueStoreEvents.changed)
-    static var events: [any RPCModuleEventDeclaration] { [changed] }
+    static let configKeys: [String]? = ["File", "MaxKeys", "MaxBytes"]
 
     init(context: RPCModuleContext) throws {
         self.context = context

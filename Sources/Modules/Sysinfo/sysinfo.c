@@ -334,6 +334,9 @@ static const rpcd_event sysinfo_events[] = {
     },
 };
 
+/* The [Config] keys sysinfo reads: rpcd refuses a handler with any other (a typo), naming it. */
+static const char *const sysinfo_config_keys[] = {"LoadInterval", NULL};
+
 static const rpcd_module sysinfo_module = {
     RPCD_MODULE_ABI_VERSION,
     sizeof(rpcd_module),
@@ -348,6 +351,7 @@ static const rpcd_module sysinfo_module = {
     sysinfo_events,
     sizeof sysinfo_events / sizeof sysinfo_events[0],
     NULL, /* cancel: every call is answered before call() returns */
+    sysinfo_config_keys,
 };
 
 const rpcd_module *rpcd_module_entry_v1(void)

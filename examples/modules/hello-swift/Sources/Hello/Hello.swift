@@ -5,6 +5,8 @@ struct Hello: RPCModule {
     static let name = "hello"
     static let version = "1.0.0"
     static let summary = "Greets whoever asks."
+    /// The `[Config]` keys it reads: rpcd refuses a handler with any other (a typo), naming it.
+    static let configKeys: [String]? = ["Greeting"]
 
     let greeting: String
 

@@ -17,7 +17,7 @@ import RPCJSON
 /// JSON travels as the bytes the module gave (results, payloads) or rpcd received (params): never re-encoded.
 /// Tokens are rpcd's own numbers for calls in flight on this link; the host maps them to the `rpcd_call *`
 /// handles its module sees.
-enum ModuleLinkMessage: Equatable, Sendable {
+package enum ModuleLinkMessage: Equatable, Sendable {
     /// What to load and how to initialise it (`ModuleHostStart`).
     case start(ByteBuffer)
     /// The module's descriptor (`RPCServiceDescriptor+Link`): the host serves from now on.
@@ -37,9 +37,14 @@ enum ModuleLinkMessage: Equatable, Sendable {
     case ping(UInt64)
     case pong(UInt64)
 
-    struct LogEntryField: Equatable, Sendable {
-        var name: String
-        var value: String
+    package struct LogEntryField: Equatable, Sendable {
+        package var name: String
+        package var value: String
+
+        package init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
     }
 
     private enum Kind: UInt8 {
@@ -47,7 +52,7 @@ enum ModuleLinkMessage: Equatable, Sendable {
     }
 
     /// Appends the payload of this message's frame (without the length prefix) to `buffer`.
-    func write(to buffer: inout ByteBuffer) {
+    package func write(to buffer: inout ByteBuffer) {
         switch self {
         case .start(let json):
             buffer.writeInteger(Kind.start.rawValue)
@@ -101,7 +106,7 @@ enum ModuleLinkMessage: Equatable, Sendable {
 
     /// Reads one message from a whole frame's payload. Throws on anything else (an unknown kind, a body cut
     /// short, bytes left over): the peer is broken, and the link is closed.
-    init(frame: ByteBuffer) throws(ModuleLinkError) {
+    package init(frame: ByteBuffer) throws(ModuleLinkError) {
         var frame = frame
         guard let byte = frame.readInteger(as: UInt8.self), let kind = Kind(rawValue: byte) else {
             throw ModuleLinkError("unknown message kind")
@@ -174,10 +179,4 @@ enum ModuleLinkMessage: Equatable, Sendable {
         guard let length = buffer.readInteger(as: UInt32.self) else { return nil }
         return buffer.readString(length: Int(length))
     }
-}
-
-/// The other end of a module link sent something that is not a message; the link is closed.
-struct ModuleLinkError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -1,8 +1,8 @@
 import NIOCore
 import NIOEmbedded
-import RPCCore
+import RPCBinding
 import RPCJSON
-@testable import RPCModules
+import RPCModuleLink
 import XCTest
 
 /// The link between rpcd and a module host: every message survives the trip through the codec, whole, byte by
@@ -81,20 +81,6 @@ final class ModuleLinkCodecTests: XCTestCase {
             }
             _ = try? channel.finish()
         }
-    }
-
-    func testAStartMessageCarriesWhatTheHostNeeds() throws {
-        var configuration = HandlerConfiguration(name: "store")
-        configuration.service = "kv2"
-        configuration.config = ["File": "/var/lib/rpcd/kv.json", "MaxKeys": "5"]
-        configuration.timeout = .seconds(3)
-        let start = ModuleHostStart(modulePath: "/usr/lib/rpcd/modules/libkv.so", configuration: configuration)
-        let decoded = try XCTUnwrap(JSONValue(linkBuffer: start.json.linkBuffer).flatMap(ModuleHostStart.init(json:)))
-        XCTAssertEqual(decoded, start)
-        // The host's own configuration has no limits: rpcd applies them before a call crosses the link.
-        XCTAssertNil(decoded.configuration.timeout)
-        XCTAssertEqual(decoded.configuration.isolation, .none)
-        XCTAssertEqual(decoded.configuration.config, configuration.config)
     }
 }
 

@@ -6,7 +6,7 @@ import RPCProtocol
 /// A module's descriptor as the module host sends it to rpcd (`ModuleLinkMessage.ready`): rpcd keeps it for
 /// routing, params binding, access rules, `rpc.discover` and fingerprints, without loading the module itself.
 extension RPCServiceDescriptor {
-    var linkJSON: JSONValue {
+    package var linkJSON: JSONValue {
         [
             "name": .string(name), "version": .string(version), "summary": .string(summary),
             "methods": .array(methods.map { method in
@@ -24,7 +24,7 @@ extension RPCServiceDescriptor {
     }
 
     /// Reads what `linkJSON` wrote; nil for anything else (a broken host).
-    init?(linkJSON value: JSONValue) {
+    package init?(linkJSON value: JSONValue) {
         guard let name = value["name"]?.stringValue, let version = value["version"]?.stringValue,
               let summary = value["summary"]?.stringValue, let methodValues = value["methods"]?.arrayValue,
               let eventValues = value["events"]?.arrayValue else { return nil }
@@ -72,10 +72,10 @@ extension RPCParam {
 
 extension JSONValue {
     /// The value as a buffer, for a link message.
-    var linkBuffer: ByteBuffer { ByteBuffer(bytes: serialized()) }
+    package var linkBuffer: ByteBuffer { ByteBuffer(bytes: serialized()) }
 
     /// A link message's JSON body; nil when it is not JSON.
-    init?(linkBuffer buffer: ByteBuffer) {
+    package init?(linkBuffer buffer: ByteBuffer) {
         guard let value = try? buffer.withUnsafeReadableBytes({ bytes throws(JSONSyntaxError) in try JSONValue(parsing: bytes) }) else {
             return nil
         }
