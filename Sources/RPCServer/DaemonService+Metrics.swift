@@ -30,7 +30,7 @@ extension DaemonService {
                 if let outcome = sample.labels["outcome"] { outcomes[outcome] = .number(Int(sample.value)) }
             }
             let buckets = samples.series(duration + "_bucket", labels).compactMap { sample -> JSONValue? in
-                guard let le = sample.labels["le"], let bound = Double(le) else { return nil }
+                guard let le = sample.labels["le"], let bound = Double(le), bound.isFinite else { return nil }
                 return [.number(bound), .number(Int(sample.value))]
             }
             methods.append([

@@ -1,3 +1,4 @@
+import Foundation
 import RPCMetrics
 import RPCProtocol
 import XCTest
@@ -60,5 +61,33 @@ final class RPCMetricsTests: XCTestCase {
         XCTAssertEqual(samples.samples.first?.labels, ["a": "q\"uo\\te", "b": "n\nl"])
         XCTAssertEqual(samples.sum("y"), 2.5)
         XCTAssertEqual(samples.series("z_bucket").first?.labels["le"], "+Inf")
+    }
+}
+
+/// docs/OPERATIONS.md's table of metrics lists exactly the catalogue, with each family's type and labels.
+final class MetricsDocumentationTests: XCTestCase {
+    func testOperationsDocumentsEveryMetric() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: repository.appendingPathComponent("docs/OPERATIONS.md"), encoding: .utf8)
+        let table = try XCTUnwrap(text.range(of: "### What each metric means"))
+        var documented: [String: (kind: String, labels: [String])] = [:]
+        for line in text[table.upperBound...].split(separator: "\n") {
+            guard line.hasPrefix("| `") else {
+                if !documented.isEmpty && !line.hasPrefix("|") { break }
+                continue
+            }
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let name = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            let labels = cells[2] == "—" ? [] : cells[2].split(separator: ",").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: "` "))
+            }
+            documented[name] = (cells[1], labels)
+        }
+        XCTAssertEqual(Set(documented.keys), Set(RPCMetricFamily.all.map(\.name)), "docs/OPERATIONS.md's table")
+        for family in RPCMetricFamily.all {
+            XCTAssertEqual(documented[family.name]?.kind, family.kind.rawValue, family.name)
+            XCTAssertEqual(documented[family.name]?.labels, family.labels, family.name)
+        }
     }
 }
