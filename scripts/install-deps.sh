@@ -22,6 +22,8 @@ packages=(
     lintian
     debootstrap
     rsync          # make deb brings its copy of the tree up to date (unchanged files keep the build warm)
+    prometheus     # make test-metrics: promtool checks the exposition and the alerting rules; the system test scrapes rpcd
+    tmux           # make test-metrics drives rpcctl top in a real terminal
     openssl        # the TLS tests make their own CA and certificates with it (docs/SECURITY.md has the commands)
     # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
     # daemon, its bus, the browse tools and the network-namespace tools they run in.

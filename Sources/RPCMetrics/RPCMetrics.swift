@@ -1,3 +1,4 @@
+import enum CoreMetrics.MetricsSystem
 import Prometheus
 import RPCProtocol
 import Synchronization
@@ -47,6 +48,14 @@ package final class RPCMetrics: Sendable {
             unknownMethod = nil
             invalidMessage = nil
         }
+    }
+
+    /// Makes this registry swift-metrics' backend for the whole process (once, by the daemon): a library that
+    /// records through the swift-metrics API (`Counter(label:)`, `Timer(label:)`) shows up in the same
+    /// exposition. Its series have no help text; rpcd's own are made here with theirs.
+    package func bootstrapSwiftMetrics() {
+        guard isEnabled else { return }
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: registry))
     }
 
     /// The label values calls get when their method names nothing configured: what a peer sends never becomes a

@@ -49,6 +49,7 @@ struct Daemon {
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
         let statistics = RPCStatistics(metrics: RPCMetrics(enabled: settings.metrics))
+        statistics.metrics.bootstrapSwiftMetrics()
         let state = RPCServerState()
         let reloads = ReloadRequests()
         let builtins = Self.builtinServices(
