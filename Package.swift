@@ -252,7 +252,8 @@ let package = Package(
         .executableTarget(
             name: "rpcd-microbench",
             dependencies: [
-                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCMetrics", "RPCProtocol",
+                "RPCServer", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
