@@ -25,6 +25,8 @@ import tempfile
 import threading
 import time
 import unittest
+import urllib.parse
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -67,13 +69,16 @@ def alerting_rules():
 
 
 class Daemon:
-    def __init__(self, workdir):
+    def __init__(self, workdir, http=False):
         self.port = free_port()
+        self.http_port = free_port() if http else None
         self.socket_path = os.path.join(workdir, "rpcd.sock")
         config = os.path.join(workdir, "rpcd.conf")
         with open(config, "w") as file:
-            file.write(f"[Server]\nListen=127.0.0.1:{self.port}\nListen={self.socket_path}\nThreads=1\n"
-                       "[Avahi]\nEnabled=no\n[Access]\nAllow=local\n")
+            file.write(f"[Server]\nListen=127.0.0.1:{self.port}\nListen={self.socket_path}\nThreads=1\n")
+            if http:
+                file.write(f"Listen=http://127.0.0.1:{self.http_port}\n")
+            file.write("[Avahi]\nEnabled=no\n[Access]\nAllow=local\n")
         self.log = open(os.path.join(workdir, "rpcd.log"), "w")
         self.process = subprocess.Popen(
             [os.path.join(BIN_DIR, "rpcd"), "--config", config, "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"),
@@ -228,6 +233,75 @@ class MetricsTests(unittest.TestCase):
             attack.stop()
             load.terminate()
             load.wait(timeout=30)
+
+
+@unittest.skipUnless(shutil.which("prometheus"), "needs prometheus (Debian's package)")
+class PrometheusScrapeTests(unittest.TestCase):
+    """A real Prometheus server scrapes rpcd's GET /metrics (an http:// listener) every second while rpcctl bench
+    calls calc.add; PromQL through Prometheus' HTTP API then finds a non-zero call rate and a latency quantile."""
+
+    def setUp(self):
+        self.workdir = tempfile.mkdtemp(prefix="rpcd-prometheus-test-")
+        self.processes = []
+
+    def tearDown(self):
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+        if self.daemon:
+            self.daemon.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def query(self, port, promql):
+        url = f"http://127.0.0.1:{port}/api/v1/query?" + urllib.parse.urlencode({"query": promql})
+        with urllib.request.urlopen(url, timeout=10) as response:
+            answer = json.load(response)
+        self.assertEqual(answer["status"], "success", answer)
+        return [float(sample["value"][1]) for sample in answer["data"]["result"]]
+
+    def test_prometheus_scrapes_rpcd_under_load(self):
+        try:
+            self.daemon = Daemon(self.workdir, http=True)
+        except RuntimeError as error:
+            self.daemon = None
+            if "Listen=" in str(error):
+                self.skipTest("this rpcd has no HTTP listener (Listen=http://)")
+            raise
+        port = free_port()
+        config = os.path.join(self.workdir, "prometheus.yml")
+        with open(config, "w") as file:
+            file.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rpcd\n"
+                       f"    metrics_path: /metrics\n    static_configs:\n      - targets: ['127.0.0.1:{self.daemon.http_port}']\n")
+        log = open(os.path.join(self.workdir, "prometheus.log"), "w")
+        self.addCleanup(log.close)
+        self.processes.append(subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.workdir}/tsdb",
+             f"--web.listen-address=127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT))
+        self.processes.append(subprocess.Popen(
+            [os.path.join(BIN_DIR, "rpcctl"), "bench", "calc.add", "--params", "[1, 2]", "--connections", "2",
+             "--depth", "2", "--duration", "15", "--warmup", "0", "--threads", "1", "--address", self.daemon.socket_path],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        selector = 'service="calc",method="add"'
+
+        def rate():
+            try:
+                values = self.query(port, f'sum(rate(rpcd_calls_total{{{selector},outcome="ok"}}[5s]))')
+            except OSError:
+                return None
+            return values[0] if values and values[0] > 0 else None
+
+        calls_per_second = wait_for(rate, 25, interval=1)
+        self.assertTrue(calls_per_second, read(log.name))
+        p99 = self.query(port, f"histogram_quantile(0.99, sum by (le) (rate(rpcd_call_duration_seconds_bucket{{{selector}}}[5s])))")
+        self.assertTrue(p99 and 0 < p99[0] < 10, p99)
+        up = self.query(port, 'up{job="rpcd"}')
+        self.assertEqual(up, [1.0])
+        print(f"\nPrometheus: calc.add {calls_per_second:.0f} calls/s, p99 {p99[0] * 1000:.2f} ms", file=sys.stderr)
 
 
 if __name__ == "__main__":
