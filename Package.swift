@@ -117,6 +117,8 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -292,7 +294,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCCoreTests",
-            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", 
+            dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", "RPCTestSupport",
                 "RPCCore", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -320,7 +322,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCModulesTests",
-            dependencies: ["RPCProtocol", 
+            dependencies: ["RPCProtocol", "RPCTestSupport",
                 "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -361,6 +363,7 @@ let package = Package(
                 "RPCClient", "RPCJSON", "RPCProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/RPCTestSupport"
         ),

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """rpcd's benchmark: the workloads users spend their calls on, each beside a reference measured in the same run.
 
-    bench/bench.py BIN_DIR [--seconds N] [--warmup N] [--idle N] [--only NAME ...]
+    bench/bench.py BIN_DIR [--seconds N] [--warmup N] [--idle N] [--hummingbird PATH] [--only NAME ...]
 
 The server runs pinned to CPU 0 with one event loop; the load client (bench/loadgen.c, a single-threaded C
 epoll client, so the client is not what is measured) runs pinned to CPU 1. Workloads:
@@ -22,6 +22,9 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
                 (every module in a module host process) against the same handlers with Isolation=none
     metrics     rpcd.ping and calc.add (in-process) at 50 x 16 and 1 x 1 with metrics kept (the default) against
                 the same rpcd with Metrics=no: what counting and timing every call costs
+    http        rpcd.ping over HTTP/1.1 keep-alive (POST /rpc, wrk with 50 connections) against a minimal
+                Hummingbird 2 server answering the same JSON body (bench/hummingbird-reference), and rpcd.ping
+                over WebSocket (loadgen, LOADGEN_WEBSOCKET=1) against the same rpcd's framed TCP at 50 x 16
     events      kv.changed delivered to 1 and to 100 subscribers while one connection stores as fast as it can
                 (kv.set, 16 in flight; bench/eventload.c, one epoll thread, on CPU 1), and the RSS one idle
                 subscription costs (the first on a connection, and each further one), in a fresh process
@@ -120,14 +123,16 @@ def one_mib_params(workdir):
     return path
 
 
-def start_rpcd(bin_dir, workdir, tls_port=None, extra="", handlers=None):
-    """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here; `extra`
-    is appended to its rpcd.conf; `handlers` replaces the shipped handlers.d."""
+def start_rpcd(bin_dir, workdir, tls_port=None, extra="", handlers=None, http_port=None):
+    """rpcd on a plain loopback port and, with `tls_port`, a tls:// one with a certificate made here, and with
+    `http_port` an http:// one; `extra` is appended to its rpcd.conf; `handlers` replaces the shipped handlers.d."""
     port = free_port()
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
         file.write(f"[Server]\nListen=127.0.0.1:{port}\nThreads=1\nMaxConnections=100000\nMaxConnectionsPerPeer=100000\n"
                    "IdleTimeout=0\n")
+        if http_port:
+            file.write(f"Listen=http://127.0.0.1:{http_port}\n")
         file.write(extra)
         if tls_port:
             certificate, key = make_certificate(workdir)
@@ -136,6 +141,7 @@ def start_rpcd(bin_dir, workdir, tls_port=None, extra="", handlers=None):
                              "--handlers-dir", handlers or os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
                     port, workdir, "Started")
     server.tls_port = tls_port
+    server.http_port = http_port
     return server
 
 
@@ -155,13 +161,62 @@ def start_reference(bin_dir, workdir, per_frame=False):
                                 "--threads", "1"] + (["--per-frame"] if per_frame else []), port, workdir, "listening on")
 
 
+def start_hummingbird(path, workdir):
+    port = free_port()
+    return Server("hummingbird", [path, str(port)], port, workdir, "listening on")
+
+
+WRK_SCRIPT = """wrk.method = "POST"
+wrk.body = '{"jsonrpc":"2.0","method":"rpcd.ping","id":1}'
+wrk.headers["Content-Type"] = "application/json"
+"""
+
+
+def wrk_load(workdir, port, connections, seconds, warmup):
+    """rpcd.ping POSTed to /rpc by wrk (one thread on CLIENT_CPU, `connections` keep-alive connections, one
+    request at a time on each), after a warm-up run; the same shape of result as loadgen's."""
+    script = os.path.join(workdir, "post.lua")
+    with open(script, "w") as file:
+        file.write(WRK_SCRIPT)
+    url = f"http://127.0.0.1:{port}/rpc"
+
+    def run(duration):
+        command = pinned(CLIENT_CPU, ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script, url])
+        result = subprocess.run(command, capture_output=True, text=True, timeout=duration + 60)
+        if result.returncode != 0:
+            raise RuntimeError(f"wrk: {result.stderr.strip()}")
+        return result.stdout
+
+    if warmup > 0:
+        run(max(1, round(warmup)))
+    output = run(max(1, round(seconds)))
+    units = {"us": 1, "ms": 1000, "s": 1000000}
+
+    def microseconds(text):
+        number = text.rstrip("usm")
+        return float(number) * units[text[len(number):]]
+
+    latencies, rate, errors = {}, 0.0, 0
+    for line in output.splitlines():
+        fields = line.split()
+        if len(fields) == 2 and fields[0] in ("50%", "99%"):
+            latencies[fields[0]] = microseconds(fields[1])
+        elif line.startswith("Requests/sec:"):
+            rate = float(fields[1])
+        elif "Non-2xx" in line:
+            errors = int(fields[-1])
+    return {"calls": int(rate * seconds), "errors": errors, "calls_per_second": rate, "bytes_per_second": 0,
+            "p50_us": latencies.get("50%", 0), "p99_us": latencies.get("99%", 0), "client": "wrk"}
+
+
 def load(loadgen, port, method, params, connections, depth, seconds, warmup, tls=False, connection_per_call=False,
-         resume=False):
+         resume=False, websocket=False):
     command = pinned(CLIENT_CPU, [loadgen, "127.0.0.1", str(port), method, params, str(connections), str(depth),
                                   str(seconds), str(warmup)])
     environment = dict(os.environ, LOADGEN_TLS="1" if tls else "0",
                        LOADGEN_CONNECTION_PER_CALL="1" if connection_per_call else "0",
-                       LOADGEN_TLS_RESUME="1" if resume else "0")
+                       LOADGEN_TLS_RESUME="1" if resume else "0",
+                       LOADGEN_WEBSOCKET="1" if websocket else "0")
     result = subprocess.run(command, capture_output=True, text=True, timeout=seconds + warmup + 60, env=environment)
     if result.returncode != 0:
         raise RuntimeError(f"loadgen {method} {connections}x{depth}: {result.stderr.strip()}")
@@ -266,6 +321,7 @@ def main():
     parser.add_argument("--warmup", type=float, default=1)
     parser.add_argument("--idle", type=int, default=10000)
     parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--hummingbird", help="the Hummingbird 2 reference server (bench/hummingbird-reference)")
     args = parser.parse_args()
     want = lambda name: args.only is None or name in args.only  # noqa: E731
 
@@ -279,11 +335,15 @@ def main():
 
     rows, record = [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
 
-    def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False, resume=False):
-        port = server.tls_port if tls else server.port
+    def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False, resume=False,
+            websocket=False, http=False):
+        port = server.tls_port if tls else server.http_port if (websocket or http) and server.name == "rpcd" else server.port
         cpu_before = server.cpu_seconds()
-        result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
-                      connection_per_call=connection_per_call, resume=resume)
+        if http:
+            result = wrk_load(workdir, port, connections, args.seconds, args.warmup)
+        else:
+            result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
+                          connection_per_call=connection_per_call, resume=resume, websocket=websocket)
         # Over the whole run (warm-up and draining too), so per call it is an upper bound; it tells whether the
         # server was the bottleneck (near 1 s per second) and what a call costs it when the client is.
         cpu = server.cpu_seconds() - cpu_before
@@ -294,7 +354,7 @@ def main():
 
     servers = []
     try:
-        rpcd = start_rpcd(args.bin_dir, workdir, tls_port=free_port())
+        rpcd = start_rpcd(args.bin_dir, workdir, tls_port=free_port(), http_port=free_port())
         reference = start_reference(args.bin_dir, workdir)
         servers += [rpcd, reference]
         record["ready_ms"] = round(rpcd.ready_after * 1000, 1)
@@ -354,6 +414,17 @@ def main():
             resumed = run("tls connection per call resumed", rpcd, "rpcd.ping", "[]", 4, 1, tls=True,
                           connection_per_call=True, resume=True)
             rows.append(("new connection per call, TLS resumed", resumed, "plain TCP", plain))
+        if want("http"):
+            if args.hummingbird:
+                hummingbird = start_hummingbird(args.hummingbird, workdir)
+                servers.append(hummingbird)
+                for connections in (50, 1):
+                    mine = run(f"http ping {connections}", rpcd, "rpcd.ping", "[]", connections, 1, http=True)
+                    ref = run(f"hummingbird {connections}", hummingbird, "rpcd.ping", "[]", connections, 1, http=True)
+                    rows.append((f"rpcd.ping HTTP/1.1 keep-alive, {connections} conn (wrk)", mine, "Hummingbird 2", ref))
+            mine = run("websocket ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, websocket=True)
+            framed = run("framed ping 50x16 (websocket row)", rpcd, "rpcd.ping", "[]", 50, 16)
+            rows.append(("rpcd.ping over WebSocket 50x16", mine, "framed TCP", framed))
     finally:
         for server in servers:
             server.stop()
@@ -388,7 +459,7 @@ def main():
         if mine.get("connections") and "resumed" in label:
             print(f"   resumed {mine['resumed']:,} of {mine['connections']:,} handshakes "
                   f"({mine['resumed'] / mine['connections']:.0%}, as the client's SSL_session_reused tells)")
-        if "TLS" in label:
+        if "TLS" in label or "HTTP" in label or "WebSocket" in label:
             print(f"   server CPU per call {mine['server_cpu_us_per_call']:.1f} us vs {ref['server_cpu_us_per_call']:.1f} us "
                   f"(server busy {mine['server_cpu_share']:.0%} vs {ref['server_cpu_share']:.0%} of its core)")
     if idle:

@@ -18,6 +18,10 @@
  * the session (TLS 1.3 ticket) of its previous connection, as a client that keeps its session does; the
  * output then counts the connections the server resumed ("resumed"), as SSL_session_reused tells.
  *
+ * LOADGEN_WEBSOCKET=1 speaks WebSocket to an rpcd http:// listener instead (docs/PROTOCOL.md §9): each
+ * connection is upgraded with GET /rpc, then every call is one masked text frame (the masking key is zero,
+ * which leaves the payload as it is: the server unmasks all the same) and every reply one text frame.
+ *
  * Bounded: it stops by itself after WARMUP + SECONDS (plus at most 5 s of draining), and only talks to
  * the address it is given (the benchmarks give it loopback).
  */
@@ -78,6 +82,58 @@ static void *grow(void *buffer, size_t *cap, size_t need)
 
 static SSL_CTX *tls; /* NULL without TLS */
 static SSL_SESSION *resume_session; /* LOADGEN_TLS_RESUME: the session the next connection offers */
+static int websocket;  /* LOADGEN_WEBSOCKET=1 */
+
+/* Upgrades a fresh blocking connection to WebSocket: GET /rpc, then the 101 answer, read whole. */
+static void upgrade(int fd, const struct sockaddr_in *address)
+{
+    char request[256];
+    int n = snprintf(request, sizeof request,
+                     "GET /rpc HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+                     ntohs(address->sin_port));
+    if (write(fd, request, (size_t)n) != n) die("write upgrade");
+    char answer[1024];
+    size_t got = 0;
+    while (got < 4 || memcmp(answer + got - 4, "\r\n\r\n", 4) != 0) {
+        if (got == sizeof answer || read(fd, answer + got, 1) != 1) die("read upgrade answer");
+        got++;
+    }
+    if (memcmp(answer, "HTTP/1.1 101", 12) != 0) {
+        fprintf(stderr, "loadgen: the server refused the WebSocket upgrade: %.*s\n", (int)got, answer);
+        exit(1);
+    }
+}
+
+/* Where the next message in `buffer` starts (`*header` bytes in) and how long it is; 0 while it is incomplete.
+ * rpcd's framing: a 4-byte big-endian length. WebSocket: RFC 6455 §5.2, unmasked from the server. */
+static int next_message(const char *buffer, size_t available, size_t *header, size_t *len)
+{
+    if (!websocket) {
+        if (available < 4) return 0;
+        uint32_t be;
+        memcpy(&be, buffer, 4);
+        *header = 4;
+        *len = ntohl(be);
+    } else {
+        if (available < 2) return 0;
+        const unsigned char *b = (const unsigned char *)buffer;
+        size_t length = b[1] & 0x7f;
+        *header = 2;
+        if (length == 126) {
+            if (available < 4) return 0;
+            length = ((size_t)b[2] << 8) | b[3];
+            *header = 4;
+        } else if (length == 127) {
+            if (available < 10) return 0;
+            length = 0;
+            for (int i = 2; i < 10; i++) length = (length << 8) | b[i];
+            *header = 10;
+        }
+        *len = length;
+    }
+    return available - *header >= *len;
+}
 
 /* A connected, blocking socket to `address` (with its TLS handshake done when `tls` is set). */
 static int open_connection(const struct sockaddr_in *address, SSL **ssl)
@@ -87,6 +143,7 @@ static int open_connection(const struct sockaddr_in *address, SSL **ssl)
     if (connect(fd, (const struct sockaddr *)address, sizeof *address) < 0) die("connect");
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (websocket) upgrade(fd, address);
     *ssl = NULL;
     if (tls) {
         *ssl = SSL_new(tls);
@@ -284,17 +341,44 @@ int main(int argc, char **argv)
         return 64;
     }
 
+    const char *websocket_setting = getenv("LOADGEN_WEBSOCKET");
+    websocket = websocket_setting && strcmp(websocket_setting, "1") == 0;
     requests = calloc((size_t)depth, sizeof *requests);
     request_len = calloc((size_t)depth, sizeof *request_len);
     for (int slot = 0; slot < depth; slot++) {
         size_t body_cap = strlen(method) + strlen(params) + 64;
-        char *body = malloc(body_cap + 4);
-        int n = snprintf(body + 4, body_cap, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":%s,\"id\":%d}", method,
+        char *message = malloc(body_cap);
+        int n = snprintf(message, body_cap, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":%s,\"id\":%d}", method,
                          params, slot);
-        uint32_t be = htonl((uint32_t)n);
-        memcpy(body, &be, 4);
-        requests[slot] = body;
-        request_len[slot] = (size_t)n + 4;
+        char *framed = malloc((size_t)n + 14);
+        size_t header;
+        if (!websocket) {
+            uint32_t be = htonl((uint32_t)n);
+            memcpy(framed, &be, 4);
+            header = 4;
+        } else {
+            unsigned char *b = (unsigned char *)framed;
+            b[0] = 0x81; /* FIN, text */
+            if (n < 126) {
+                b[1] = (unsigned char)(0x80 | n);
+                header = 2;
+            } else if (n < 65536) {
+                b[1] = 0x80 | 126;
+                b[2] = (unsigned char)(n >> 8);
+                b[3] = (unsigned char)n;
+                header = 4;
+            } else {
+                b[1] = 0x80 | 127;
+                for (int i = 0; i < 8; i++) b[2 + i] = (unsigned char)((uint64_t)n >> (56 - 8 * i));
+                header = 10;
+            }
+            memset(framed + header, 0, 4); /* the masking key: zero */
+            header += 4;
+        }
+        memcpy(framed + header, message, (size_t)n);
+        free(message);
+        requests[slot] = framed;
+        request_len[slot] = (size_t)n + header;
     }
 
     struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -311,8 +395,8 @@ int main(int argc, char **argv)
         SSL_CTX_set_mode(tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
     }
     if (per_call && strcmp(per_call, "1") == 0) {
-        if (depth != 1) {
-            fprintf(stderr, "loadgen: LOADGEN_CONNECTION_PER_CALL needs depth 1\n");
+        if (depth != 1 || websocket) {
+            fprintf(stderr, "loadgen: LOADGEN_CONNECTION_PER_CALL needs depth 1 and no WebSocket\n");
             return 64;
         }
         const char *resume = getenv("LOADGEN_TLS_RESUME");
@@ -360,12 +444,9 @@ int main(int argc, char **argv)
             }
             size_t off = 0;
             uint64_t arrived = now_ns();
-            while (c->in_len - off >= 4) {
-                uint32_t be;
-                memcpy(&be, c->in + off, 4);
-                size_t len = ntohl(be);
-                if (c->in_len - off - 4 < len) break;
-                const char *frame = c->in + off + 4;
+            size_t header, len;
+            while (next_message(c->in + off, c->in_len - off, &header, &len)) {
+                const char *frame = c->in + off + header;
                 long slot = reply_id(frame, len);
                 if (slot < 0 || slot >= depth) {
                     fprintf(stderr, "loadgen: unexpected reply: %.200s\n", frame);
@@ -383,7 +464,7 @@ int main(int argc, char **argv)
                 } else {
                     queue_request(c, (int)slot);
                 }
-                off += 4 + len;
+                off += header + len;
             }
             memmove(c->in, c->in + off, c->in_len - off);
             c->in_len -= off;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `make bench`: builds the release products (rpcd, the example modules, rpcd-echo-reference) and runs
+# `make bench`: builds the release products (rpcd, the example modules, rpcd-echo-reference) and the HTTP
+# reference (bench/hummingbird-reference, a package of its own: rpcd does not depend on Hummingbird), and runs
 # bench/bench.py, which measures rpcd on pinned cores against references measured in the same run and prints
 # the table described in bench/README.md.
 #
@@ -8,7 +9,7 @@
 #   BENCH_WARMUP    warm-up seconds per run (default 1)
 #   BENCH_IDLE      idle connections for the RSS-per-connection measurement (default 10000)
 #   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib isolation metrics tls idle
-#                   events
+#                   events http
 #   SCRATCH_PATH    SwiftPM scratch path for the release build (default .build-release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +22,10 @@ SCRATCH_PATH=${SCRATCH_PATH:-.build-release}
 swift build -c release --scratch-path "$SCRATCH_PATH" >&2
 only=()
 if [[ -n "${BENCH_ONLY:-}" ]]; then only=(--only $BENCH_ONLY); fi
+hummingbird=()
+if [[ -z "${BENCH_ONLY:-}" || " $BENCH_ONLY " == *" http "* ]]; then
+    swift build -c release --package-path bench/hummingbird-reference --scratch-path .build-hummingbird >&2
+    hummingbird=(--hummingbird .build-hummingbird/release/HummingbirdReference)
+fi
 exec python3 bench/bench.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}" \
-    --idle "${BENCH_IDLE:-10000}" "${only[@]}"
+    --idle "${BENCH_IDLE:-10000}" "${hummingbird[@]}" "${only[@]}"

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
     python3        # the interop client in examples/python and its tests
+    python3-pip    # installs the PyPI libraries of the HTTP interop tests (below)
     pkg-config     # SwiftPM finds system libraries through it
     procps         # pgrep/ps, used by the test and bench scripts
     make           # the README's commands
@@ -25,6 +26,8 @@ packages=(
     prometheus     # make test-metrics: promtool checks the exposition and the alerting rules; the system test scrapes rpcd
     tmux           # make test-metrics drives rpcctl top in a real terminal
     openssl        # the TLS tests make their own CA and certificates with it (docs/SECURITY.md has the commands)
+    curl           # the HTTP listeners' interop tests (examples/http) call rpcd with it
+    wrk            # make bench: the HTTP load client (bench/README.md)
     # Avahi service discovery (docs/DISCOVERY.md): the library rpcd links, and for the system tests a
     # daemon, its bus, the browse tools and the network-namespace tools they run in.
     libavahi-client-dev
@@ -61,6 +64,19 @@ if ((${#missing[@]})); then
     restore_policy
     created_policy=""
     trap - EXIT
+fi
+
+# Python libraries the HTTP interop tests (examples/http) call rpcd with: clients nobody here wrote.
+python_packages=(requests websockets jsonrpcclient)
+missing_python=()
+for package in "${python_packages[@]}"; do
+    python3 -c "import $package" 2>/dev/null || missing_python+=("$package")
+done
+if ((${#missing_python[@]})); then
+    echo "installing from PyPI: ${missing_python[*]}"
+    # Debian's own python3 is externally managed (PEP 668): there, the user's site-packages.
+    python3 -m pip install --quiet "${missing_python[@]}" \
+        || python3 -m pip install --quiet --user --break-system-packages "${missing_python[@]}"
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then

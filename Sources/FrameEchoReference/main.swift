@@ -154,8 +154,8 @@ do {
             .bind(host: host, port: port).get()
     case .unix(let path):
         server = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
-    case .tls:
-        writeLine("rpcd-echo-reference: TLS is not part of the reference", to: 2)
+    case .tls, .http, .https, .httpUnix:
+        writeLine("rpcd-echo-reference: only plain TCP and Unix sockets are part of the reference", to: 2)
         exit(64)
     }
 } catch {

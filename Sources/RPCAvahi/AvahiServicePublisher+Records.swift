@@ -38,7 +38,7 @@ extension AvahiServicePublisher {
         guard avahi_entry_group_is_empty(group) != 0 else { return }
         if record.baseName == nil {
             var base = configuration.instanceName.expand(service: record.advertisement.service, host: hostName)
-            if configuration.ports.first != record.port {
+            if record.webPage == nil, configuration.ports.first != record.port {
                 // One name per port: DNS-SD would otherwise see two services of the same name.
                 let suffix = " (\(record.port))"
                 base = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - suffix.utf8.count) + suffix
@@ -76,6 +76,7 @@ extension AvahiServicePublisher {
 
     /// The service and its subtype on every interface; the first failing Avahi status, or 0.
     private func addServices(_ record: Record, group: OpaquePointer, interfaces: [AvahiIfIndex]) -> Int32 {
+        if let page = record.webPage { return addWebPage(page, record, group: group, interfaces: interfaces) }
         guard let name = record.name, let txt = try? record.advertisement.txtRecord(), let subtype = try? record.advertisement.subtype() else {
             return Int32(AVAHI_ERR_INVALID_SERVICE_NAME)
         }
@@ -88,6 +89,20 @@ extension AvahiServicePublisher {
                 if added < 0 { return added }
                 let sub = avahi_entry_group_add_service_subtype(group, interface, proto, AvahiPublishFlags(0), name, type, nil, subtype)
                 if sub < 0 { return sub }
+            }
+            return 0
+        }
+    }
+
+    /// The web page: its type and `path=` TXT, no subtype.
+    private func addWebPage(_ page: RPCWebPageAdvertisement, _ record: Record, group: OpaquePointer, interfaces: [AvahiIfIndex]) -> Int32 {
+        guard let name = record.name, let txt = try? page.txtRecord() else { return Int32(AVAHI_ERR_INVALID_SERVICE_NAME) }
+        let proto = configuration.ipProtocol.avahi
+        return AvahiTXT.with(txt.strings) { list in
+            for interface in interfaces {
+                let added = avahi_entry_group_add_service_strlst(
+                    group, interface, proto, AvahiPublishFlags(0), name, page.serviceType, nil, nil, UInt16(page.port), list)
+                if added < 0 { return added }
             }
             return 0
         }

@@ -35,17 +35,26 @@ package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable
         package var ports: [Int]
         /// Those of `ports` whose listeners speak TLS: their records say `tls=1`.
         package var tlsPorts: Set<Int>
+        /// The reachable HTTP listeners' ports, named in every record's TXT (`http=`, `https=`).
+        package var httpPort: Int?
+        package var httpsPort: Int?
+        /// The web page (console) to announce as `_http._tcp`, if any.
+        package var webPage: RPCWebPageAdvertisement?
         package var instanceName: DNSSDInstanceNameTemplate
         /// Interface names to publish on; empty means all of them.
         package var interfaces: [String]
         package var ipProtocol: IPProtocol
 
         package init(
-            ports: [Int], tlsPorts: Set<Int> = [], instanceName: DNSSDInstanceNameTemplate = .default,
+            ports: [Int], tlsPorts: Set<Int> = [], httpPort: Int? = nil, httpsPort: Int? = nil,
+            webPage: RPCWebPageAdvertisement? = nil, instanceName: DNSSDInstanceNameTemplate = .default,
             interfaces: [String] = [], ipProtocol: IPProtocol = .any
         ) {
             self.ports = ports
             self.tlsPorts = tlsPorts
+            self.httpPort = httpPort
+            self.httpsPort = httpsPort
+            self.webPage = webPage
             self.instanceName = instanceName
             self.interfaces = interfaces
             self.ipProtocol = ipProtocol
@@ -65,11 +74,14 @@ package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable
         }
     }
 
-    /// One service on one port: one entry group.
+    /// One service on one port, or the web page: one entry group.
     final class Record {
         unowned let publisher: AvahiServicePublisher
         var advertisement: RPCAdvertisement
         let port: Int
+        /// Set for the web page's record: `_http._tcp` with its TXT, no subtype; `advertisement` then only
+        /// names it (`rpcd`).
+        var webPage: RPCWebPageAdvertisement?
         /// The name from the template (plus a port suffix when there are several ports).
         var baseName: String?
         /// The name in use: the base name, or an alternative after collisions.
@@ -84,6 +96,9 @@ package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable
 
         var userdata: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
     }
+
+    /// The web page's record among `records` (service keys are "service:port").
+    static let webPageKey = "web page"
 
     let configuration: Configuration
     let logger: Logger
@@ -130,8 +145,15 @@ package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable
             for port in configuration.ports {
                 var onPort = advertisement
                 onPort.tls = configuration.tlsPorts.contains(port)
+                onPort.httpPort = configuration.httpPort
+                onPort.httpsPort = configuration.httpsPort
                 wanted["\(advertisement.service):\(port)"] = (onPort, port)
             }
+        }
+        if let page = configuration.webPage {
+            let name = RPCAdvertisement(
+                service: RPCWebPageAdvertisement.serviceName, version: "", fingerprint: "", protocolVersion: 0)
+            wanted[Self.webPageKey] = (name, page.port)
         }
         poll.withLock {
             guard !stopped else { return }
@@ -147,6 +169,7 @@ package final class AvahiServicePublisher: ServicePublisher, @unchecked Sendable
                     updateTXT(record)
                 } else {
                     let record = Record(publisher: self, advertisement: advertisement, port: port)
+                    if key == Self.webPageKey { record.webPage = configuration.webPage }
                     records[key] = record
                     if isRunning { register(record) }
                 }

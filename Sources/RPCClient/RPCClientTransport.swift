@@ -47,6 +47,11 @@ public struct RPCSocketTransport: RPCClientTransport {
         clientHandlers: @escaping @Sendable () -> [any ChannelHandler]
     ) async throws(RPCClientError) -> any Channel {
         let maxFrameSize = self.maxFrameSize
+        guard !endpoint.isHTTP else {
+            throw .connectFailed(
+                endpoint: endpoint.description,
+                reason: "this client speaks rpcd's framed protocol; an http:// listener is for HTTP clients (curl, browsers): use a framed address")
+        }
         var tlsHandler: (@Sendable () throws -> NIOSSLClientHandler)?
         if case .tls(let host, _) = endpoint {
             let context: NIOSSLContext
@@ -81,6 +86,8 @@ public struct RPCSocketTransport: RPCClientTransport {
                     .connect(host: host, port: port).get()
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
+            case .http, .https, .httpUnix:
+                preconditionFailure("refused above")
             }
             try await handshake?.futureResult.get()
             return channel

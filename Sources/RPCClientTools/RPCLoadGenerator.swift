@@ -177,7 +177,7 @@ package enum RPCLoadGenerator {
                     .connect(host: host, port: port).get()
             case .unix(let path):
                 channel = try await bootstrap.connect(unixDomainSocketPath: path).get()
-            case .tls:
+            case .tls, .http, .https, .httpUnix:
                 throw RPCClientError.connectFailed(
                     endpoint: configuration.endpoint.description, reason: "the load generator speaks plain TCP and Unix sockets only")
             }

@@ -119,7 +119,7 @@ package struct INIKey<Settings: Sendable>: Sendable {
 extension INIEntry {
     /// "unknown key 'K' in section [S]", with "did you mean" when a name of `known` is close: for keys of a
     /// schema and for keys a module declares (`[Config]`) alike.
-    public func unknownKey(in section: String, known: [String]) -> ConfigError {
+    package func unknownKey(in section: String, known: [String]) -> ConfigError {
         let hint = suggestion(for: key, among: known, bracketed: false) ?? ""
         return error("unknown key '\(key)' in section [\(section)]\(hint)")
     }

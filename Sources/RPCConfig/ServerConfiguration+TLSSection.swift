@@ -1,3 +1,5 @@
+import RPCProtocol
+
 extension ServerConfiguration {
     /// `[TLS]`: the certificate, key and client CA of `tls://` listeners. The order here is the order
     /// `rendered()` writes the keys in.
@@ -16,7 +18,9 @@ extension ServerConfiguration {
     func checkTLS(_ documents: [INIDocument]) throws(ConfigError) {
         let entries = documents.flatMap(\.entries)
         if let listener = listen.first(where: \.isTLS), tls.certificate == nil || tls.privateKey == nil {
-            let line = entries.last { $0.section == "Server" && $0.key == "Listen" && $0.value.hasPrefix("tls://") }
+            let line = entries.last {
+                $0.section == "Server" && $0.key == "Listen" && ($0.value.hasPrefix(RPCEndpoint.tlsScheme) || $0.value.hasPrefix(RPCEndpoint.httpsScheme))
+            }
             throw ConfigError(
                 file: line?.file ?? Self.defaultPath, line: line?.line,
                 message: "Listen=\(listener) needs Certificate= and PrivateKey= in [TLS]")

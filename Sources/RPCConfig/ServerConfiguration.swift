@@ -34,8 +34,10 @@ package struct ServerConfiguration: Hashable, Sendable {
     package var avahi: AvahiSettings
     /// `[Access]`: the access rules of every service that has none of its own.
     package var access: RPCAccessRule
-    /// `[TLS]`: the files of `tls://` listeners.
+    /// `[TLS]`: the files of `tls://` and `https://` listeners.
     package var tls: TLSSettings
+    /// `[HTTP]`: what web pages may do with the HTTP listeners.
+    package var http: HTTPSettings
 
     /// A configuration with the given settings; omitted ones take their defaults.
     package init(
@@ -49,7 +51,8 @@ package struct ServerConfiguration: Hashable, Sendable {
         shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue,
         avahi: AvahiSettings = AvahiSettings(),
         access: RPCAccessRule = .protectedDefault,
-        tls: TLSSettings = TLSSettings()
+        tls: TLSSettings = TLSSettings(),
+        http: HTTPSettings = HTTPSettings()
     ) {
         self.listen = listen
         self.threads = threads
@@ -62,6 +65,7 @@ package struct ServerConfiguration: Hashable, Sendable {
         self.avahi = avahi
         self.access = access
         self.tls = tls
+        self.http = http
     }
 
     /// Every setting at its default: listen on /run/rpcd/rpcd.sock and 127.0.0.1:7390, and so on.
@@ -71,7 +75,7 @@ package struct ServerConfiguration: Hashable, Sendable {
     package static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    package static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection])
+    package static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection, httpSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.

@@ -18,7 +18,8 @@ extension RPCDiscoverService {
             // No service declares a filter yet: refusing one keeps a client from believing it applies.
             if params.filter != nil { throw RPCError.invalidParams("'\(params.event)' supports no filter") }
             guard let subscriptions = call.output?.subscriptions else {
-                throw RPCError.invalidParams("this connection cannot receive events")
+                throw RPCError.invalidParams(
+                    "this connection cannot receive events (an HTTP request gets its response only: subscribe over WebSocket or a framed connection)")
             }
             let id = try subscriptions.subscribe(params.event, registry: call.registry)
             return Subscribed(subscription: id, event: params.event)

@@ -47,6 +47,24 @@ package final class RPCStatistics: Sendable {
 
     package var lastError: String? { latestError.withLock { $0 } }
 
+    /// Why a frame (or an HTTP request, or a WebSocket message) was refused before it was a call.
+    package enum FrameRefusal: Sendable {
+        /// Larger than `MaxFrameSize=` (413 over HTTP).
+        case tooLarge
+        /// The peer's share or the budget is spent (`MaxBufferedBytesPerPeer=`, `MaxBufferedBytes=`).
+        case overBudget
+        /// Not complete within `FrameTimeout=`.
+        case timedOut
+    }
+
+    package func frameRefused(_ refusal: FrameRefusal) {
+        switch refusal {
+        case .tooLarge: framesTooLarge.increment()
+        case .overBudget: framesOverBudget.increment()
+        case .timedOut: framesTimedOut.increment()
+        }
+    }
+
     func attach(_ ledger: PeerLedger) {
         self.ledger.withLock { $0.ledger = ledger }
     }

@@ -5,7 +5,8 @@
 ///     type     _rpcd._tcp                        every rpcd service, on each TCP listener's port
 ///     subtype  _calc._sub._rpcd._tcp             browse for one service
 ///     name     "calc on build-7"                 [Avahi] InstanceName=, default "%s on %h"
-///     TXT      txtvers=1  proto=1  service=calc  version=1.0.0  fp=9f2c4e01aa3b7d55  (tls=1 on a TLS listener)
+///     TXT      txtvers=1  proto=1  service=calc  version=1.0.0  fp=9f2c4e01aa3b7d55  (tls=1 on a TLS listener;
+///              http=7380, https=7381 when the instance also serves JSON-RPC over HTTP on those ports)
 ///
 /// Pure data: publishing and browsing are elsewhere (RPCAvahi, RPCDiscovery).
 package struct RPCAdvertisement: Hashable, Sendable {
@@ -26,13 +27,23 @@ package struct RPCAdvertisement: Hashable, Sendable {
     package var protocolVersion: Int
     /// Whether the listener speaks TLS (`Listen=tls://`), announced as `tls=1`.
     package var tls: Bool
+    /// The port of the instance's reachable `http://` listener, if any, announced as `http=PORT`: the other
+    /// transport it offers (JSON-RPC over `POST /rpc` and WebSocket, docs/PROTOCOL.md §9).
+    package var httpPort: Int?
+    /// The same for an `https://` listener, announced as `https=PORT`.
+    package var httpsPort: Int?
 
-    package init(service: String, version: String, fingerprint: String, protocolVersion: Int, tls: Bool = false) {
+    package init(
+        service: String, version: String, fingerprint: String, protocolVersion: Int, tls: Bool = false,
+        httpPort: Int? = nil, httpsPort: Int? = nil
+    ) {
         self.service = service
         self.version = version
         self.fingerprint = fingerprint
         self.protocolVersion = protocolVersion
         self.tls = tls
+        self.httpPort = httpPort
+        self.httpsPort = httpsPort
     }
 
     /// `_SERVICE._sub._rpcd._tcp`; throws when the service name breaks RFC 6335.
@@ -55,6 +66,8 @@ package struct RPCAdvertisement: Hashable, Sendable {
             .init("fp", fingerprint),
         ]
         if tls { entries.append(.init("tls", "1")) }
+        if let httpPort { entries.append(.init("http", String(httpPort))) }
+        if let httpsPort { entries.append(.init("https", String(httpsPort))) }
         return try DNSSDTXTRecord(entries)
     }
 
@@ -67,6 +80,7 @@ package struct RPCAdvertisement: Hashable, Sendable {
         else { return nil }
         self.init(
             service: service, version: txt["version"] ?? "", fingerprint: fingerprint,
-            protocolVersion: txt["proto"].flatMap { Int($0) } ?? 1, tls: txt["tls"] == "1")
+            protocolVersion: txt["proto"].flatMap { Int($0) } ?? 1, tls: txt["tls"] == "1",
+            httpPort: txt["http"].flatMap { Int($0) }, httpsPort: txt["https"].flatMap { Int($0) })
     }
 }

@@ -202,7 +202,8 @@ enum DescriptorBuilder {
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
                         | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
                         | (method.byPosition ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
-                    errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors))))
+                    errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors)),
+                    result_name: method.result.map { permanent($0.name) }))
         }
         let module = UnsafeMutablePointer<rpcd_module>.allocate(capacity: 1)
         module.initialize(to: rpcd_module())

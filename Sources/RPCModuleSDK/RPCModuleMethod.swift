@@ -27,7 +27,8 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     public let summary: String
     /// In positional order.
     public let params: [RPCParam]
-    /// The result's schema (its name and summary are documentation in Swift only: the ABI carries the schema).
+    /// The result: its name and schema reach `rpc.discover` (`rpcd_method.result_name`, `result_schema_json`);
+    /// its summary is documentation in Swift only.
     public let result: RPCParam?
     /// Whether the body may block its thread. Such calls are run by rpcd on its bounded worker pool, and the
     /// SDK runs the body on that worker thread (instead of Swift's shared cooperative pool), which blocks

@@ -18,10 +18,8 @@ import Glibc
 /// the instances no longer used (each is de-initialised after its last call). Thread-safe; `prepare` blocks
 /// (file I/O, `dlopen`, module `init`), so call it off the event loops.
 package final class ModuleHost: Sendable {
-    package static let defaultModuleDirectory = "/usr/lib/rpcd/modules"
-
     package let directories: HandlerDirectories
-    package let moduleDirectory: String
+    package let moduleDirectories: ModuleDirectories
     private let reservedServices: Set<String>
     private let loader = ModuleLoader()
     private let pool: WorkerPool
@@ -47,7 +45,7 @@ package final class ModuleHost: Sendable {
     /// `reservedServices` are names no handler may take (the built-in services). Module host processes run
     /// `hostExecutable` and are linked to rpcd on `group`'s loops.
     package init(
-        directories: HandlerDirectories, moduleDirectory: String = defaultModuleDirectory, reservedServices: Set<String>,
+        directories: HandlerDirectories, moduleDirectories: ModuleDirectories = .standard, reservedServices: Set<String>,
         pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate()
     ) {
@@ -55,7 +53,7 @@ package final class ModuleHost: Sendable {
         self.hostExecutable = hostExecutable
         self.events = events
         self.directories = directories
-        self.moduleDirectory = moduleDirectory
+        self.moduleDirectories = moduleDirectories
         self.reservedServices = reservedServices
         self.pool = pool
         self.logger = logger
@@ -78,11 +76,12 @@ package final class ModuleHost: Sendable {
             logger.info("Handler masked", metadata: [LogField.handler: "\(name)", LogField.file: "\(file)"])
         }
         let previous = active.withLock { $0 }
+        let duplicates = knownDuplicates(scan.handlers)
         // Module hosts start side by side: each spends most of its start in exec, linking and its module's init.
         var launches: [String: Launch] = [:]
         for configuration in scan.handlers where configuration.enabled && configuration.isolation == .process
-            && reusableHost(configuration, previous[configuration.name]) == nil {
-            let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
+            && duplicates[configuration.name] == nil && reusableHost(configuration, previous[configuration.name]) == nil {
+            let path = moduleDirectories.path(for: configuration.module)
             let supervisor = ModuleHostSupervisor(
                 configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
                 events: events, logger: Self.logger(logger, module: path))
@@ -96,6 +95,11 @@ package final class ModuleHost: Sendable {
             }
             let old = previous[configuration.name]
             do {
+                if let first = duplicates[configuration.name] {
+                    throw ModuleLoadError(
+                        configuration.module,
+                        "handler '\(configuration.name)' would serve the same service as \(first) (\(configuration.sources.first ?? "")); refused before its module's init (set Service=)")
+                }
                 let service = try start(configuration, reusing: old, launched: launches[configuration.name], taken: taken)
                 guard taken.insert(service.descriptor.name).inserted else {
                     if service !== old { service.retire() }
@@ -145,7 +149,7 @@ package final class ModuleHost: Sendable {
     private func start(
         _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?, taken: Set<String>
     ) throws(ModuleLoadError) -> any HandlerService {
-        let path = Self.modulePath(for: configuration.module, in: moduleDirectory)
+        let path = moduleDirectories.path(for: configuration.module)
         switch configuration.isolation {
         case .none:
             let image = try loader.load(path: path)
@@ -169,6 +173,30 @@ package final class ModuleHost: Sendable {
         }
     }
 
+    /// Enabled handlers that would serve a service an earlier one (in name order) serves, as far as is known
+    /// before any module code runs: the same `Service=`, a reserved name, or the same module file without a
+    /// `Service=` (one file serves under one name). Handler name → who serves it first, for the refusal. Such a
+    /// handler is refused before its module host starts or its module's init runs; a collision that only the
+    /// module's own name reveals is found by `start` (in-process: still before init).
+    private func knownDuplicates(_ handlers: [HandlerConfiguration]) -> [String: String] {
+        var first: [String: String] = [:]
+        var duplicates: [String: String] = [:]
+        for configuration in handlers.sorted(by: { $0.name < $1.name }) where configuration.enabled {
+            if let service = configuration.service, reservedServices.contains(service) {
+                duplicates[configuration.name] = "rpcd itself"
+                continue
+            }
+            let key = configuration.service.map { "service \($0)" }
+                ?? "module \(moduleDirectories.path(for: configuration.module))"
+            if let holder = first[key] {
+                duplicates[configuration.name] = "handler '\(holder)'"
+            } else {
+                first[key] = configuration.name
+            }
+        }
+        return duplicates
+    }
+
     private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {
         ModuleLoadError(path, "service '\(service)' of handler '\(configuration.name)' is already served (\(configuration.sources.first ?? ""))")
     }
@@ -183,7 +211,7 @@ package final class ModuleHost: Sendable {
     /// host that serves or will after its backoff.
     private func reusableHost(_ configuration: HandlerConfiguration, _ old: (any HandlerService)?) -> IsolatedModuleService? {
         guard let old = old as? IsolatedModuleService, old.configuration == configuration, old.supervisor.isHealthy,
-              let identity = FileIdentity(path: Self.modulePath(for: configuration.module, in: moduleDirectory)),
+              let identity = FileIdentity(path: moduleDirectories.path(for: configuration.module)),
               old.moduleIdentity == identity else { return nil }
         return old
     }
@@ -203,10 +231,4 @@ package final class ModuleHost: Sendable {
                        LogField.messageID: "\(LogMessageID.moduleLoaded)"])
     }
 
-    /// `Module=` as a file: the name looked up in the module directory as NAME.so, then libNAME.so (what
-    /// SwiftPM and most build systems produce). Names never contain a slash (`HandlerConfiguration`).
-    package static func modulePath(for module: String, in moduleDirectory: String) -> String {
-        let candidates = ["\(moduleDirectory)/\(module).so", "\(moduleDirectory)/lib\(module).so"]
-        return candidates.first { access($0, F_OK) == 0 } ?? candidates[0]
-    }
 }

@@ -75,7 +75,7 @@ package final class ModuleImage: @unchecked Sendable {
 
     /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
     /// keys get (file, line, "did you mean"); nothing when the module declares none.
-    public func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
+    package func checkConfig(of configuration: HandlerConfiguration) throws(ModuleLoadError) {
         guard let configKeys else { return }
         do {
             try configuration.checkConfigKeys(against: configKeys)
@@ -137,8 +137,12 @@ package final class ModuleImage: @unchecked Sendable {
                     optional: param.flags & RPCD_PARAM_OPTIONAL != 0,
                     summary: param.summary.map { String(cString: $0) } ?? ""))
             }
+            let resultName = method.result_name.map { String(cString: $0) } ?? "result"
+            guard MemberName.isValid(resultName) else {
+                throw ModuleLoadError(path, "method '\(name)': result_name '\(resultName)' is not \(MemberName.rule)")
+            }
             let result = method.result_schema_json == nil ? nil : RPCParam(
-                "result", schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
+                resultName, schema: try schema(method.result_schema_json, path: path, what: "'\(name)' result"))
             let binds = method.flags & RPCD_METHOD_BIND_PARAMS != 0
             if binds && method.flags & RPCD_METHOD_BY_POSITION != 0 {
                 throw ModuleLoadError(

@@ -29,6 +29,8 @@ package final class ModuleService: RPCService, Sendable {
     private let instance: InstancePointer
     private let pool: WorkerPool
     private let state = Mutex(State())
+    /// Methods (by index) already reported for blocking their event loop: each is reported once.
+    private let blockedMethods = Mutex(Set<Int>())
 
     private struct State {
         /// Calls counted against `MaxConcurrency=`: admitted and neither answered by the module nor cancelled.
@@ -147,8 +149,25 @@ package final class ModuleService: RPCService, Sendable {
                 }
             }
         } else {
+            let start = ContinuousClock.now
             callModule()
+            let held = ContinuousClock.now - start
+            if held > Self.loopBlockLimit { reportBlockedLoop(call, held: held) }
         }
+    }
+
+    /// How long a method without `RPCD_METHOD_MAY_BLOCK` may keep its event loop before it is reported: every
+    /// other connection on that loop waits meanwhile.
+    static let loopBlockLimit = Duration.milliseconds(10)
+
+    /// Logs, once per method of this handler, that the method held its event loop past `loopBlockLimit`: the
+    /// administrator and the module's author see which method lacks the flag, not only "Slow call".
+    private func reportBlockedLoop(_ call: RPCCall, held: Duration) {
+        guard blockedMethods.withLock({ $0.insert(call.methodIndex).inserted }) else { return }
+        let micros = held.components.seconds * 1_000_000 + held.components.attoseconds / 1_000_000_000_000
+        logger.warning(
+            "Method blocked its event loop and lacks RPCD_METHOD_MAY_BLOCK (mayBlock: true in Swift); other connections on the loop waited",
+            metadata: [LogField.method: "\(call.request.method)", LogField.durationMicroseconds: "\(micros)"])
     }
 
     /// The call's params bound for its method, when it has `RPCD_METHOD_BIND_PARAMS`; -32602 when they break

@@ -3,8 +3,30 @@ import Prometheus
 import RPCCore
 import RPCWire
 
+/// How `ChargedOutput` puts a connection's replies and events on the wire.
+enum OutputFraming: Sendable {
+    /// rpcd's length-prefixed frames, framed and coalesced here (below): no handler between.
+    case lengthPrefixed
+    /// One payload per message, passed on to the handler before `RPCConnectionHandler` that frames it (an HTTP
+    /// response, a WebSocket text message). The last message before a flush is held back and handed on with
+    /// the one promise that gives back what the flush was charged (NIO completes writes in order, so when it is
+    /// written, so are the others), as the frames' buffer is. A message with nothing to answer
+    /// (notifications only) is passed on as an empty payload: an HTTP request needs its answer (204) even
+    /// then; WebSocket drops it.
+    case messages
+
+    /// What one payload costs besides its bytes while it waits: the frame header, or a message's share of
+    /// the response head or frame header its handler adds.
+    var overhead: Int {
+        switch self {
+        case .lengthPrefixed: LengthPrefixedFrameDecoder.headerSize
+        case .messages: 64
+        }
+    }
+}
+
 /// What a connection has written and the socket not yet taken, charged to the peer's account until it is:
-/// the replies and events of `RPCConnectionHandler`, framed on the way out.
+/// the replies and events of `RPCConnectionHandler`, framed (`OutputFraming`) on the way out.
 ///
 /// One output buffer per connection, as redis keeps one per client: every small frame written between two
 /// flushes (a read burst's replies) is appended to it behind its length, and the flush hands the buffer to
@@ -24,10 +46,13 @@ import RPCWire
 /// call leaves its state settled before it passes anything on.
 final class ChargedOutput {
     private let account: PeerAccount
+    let framing: OutputFraming
     /// Frames written since the last flush, not yet handed to the channel.
     private var pending: ByteBuffer?
     /// What `pending` is charged to the account.
     private var pendingCharge = 0
+    /// `.messages`: the last message written since the flush, handed on by it with the promise.
+    private var heldBackMessage: ByteBuffer?
     /// How large the last flushed buffer grew: the next one starts that large (at most
     /// `maximumStartCapacity`), so that a steady pipeline allocates once per burst and never regrows, while the
     /// room a buffer holds beyond its charged frames stays small.
@@ -41,8 +66,9 @@ final class ChargedOutput {
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
 
-    init(account: PeerAccount, sent: Counter? = nil) {
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: Counter? = nil) {
         self.account = account
+        self.framing = framing
         self.sent = sent
     }
 
@@ -50,7 +76,7 @@ final class ChargedOutput {
     /// cannot cover it. `force` charges what was charged already under another name (a queued event on its
     /// way out) and cannot be refused.
     func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool) -> Bool {
-        let bytes = LengthPrefixedFrameDecoder.headerSize + payload.readableBytes
+        let bytes = framing.overhead + payload.readableBytes
         if force {
             account.forceCharge(bytes)
         } else if !account.charge(bytes) {
@@ -58,7 +84,11 @@ final class ChargedOutput {
         }
         flushPending = true
         sent?.increment(by: Int64(bytes))
-        if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
+        if framing == .messages {
+            if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
+            heldBackMessage = payload
+            pendingCharge += bytes
+        } else if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
             if pending == nil {
                 pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
             }
@@ -83,7 +113,8 @@ final class ChargedOutput {
 
     /// Gives the output buffer to the channel, with the promise that releases its charge once it is written.
     private func handOverPending(_ context: ChannelHandlerContext) {
-        guard let buffer = pending else { return }
+        guard let buffer = pending ?? heldBackMessage else { return }
+        heldBackMessage = nil
         pending = nil
         let charge = pendingCharge
         pendingCharge = 0
@@ -95,6 +126,7 @@ final class ChargedOutput {
 
     /// The connection is gone: what was pending is dropped (closing the account gave its charge back).
     func drop() {
+        heldBackMessage = nil
         pending = nil
         pendingCharge = 0
         flushPending = false

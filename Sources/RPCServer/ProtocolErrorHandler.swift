@@ -14,7 +14,7 @@ import RPCWire
 /// resynchronised once a frame is skipped. These refusals are logged at notice, at a limited rate shared by
 /// every connection (a flood of them is one attack, not thousands of events). Transport errors (reset by peer
 /// and the like) are logged at debug level: they are the client's business, not the administrator's.
-final class ProtocolErrorHandler: ChannelInboundHandler {
+final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Never
 
     private let connection: RPCConnectionInfo
@@ -36,16 +36,9 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        switch error {
-        case is FrameTooLargeError: statistics.framesTooLarge.increment()
-        case is BufferBudgetExceeded: statistics.framesOverBudget.increment()
-        default: statistics.framesTimedOut.increment()
-        }
-        if let suppressed = refusalLog.admit() {
-            var metadata: Logger.Metadata = [LogField.errorCode: "\(reply.code)", LogField.error: "\(error)"]
-            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
-            connection.logger.notice("\(message)", metadata: metadata)
-        }
+        Self.record(
+            message, code: reply.code, error: error, refusal: Self.refusal(error),
+            connection: connection, statistics: statistics, refusalLog: refusalLog)
         var buffer = context.channel.allocator.buffer(capacity: 128)
         RPCReplyWriter.writeError(reply, id: nil, into: &buffer)
         let channel = context.channel
@@ -53,6 +46,33 @@ final class ProtocolErrorHandler: ChannelInboundHandler {
         LengthPrefixedFrameEncoder.write(buffer, framedTo: context, promise: written)
         context.flush()
         written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// Counts and logs a refused message the way every transport does (framed, HTTP, WebSocket): answered with
+    /// an error, so counted as a call and an error (errors never pass calls); a refusal by the limits also as a
+    /// refused frame; logged at notice at the shared limited rate.
+    static func record(
+        _ message: Logger.Message, code: Int, error: any Error, refusal: RPCStatistics.FrameRefusal?,
+        connection: RPCConnectionInfo, statistics: RPCStatistics, refusalLog: LogRateLimiter
+    ) {
+        // Answered with an error, so counted as a message that is no call (a fixed label), and by its reason.
+        statistics.metrics.invalidMessage?.failed(code: code, after: nil)
+        if let refusal { statistics.frameRefused(refusal) }
+        if let suppressed = refusalLog.admit() {
+            var metadata: Logger.Metadata = [LogField.errorCode: "\(code)", LogField.error: "\(error)"]
+            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+            connection.logger.notice(message, metadata: metadata)
+        }
+    }
+
+    /// Why a frame was refused, for `rpcd_frames_refused_total`.
+    private static func refusal(_ error: any Error) -> RPCStatistics.FrameRefusal? {
+        switch error {
+        case is FrameTooLargeError: .tooLarge
+        case is BufferBudgetExceeded: .overBudget
+        case is FrameTimedOut: .timedOut
+        default: nil
+        }
     }
 
     /// The error object that answers a refused frame, and the log message, for the errors that have one.

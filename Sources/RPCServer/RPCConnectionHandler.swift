@@ -35,7 +35,12 @@ import RPCWire
 ///
 /// Event-loop confined, like every `ChannelHandler` (`@unchecked Sendable` only to be named as the output in
 /// an `RPCCall`, which is used on this loop alone).
-final class RPCConnectionHandler: ChannelDuplexHandler {
+///
+/// On HTTP listeners (`HTTPConnectionPipeline`) it runs the same way behind the handler that turns requests
+/// into messages (`HTTPRequestHandler`, then `WebSocketMessageHandler` after an upgrade), writing one payload
+/// per message (`OutputFraming.messages`); a plain HTTP exchange cannot carry events, so it offers no
+/// subscriptions there (`eventsAllowed`).
+final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -89,13 +94,21 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         }
     }
 
-    init(router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits) {
+    /// Whether `rpc.subscribe` may make subscriptions: not on an HTTP exchange, whose response is its only way
+    /// back to the client.
+    private let eventsAllowed: Bool
+
+    init(
+        router: RPCRouter, connection: RPCConnectionInfo, limits: ConnectionLimits,
+        framing: OutputFraming = .lengthPrefixed, eventsAllowed: Bool = true
+    ) {
         self.router = router
         self.connection = connection
         self.maxCallsInFlight = limits.maxCallsPerConnection
         self.limits = limits
         self.account = connection.account
-        self.output = ChargedOutput(account: connection.account, sent: connection.listener?.sent)
+        self.output = ChargedOutput(account: connection.account, framing: framing, sent: connection.listener?.sent)
+        self.eventsAllowed = eventsAllowed
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -228,7 +241,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler {
         callsInFlight -= weight
         account.release(charge)
         guard let context else { return }  // the connection is gone; the reply has nowhere to go
-        if let reply {
+        if let reply = reply ?? (output.framing == .messages ? ByteBuffer() : nil) {
             guard output.write(reply, to: context, force: false) else {
                 // Made already, and more than the peer may have held for it: ending the connection frees it.
                 connection.rateLimitedLogger?.notice(
@@ -323,7 +336,7 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
 
     var subscriptions: RPCConnectionSubscriptions? {
         if let eventSubscriptions { return eventSubscriptions }
-        guard let context else { return nil }
+        guard eventsAllowed, let context else { return nil }
         let made = RPCConnectionSubscriptions(
             connection: connection, eventLoop: context.eventLoop, output: self, hub: router.events, limits: limits)
         eventSubscriptions = made

@@ -14,12 +14,13 @@ import RPCWire
 /// the descriptors in `Configuration.boundSockets`.
 extension RPCServer {
     /// Serves a socket that is already bound and listening. Its address is read back from the kernel, for
-    /// `rpcd.info` and the log.
+    /// `rpcd.info` and the log; it is served as HTTP when `Listen=` has that address as `http://` or
+    /// `http+unix:` (`servedScheme`), else with rpcd's frames.
     func adopt(_ descriptor: Int32) async throws -> Listener {
         let quiescing = ServerQuiescingHelper(group: group)
-        let endpoint = try Self.localEndpoint(of: descriptor)
+        let endpoint = Self.servedScheme(of: try Self.localEndpoint(of: descriptor), listen: configuration.listen)
         var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
-        if case .tcp = endpoint {
+        if endpoint.tcpAddress != nil {
             bootstrap = Self.withTCPOptions(bootstrap)
         }
         do {
@@ -29,6 +30,23 @@ extension RPCServer {
             throw RPCServerError(
                 endpoint: endpoint, reason: "cannot serve inherited socket \(descriptor): \(error)",
                 errno: (error as? IOError)?.errnoCode)
+        }
+    }
+
+    /// A passed socket's endpoint (plain `.tcp` or `.unix`, as the kernel reports it) as the `Listen=` entry
+    /// with its address says to serve it: `http://` or `http+unix:` makes it an HTTP listener. The kernel
+    /// knows no schemes, so rpcd.socket's `ListenStream=127.0.0.1:7380` serves HTTP beside
+    /// `Listen=http://127.0.0.1:7380` in rpcd.conf, as rpcd would without the socket unit.
+    static func servedScheme(of adopted: RPCEndpoint, listen: [RPCEndpoint]) -> RPCEndpoint {
+        switch adopted {
+        case .unix(let path) where listen.contains(.httpUnix(path: path)):
+            return .httpUnix(path: path)
+        case .tcp(let host, let port):
+            let address = adopted.socketAddress
+            let http = listen.first { if case .http = $0 { $0.socketAddress == address } else { false } }
+            return http == nil ? adopted : .http(host: host, port: port)
+        default:
+            return adopted
         }
     }
 
@@ -44,7 +62,7 @@ extension RPCServer {
         let adoptedAddresses = adopted.compactMap(\.socketAddress)
         let wildcards = listen.filter(\.isWildcard)
         for endpoint in listen {
-            if case .unix = endpoint {
+            if endpoint.unixPath != nil {
                 if adopted.contains(endpoint) {
                     covered.append(endpoint)
                 } else if !bind.contains(endpoint) {
@@ -123,7 +141,7 @@ extension RPCEndpoint {
 
     /// Whether this wildcard endpoint receives `other`'s connections: same family, port and scheme.
     fileprivate func covers(_ other: RPCEndpoint) -> Bool {
-        guard isWildcard, isTLS == other.isTLS, let mine = socketAddress, let theirs = other.socketAddress else { return false }
+        guard isWildcard, isTLS == other.isTLS, isHTTP == other.isHTTP, let mine = socketAddress, let theirs = other.socketAddress else { return false }
         return mine.protocol == theirs.protocol && mine.port == theirs.port
     }
 }

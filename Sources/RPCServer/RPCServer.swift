@@ -35,21 +35,26 @@ package final class RPCServer: Service, Sendable {
         package var limits: ConnectionLimits
         /// How long shutdown waits for in-flight calls before closing connections anyway.
         package var shutdownGracePeriod: Duration
-        /// The TLS context of `tls://` listeners; required when there is one.
+        /// The TLS context of `tls://` and `https://` listeners; required when there is one.
         package var tls: TLSServerContext?
+        /// `[HTTP]`: what web pages may do with the HTTP listeners.
+        package var http: HTTPSettings
+        /// What HTTP listeners serve at `GET` paths besides JSON-RPC (the console, `/metrics`).
+        package var httpResources: [HTTPResource] = []
         /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
         /// nothing is bound for them, and the server owns and closes them.
         package var boundSockets: [Int32]
 
         package init(
             listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
-            limits: ConnectionLimits = ConnectionLimits(),
+            limits: ConnectionLimits = ConnectionLimits(), http: HTTPSettings = HTTPSettings(),
             shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue
         ) {
             self.listen = listen
             self.boundSockets = boundSockets
             self.tls = tls
             self.limits = limits
+            self.http = http
             self.shutdownGracePeriod = shutdownGracePeriod
         }
     }
@@ -84,6 +89,7 @@ package final class RPCServer: Service, Sendable {
         self.group = group
         self.logger = logger
         self.whenListening = whenListening
+        self.httpPolicy = HTTPRequestPolicy(settings: configuration.http)
         self.ledger = PeerLedger(
             limits: configuration.limits, administrators: RPCPeerSet(configuration.limits.administrators),
             statistics: router.statistics)
@@ -168,6 +174,8 @@ package final class RPCServer: Service, Sendable {
         }
     }
 
+    /// The Host and Origin checks of HTTP requests, with this machine's names looked up once.
+    let httpPolicy: HTTPRequestPolicy
     private let openChannels = Mutex<[ObjectIdentifier: any Channel]>([:])
     /// What every peer holds, and the connections each has open.
     let ledger: PeerLedger
@@ -183,31 +191,25 @@ package final class RPCServer: Service, Sendable {
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
         if endpoint.isTLS, configuration.tls == nil {
             throw RPCServerError(
-                endpoint: endpoint, reason: "a tls:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
+                endpoint: endpoint, reason: "a tls:// or https:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
                 errno: nil)
         }
         let quiescing = ServerQuiescingHelper(group: group)
         let bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         do {
             let channel: any Channel
-            switch endpoint {
-            case .tcp(let host, let port), .tls(let host, let port):
+            if let (host, port) = endpoint.tcpAddress {
                 channel = try await Self.withTCPOptions(bootstrap).bind(host: host, port: port).get()
-            case .unix(let path):
+            } else if let path = endpoint.unixPath {
                 try Self.prepareSocketDirectory(for: path)
                 channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
                 // Every local user may connect, as every local user may reach a loopback TCP listener; what each
                 // may call is for the access rules to say, by the peer's credentials (docs/SECURITY.md).
                 guard chmod(path, 0o666) == 0 else { throw IOError(errnoCode: errno, reason: "chmod \(path)") }
-            }
-            let actual: RPCEndpoint
-            if case .tcp(let host, _) = endpoint, let port = channel.localAddress?.port {
-                actual = .tcp(host: host, port: port)
-            } else if case .tls(let host, _) = endpoint, let port = channel.localAddress?.port {
-                actual = .tls(host: host, port: port)
             } else {
-                actual = endpoint
+                preconditionFailure("an endpoint is TCP or a Unix socket")
             }
+            let actual = channel.localAddress?.port.map { endpoint.withPort($0) } ?? endpoint
             return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
         } catch {
             throw RPCServerError(endpoint: endpoint, reason: "\(error)", errno: (error as? IOError)?.errnoCode)
@@ -321,9 +323,15 @@ package final class RPCServer: Service, Sendable {
             if connection.baseLogger.logLevel <= .debug { connection.logger.debug("Connection closed") }
         }
 
-        try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(
-                configuration: configuration, router: router, connection: connection, refusalLog: refusedFrameLog))
+        if endpoint.isHTTP {
+            try HTTPConnectionPipeline.addHandlers(
+                to: channel,
+                .init(configuration: configuration, router: router, connection: connection, refusalLog: refusedFrameLog, policy: httpPolicy))
+        } else {
+            try channel.pipeline.syncOperations.addHandlers(
+                ConnectionPipeline.handlers(
+                    configuration: configuration, router: router, connection: connection, refusalLog: refusedFrameLog))
+        }
     }
 
     /// Options of accepted TCP connections: no Nagle delay (replies are small and answered at once), and

@@ -17,13 +17,16 @@ import Synchronization
 /// listeners close.
 final class AdvertisingService: Service, Sendable {
     private let settings: AvahiSettings
+    /// The path of the page HTTP listeners serve for people (the console), announced as `_http._tcp`.
+    private let webPagePath: String?
     private let logger: Logger
     private let bound: AsyncStream<[RPCEndpoint]>
     private let boundContinuation: AsyncStream<[RPCEndpoint]>.Continuation
     private let state = Mutex<(publisher: (any ServicePublisher)?, latest: [RPCAdvertisement])>((nil, []))
 
-    init(settings: AvahiSettings, logger: Logger) {
+    init(settings: AvahiSettings, webPagePath: String? = nil, logger: Logger) {
         self.settings = settings
+        self.webPagePath = webPagePath
         self.logger = logger
         (bound, boundContinuation) = AsyncStream.makeStream(of: [RPCEndpoint].self, bufferingPolicy: .bufferingNewest(1))
     }
@@ -49,7 +52,8 @@ final class AdvertisingService: Service, Sendable {
             listeners = endpoints
         }
         guard let listeners else { return }  // shut down before the server was listening
-        let publisher = Advertising.makePublisher(settings: settings, listeners: listeners, logger: logger)
+        let publisher = Advertising.makePublisher(
+            settings: settings, listeners: listeners, webPagePath: webPagePath, logger: logger)
         state.withLock { state in
             state.publisher = publisher
             publisher.publish(state.latest)

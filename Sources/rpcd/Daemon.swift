@@ -77,14 +77,26 @@ struct Daemon {
                 metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners })
-        let advertising = AdvertisingService(settings: settings.avahi, logger: logger)
+        var serverConfiguration = RPCServer.Configuration(
+            listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
+            http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod)
+        // Prometheus scrapes GET /metrics on the HTTP listeners, allowed to whoever may call rpcd.metrics
+        // (docs/OPERATIONS.md#metrics): the same exposition as `rpcd.metrics format=prometheus`.
+        if settings.metrics {
+            serverConfiguration.httpResources.append(
+                HTTPResource(path: "/metrics", method: "rpcd.metrics", contentType: "text/plain; version=0.0.4; charset=utf-8") {
+                    request in request.eventLoop.makeSucceededFuture(ByteBuffer(string: statistics.metrics.exposition()))
+                })
+        }
+        // The page for people at `/` (the console, once registered as an HTTPResource) is announced as
+        // _http._tcp; JSON-RPC's own records name the HTTP ports in their TXT either way.
+        let webPagePath = serverConfiguration.httpResources.contains { $0.path == "/" } ? "/" : nil
+        let advertising = AdvertisingService(settings: settings.avahi, webPagePath: webPagePath, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.
         let server = RPCServer(
-            configuration: RPCServer.Configuration(
-                listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
-                shutdownGracePeriod: settings.shutdownGracePeriod),
+            configuration: serverConfiguration,
             router: router, state: state, group: group, logger: logger
         ) { [notifier, logger] endpoints in
             guard !endpoints.isEmpty else {

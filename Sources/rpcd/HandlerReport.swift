@@ -6,7 +6,7 @@ import RPCModules
 enum HandlerReport {
     /// Prints the report; returns false when any handler has a problem.
     /// `reservedServices` are the built-in services' names, which no handler may serve.
-    static func print(directories: HandlerDirectories, moduleDirectory: String, reservedServices: Set<String>) -> Bool {
+    static func print(directories: HandlerDirectories, moduleDirectories: ModuleDirectories, reservedServices: Set<String>) -> Bool {
         let scan = directories.scan()
         let loader = ModuleLoader()
         var ok = true
@@ -16,7 +16,7 @@ enum HandlerReport {
         for handler in scan.handlers.sorted(by: { $0.name < $1.name }) {
             Swift.print("\n# handler '\(handler.name)'\(handler.enabled ? "" : " (disabled)")")
             Swift.print(handler.rendered(), terminator: "")
-            let path = ModuleHost.modulePath(for: handler.module, in: moduleDirectory)
+            let path = moduleDirectories.path(for: handler.module)
             do {
                 let image = try loader.load(path: path)
                 Swift.print("# module \(path): \(image.name) \(image.version), \(image.methods.count) methods")

@@ -28,7 +28,7 @@ import ServiceLifecycle
 struct RPCDaemonCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rpcd",
-        abstract: "Serve JSON-RPC 2.0 over length-prefixed frames on TCP and Unix sockets.",
+        abstract: "Serve JSON-RPC 2.0 over length-prefixed frames, HTTP and WebSocket on TCP and Unix sockets.",
         discussion: "Configuration: rpcd.conf(5) and docs/CONFIG.md. Protocol: docs/PROTOCOL.md.",
         version: RPCDaemonVersion.version)
 
@@ -38,7 +38,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Listen on HOST:PORT, [IPV6]:PORT or an absolute socket path; repeatable; replaces Listen=.",
+            "Listen on HOST:PORT, [IPV6]:PORT, an absolute socket path, tls://, http://, https:// or http+unix:/PATH; repeatable; replaces Listen=.",
             valueName: "address"))
     var listen: [String] = []
 
@@ -51,8 +51,14 @@ struct RPCDaemonCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("module-dir"),
-        help: ArgumentHelp("Where bare Module= names are looked up (default \(ModuleHost.defaultModuleDirectory)).", valueName: "dir"))
-    var moduleDirectory: String = ModuleHost.defaultModuleDirectory
+        help: ArgumentHelp(
+            "Where bare Module= names are looked up; repeatable, searched in order, the first that has the module wins; replaces the default search path (\(ModuleDirectories.standard.directories.joined(separator: ", "))).",
+            valueName: "dir"))
+    var moduleDirectoryList: [String] = []
+
+    private var moduleDirectories: ModuleDirectories {
+        moduleDirectoryList.isEmpty ? .standard : ModuleDirectories(moduleDirectoryList)
+    }
 
     @Flag(name: .long, help: "Validate the configuration, print the effective configuration and handlers, and exit.")
     var checkConfig = false
@@ -78,7 +84,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         if checkConfig {
             print(settings.rendered(), terminator: "")
             let builtins = Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name))
-            guard HandlerReport.print(directories: handlerDirectories, moduleDirectory: moduleDirectory, reservedServices: builtins) else {
+            guard HandlerReport.print(directories: handlerDirectories, moduleDirectories: moduleDirectories, reservedServices: builtins) else {
                 throw ExitCode(78)
             }
             return
@@ -103,7 +109,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         let pool = WorkerPool(threads: max(2, System.coreCount))
         pool.start()
         let host = ModuleHost(
-            directories: handlerDirectories, moduleDirectory: moduleDirectory,
+            directories: handlerDirectories, moduleDirectories: moduleDirectories,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
             pool: pool, logger: logger, group: group)
         let daemon = Daemon(

@@ -92,13 +92,19 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(try c2.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], ["a"])
     }
 
+    /// Isolated and in-process alike: parameters and the result named as `@RPCMethod(result:)` declares them
+    /// (across the ABI's `result_name`, and the module link).
     func testDiscoverDescribesModuleMethods() throws {
-        let daemon = try startDaemon(["calc"])
-        let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
-        let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
-        XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
-        let calc = document?["x-rpcd-services"]?.arrayValue?.first { $0["name"] == "calc" }
-        XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
+        for isolation in ["process", "none"] {
+            try handlers.write("calc", "[Handler]\nModule=calc\nIsolation=\(isolation)\n")
+            let daemon = try DaemonProcess(handlers: handlers)
+            let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
+            let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
+            XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
+            XCTAssertEqual(subtract?["result"]?["name"], "difference", "Isolation=\(isolation)")
+            let calc = document?["x-rpcd-services"]?.arrayValue?.first { $0["name"] == "calc" }
+            XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
+        }
     }
 
     /// A module directory of the test's own: `calc` (a symlink to the built one) beside `files`.

@@ -17,7 +17,8 @@ final class RawConnection {
     /// fill up quickly).
     init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10, receiveBufferSize: Int32? = nil) throws {
         switch endpoint {
-        case .tcp(let host, let port), .tls(let host, let port):  // for a TLS endpoint, the bare TCP connection
+        case .tcp(let host, let port), .tls(let host, let port), .http(let host, let port), .https(let host, let port):
+            // for a TLS endpoint, the bare TCP connection
             fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             if var size = receiveBufferSize {
                 setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -30,7 +31,7 @@ final class RawConnection {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        case .unix(let path):
+        case .unix(let path), .httpUnix(let path):
             fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_un()
             address.sun_family = sa_family_t(AF_UNIX)

@@ -46,6 +46,10 @@ final class RenderTests: XCTestCase {
             ClientCA=
             RequireClientCertificate=no
 
+            [HTTP]
+            AllowOrigins=
+            ServerNames=
+
             """)
     }
 

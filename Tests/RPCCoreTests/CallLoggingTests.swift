@@ -4,6 +4,7 @@ import NIOCore
 import NIOEmbedded
 import RPCCore
 import RPCLogging
+import RPCTestSupport
 import Synchronization
 import XCTest
 
@@ -108,42 +109,6 @@ final class CallLoggingTests: XCTestCase {
         for level in Logger.Level.allCases {
             control.level = level
             XCTAssertEqual(control.level, level)
-        }
-    }
-}
-
-struct CapturedEntry: Equatable, Sendable {
-    var level: Logger.Level
-    var message: String
-    var metadata: [String: String]
-}
-
-/// Collects log entries from every handler it makes. Thread-safe.
-final class LogCapture: Sendable {
-    private let stored = Mutex<[CapturedEntry]>([])
-
-    var entries: [CapturedEntry] { stored.withLock { $0 } }
-
-    func handler() -> Handler { Handler(capture: self) }
-
-    fileprivate func append(_ entry: CapturedEntry) { stored.withLock { $0.append(entry) } }
-
-    struct Handler: LogHandler {
-        let capture: LogCapture
-        var metadata: Logger.Metadata = [:]
-        var metadataProvider: Logger.MetadataProvider?
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            var all = metadata
-            all.merge(event.metadata ?? [:]) { $1 }
-            capture.append(
-                CapturedEntry(level: event.level, message: "\(event.message)", metadata: all.mapValues { "\($0)" }))
         }
     }
 }

@@ -22,6 +22,23 @@ final class RPCAdvertisementTests: XCTestCase {
         XCTAssertEqual(parsed, calc)
     }
 
+    func testTheOtherTransportsAreNamedWithTheirPorts() throws {
+        var both = calc
+        both.httpPort = 7380
+        both.httpsPort = 7381
+        let txt = try both.txtRecord()
+        XCTAssertEqual([txt["http"], txt["https"]], ["7380", "7381"])
+        XCTAssertEqual(RPCAdvertisement(txt: DNSSDTXTRecord(parsing: txt.strings)), both)
+        XCTAssertNil(try calc.txtRecord()["http"])
+    }
+
+    func testWebPageIsAnHTTPServiceWithItsPath() throws {
+        let page = RPCWebPageAdvertisement(path: "/", port: 7380, tls: false)
+        XCTAssertEqual(page.serviceType, "_http._tcp")
+        XCTAssertEqual(try page.txtRecord().strings.map { String(decoding: $0, as: UTF8.self) }, ["path=/"])
+        XCTAssertEqual(RPCWebPageAdvertisement(path: "/", port: 7381, tls: true).serviceType, "_https._tcp")
+    }
+
     func testLongVersionsAreCutSoTheRecordStaysSmall() throws {
         var long = calc
         long.version = String(repeating: "1.", count: 200)

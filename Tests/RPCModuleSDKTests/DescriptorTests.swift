@@ -24,8 +24,9 @@ final class DescriptorTests: XCTestCase {
             subject.methodNames,
             ["add", "greet", "fail", "crash", "point", "config", "exact", "list", "thread", "sleep", "echo", "product", "square", "taskless"])
         for index in 0..<module.n_methods {
-            // sizeof(rpcd_method): 56 up to rpcd 0.3 (with its tail padding), 64 since 0.4 appended errors_json.
-            XCTAssertEqual(module.methods[index].struct_size, 64)
+            // sizeof(rpcd_method): 56 up to rpcd 0.3 (with its tail padding), 64 since 0.4 appended errors_json,
+            // 72 since 0.5 appended result_name.
+            XCTAssertEqual(module.methods[index].struct_size, 72)
         }
     }
 

@@ -6,6 +6,8 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCJSON
+import RPCTestSupport
+import RPCLogging
 @testable import RPCModules
 import Synchronization
 import XCTest
@@ -150,8 +152,9 @@ final class ModuleServiceTests: XCTestCase {
         _ = try self.service { $0.configEntries = configuration.configEntries + [INIEntry(section: "Config", key: "Anything", value: "1", file: "f", line: 1)] }.retire()
     }
 
-    /// Of two handlers for one service, the second is refused before its module's init runs (in-process; the
-    /// first in name order serves). Its init would fail (FailInit=): the refusal it gets shows init never ran.
+    /// Of two handlers for one service, the second is refused before its module's init runs, in-process and
+    /// isolated (the first in name order serves). Its init would fail (FailInit=): the refusal it gets shows
+    /// init never ran.
     func testASecondHandlerForAServiceIsRefusedBeforeItsInit() throws {
         let modules = directory.appendingPathComponent("modules")
         _ = try TestModule.build(into: modules, name: "twice")
@@ -162,16 +165,44 @@ final class ModuleServiceTests: XCTestCase {
         try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
         let host = ModuleHost(
-            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectory: modules.path,
+            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectories: ModuleDirectories([modules.path]),
             reservedServices: [], pool: pool, logger: Logger(label: "test"))
         let generation = try host.prepare(strict: false)
         XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
         XCTAssertEqual(generation.problems.count, 1)
         let problem = generation.problems.first ?? ""
-        XCTAssertTrue(problem.contains("service 'testmod' of handler 'b' is already served"), problem)
+        XCTAssertTrue(problem.contains("handler 'b' would serve the same service as handler 'a'"), problem)
         XCTAssertFalse(problem.contains("asked to fail"), problem)
         host.commit(generation)
         host.retireAll()
+        // Isolated (the default): no module host is started for the second, so its init never runs.
+        try "[Handler]\nModule=twice\n[Config]\nFailInit=yes\n".write(
+            to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
+        let again = try host.prepare(strict: false)
+        XCTAssertEqual(again.services.map(\.configuration.name), ["a"])
+        XCTAssertTrue(again.problems.first?.contains("handler 'b' would serve the same service as handler 'a'") ?? false, "\(again.problems)")
+        host.commit(again)
+        host.retireAll()
+    }
+
+    /// A method without RPCD_METHOD_MAY_BLOCK that holds its event loop is reported once, naming the method and
+    /// the flag it lacks; a blocking method with the flag (on the pool) is not.
+    func testAMethodBlockingItsLoopWithoutTheFlagIsReportedOnce() throws {
+        let capture = LogCapture()
+        var configuration = HandlerConfiguration(name: "test")
+        configuration.module = image.path
+        let service = try ModuleService(
+            image: image, configuration: configuration, pool: pool, logger: Logger(label: "test") { _ in capture.handler() })
+        for id in 1...2 {
+            XCTAssertEqual(try call(service, request("stall", id: id)), #"{"jsonrpc":"2.0","result":"stalled","id":\#(id)}"#)
+        }
+        XCTAssertEqual(try call(service, request("block")), #"{"jsonrpc":"2.0","result":"slept","id":1}"#)
+        let reports = capture.entries.filter { $0.message.contains("blocked its event loop") }
+        XCTAssertEqual(reports.count, 1, "\(capture.entries)")
+        XCTAssertEqual(reports.first?.level, .warning)
+        XCTAssertEqual(reports.first?.metadata[LogField.method], "testmod.stall")
+        XCTAssertTrue(reports.first?.message.contains("lacks RPCD_METHOD_MAY_BLOCK") ?? false)
+        XCTAssertGreaterThanOrEqual(Int(reports.first?.metadata[LogField.durationMicroseconds] ?? "") ?? 0, 30_000)
     }
 
     /// A method without the flag (every module built before rpcd 0.5) gets its params exactly as sent.

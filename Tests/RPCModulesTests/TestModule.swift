@@ -158,6 +158,7 @@ enum TestModule {
             pthread_detach(t);
             break;
         }
+        case 10: usleep(30 * 1000); host->reply_result(c, "\"stalled\"", 9); break;  /* stall (no MAY_BLOCK) */
         case 9: {                                                  /* bound(count, label?, loud?): BIND_PARAMS */
             char label[8], out[512];
             int64_t count = -1;
@@ -195,7 +196,7 @@ enum TestModule {
         {"loud", "{\"type\":\"boolean\"}", NULL, RPCD_PARAM_OPTIONAL},
     };
     static const rpcd_method methods[] = {
-        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS},
+        {sizeof(rpcd_method), "ok", "answers 42", NULL, 0, "{\"type\":\"integer\"}", 0, OK_ERRORS, "answer"},
         {sizeof(rpcd_method), "fail", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "bad_json", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "twice", NULL, NULL, 0, NULL, 0},
@@ -205,6 +206,7 @@ enum TestModule {
         {sizeof(rpcd_method), "echo", NULL, echo_params, 1, NULL, 0},
         {sizeof(rpcd_method), "wait_cancel", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "bound", NULL, bound_params, 3, NULL, RPCD_METHOD_BIND_PARAMS},
+        {sizeof(rpcd_method), "stall", "blocks its event loop for 30 ms", NULL, 0, NULL, 0},
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",

@@ -35,8 +35,11 @@ final class RPCEndpointTests: XCTestCase {
             ("/" + String(repeating: "a", count: 120), "shorter than 108"),
             ("tls:///run/rpcd/rpcd.sock", "expected tls://HOST:PORT"),
             ("tls://7391", "expected tls://HOST:PORT"),
-            ("TLS://0.0.0.0:1", "unknown scheme 'TLS://'; only tls:// is known"),
-            ("https://example.org:443", "unknown scheme 'https://'"),
+            ("TLS://0.0.0.0:1", "unknown scheme 'TLS://'; tls://, http://, https:// and http+unix: are known"),
+            ("ws://example.org:443", "unknown scheme 'ws://'"),
+            ("http://example.org", "expected http://HOST:PORT"),
+            ("https:///run/x.sock", "expected https://HOST:PORT"),
+            ("http+unix:relative.sock", "expected http+unix:/ABSOLUTE/PATH"),
         ]
         for (text, reason) in cases {
             XCTAssertThrowsError(try RPCEndpoint(parsing: text), text) { error in
@@ -46,6 +49,24 @@ final class RPCEndpointTests: XCTestCase {
         }
     }
 
+    func testHTTPFormsRoundTrip() throws {
+        let cases: [(String, RPCEndpoint)] = [
+            ("http://127.0.0.1:7380", .http(host: "127.0.0.1", port: 7380)),
+            ("https://[::]:7381", .https(host: "::", port: 7381)),
+            ("http+unix:/run/rpcd/http.sock", .httpUnix(path: "/run/rpcd/http.sock")),
+        ]
+        for (text, endpoint) in cases {
+            XCTAssertEqual(try RPCEndpoint(parsing: text), endpoint, text)
+            XCTAssertEqual(endpoint.description, text)
+            XCTAssertTrue(endpoint.isHTTP, text)
+        }
+        XCTAssertEqual(try RPCEndpoint(parsing: "http://localhost:7380/"), .http(host: "localhost", port: 7380))
+        XCTAssertTrue(RPCEndpoint.https(host: "::", port: 1).isTLS)
+        XCTAssertFalse(RPCEndpoint.http(host: "::", port: 1).isTLS)
+        XCTAssertEqual(RPCEndpoint.http(host: "h", port: 0).withPort(9), .http(host: "h", port: 9))
+        XCTAssertEqual(RPCEndpoint.httpUnix(path: "/x").unixPath, "/x")
+    }
+
     func testLoopbackDetection() throws {
         XCTAssertTrue(try RPCEndpoint(parsing: "127.0.0.1:1").isLoopback)
         XCTAssertTrue(try RPCEndpoint(parsing: "[::1]:1").isLoopback)
@@ -53,5 +74,7 @@ final class RPCEndpointTests: XCTestCase {
         XCTAssertFalse(try RPCEndpoint(parsing: "/run/x.sock").isLoopback)
         XCTAssertTrue(try RPCEndpoint(parsing: "tls://127.0.0.1:1").isLoopback)
         XCTAssertFalse(try RPCEndpoint(parsing: "tls://0.0.0.0:1").isLoopback)
+        XCTAssertTrue(try RPCEndpoint(parsing: "http://127.0.0.1:1").isLoopback)
+        XCTAssertFalse(try RPCEndpoint(parsing: "https://0.0.0.0:1").isLoopback)
     }
 }

@@ -52,4 +52,21 @@ final class ListenPlanTests: XCTestCase {
             adopted: [])
         XCTAssertEqual(plan.bind, [.tcp(host: "127.0.0.1", port: 0), .tcp(host: "127.0.0.1", port: 0), .unix(path: "/a")])
     }
+
+    func testAPassedSocketWhoseAddressListenNamesAsHTTPIsServedAsHTTP() throws {
+        let listen: [RPCEndpoint] = [.http(host: "127.0.0.1", port: 7380), .httpUnix(path: "/run/rpcd/http.sock"), .tcp(host: "::1", port: 7390)]
+        let adopted = [RPCEndpoint.tcp(host: "127.0.0.1", port: 7380), .unix(path: "/run/rpcd/http.sock"), .tcp(host: "::1", port: 7390)]
+            .map { RPCServer.servedScheme(of: $0, listen: listen) }
+        XCTAssertEqual(adopted, listen)
+        let plan = try RPCServer.plan(listen: listen, adopted: adopted)
+        XCTAssertEqual(plan.bind, [])
+        XCTAssertEqual(plan.covered, listen)
+    }
+
+    func testAWildcardHTTPListenerCoversOnlyHTTPAddresses() throws {
+        let listen: [RPCEndpoint] = [.http(host: "0.0.0.0", port: 7380), .http(host: "127.0.0.1", port: 7380), .tcp(host: "127.0.0.1", port: 7380)]
+        let plan = try RPCServer.plan(listen: listen, adopted: [])
+        XCTAssertEqual(plan.covered, [.http(host: "127.0.0.1", port: 7380)])
+        XCTAssertEqual(plan.bind, [.http(host: "0.0.0.0", port: 7380), .tcp(host: "127.0.0.1", port: 7380)])
+    }
 }

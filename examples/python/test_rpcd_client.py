@@ -54,7 +54,7 @@ class Daemon:
 
         def read():
             for line in self.process.stderr:
-                match = re.search(r"rpcd_listener=((?:tls://)?127\.0\.0\.1:\d+)", line)
+                match = re.search(r"rpcd_listener=((?:tls://|https?://)?127\.0\.0\.1:\d+)", line)
                 if match:
                     found["address"] = match.group(1)
                     done.set()

@@ -117,6 +117,8 @@
  *                       the flag get params_json as sent, as before; older rpcd ignores the flag.
  *                       rpcd_module gains config_keys: [Config] is checked against them (read only
  *                       when the module's struct_size covers it; older rpcd ignores it).
+ *                       rpcd_method gains result_name, the result's name in rpc.discover (read
+ *                       only when the method's struct_size covers it; older rpcd says "result").
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -250,6 +252,9 @@ typedef struct rpcd_method {
      * "errors": a JSON array of {"code": N, "message": "..."}, e.g.
      * "[{\"code\":1,\"message\":\"Division by zero\"}]". NULL for none. */
     const char *errors_json;
+    /* rpcd 0.5: the name rpc.discover gives the result (its content descriptor's "name"), e.g.
+     * "greeting"; an identifier as parameter names are. NULL: "result". */
+    const char *result_name;
 } rpcd_method;
 
 /* One event a module emits (rpcd 0.3). Subscribers name it SERVICE.NAME. */

@@ -1,0 +1,87 @@
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import RPCCore
+import RPCLogging
+import RPCProtocol
+
+/// The handlers of one connection to an HTTP listener (`http://`, `https://`, `http+unix:`), head to tail,
+/// after TLS when there is TLS:
+///
+///     IdleTimeoutHandler          as on framed connections
+///     HTTPResponseEncoder, HTTPRequestDecoder, HTTPServerPipelineHandler, HTTPServerProtocolErrorHandler,
+///     HTTPServerUpgradeHandler    NIOHTTP1: parsing (400 for what does not parse), one request at a time in
+///                                 order, and NIOWebSocket's upgrader for `GET /rpc` as the first request
+///     HTTPRequestHandler          requests -> messages, replies -> responses; Host/Origin/Content-Type
+///                                 checks, body limits and charges, `HTTPResource`s
+///     RPCConnectionHandler        the framed connections' dispatcher, writing one payload per message
+///     ProtocolErrorHandler        logs and closes on errors
+///
+/// A WebSocket upgrade replaces everything after the idle handler with:
+///
+///     WebSocketFrameEncoder, WebSocketFrameDecoder, WebSocketProtocolErrorHandler    NIOWebSocket
+///     WebSocketMessageHandler     text messages <-> messages; ping, close codes, charges
+///     RPCConnectionHandler        a fresh one, with subscriptions and events
+///     ProtocolErrorHandler
+///
+/// NIO's upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced
+/// rather than kept: nothing is in flight at that point (the upgrade request is the connection's first).
+///
+/// Why NIO's own HTTP and WebSocket rather than Hummingbird: the same pipeline, accounts, limits and turns as
+/// framed connections, no new package, and a connection that costs a handful of handlers (docs/ARCHITECTURE.md).
+enum HTTPConnectionPipeline {
+    struct Context: Sendable {
+        var configuration: RPCServer.Configuration
+        var router: RPCRouter
+        var connection: RPCConnectionInfo
+        var refusalLog: LogRateLimiter
+        var policy: HTTPRequestPolicy
+    }
+
+    /// Adds the handlers to `channel`'s pipeline; on its loop.
+    static func addHandlers(to channel: any Channel, _ setup: Context) throws {
+        let limits = setup.configuration.limits
+        let operations = channel.pipeline.syncOperations
+        if let idle = limits.idleTimeout {
+            try operations.addHandler(IdleTimeoutHandler(timeout: idle))
+        }
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: max(limits.maxFrameSize, 125), automaticErrorHandling: true,
+            shouldUpgrade: { channel, head in
+                let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+                // A refused upgrade goes on as a plain GET, which HTTPRequestHandler answers with the reason.
+                guard path == HTTPSettings.rpcPath, setup.policy.check(head).refusal == nil else {
+                    return channel.eventLoop.makeSucceededFuture(nil)
+                }
+                return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
+            },
+            upgradePipelineHandler: { channel, _ in
+                channel.eventLoop.makeCompletedFuture { try upgradeToWebSocket(channel, setup) }
+            })
+        try operations.configureHTTPServerPipeline(
+            withPipeliningAssistance: true, withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }),
+            withErrorHandling: true)
+        try operations.addHandlers(
+            HTTPRequestHandler(
+                connection: setup.connection, limits: limits, policy: setup.policy,
+                resources: setup.configuration.httpResources, router: setup.router, refusalLog: setup.refusalLog),
+            RPCConnectionHandler(
+                router: setup.router, connection: setup.connection, limits: limits, framing: .messages, eventsAllowed: false),
+            ProtocolErrorHandler(connection: setup.connection, statistics: setup.router.statistics, refusalLog: setup.refusalLog))
+    }
+
+    private static func upgradeToWebSocket(_ channel: any Channel, _ setup: Context) throws {
+        let operations = channel.pipeline.syncOperations
+        try operations.removeHandler(context: operations.context(handlerType: HTTPRequestHandler.self), promise: nil)
+        try operations.removeHandler(context: operations.context(handlerType: RPCConnectionHandler.self), promise: nil)
+        try operations.removeHandler(context: operations.context(handlerType: ProtocolErrorHandler.self), promise: nil)
+        let limits = setup.configuration.limits
+        try operations.addHandlers(
+            WebSocketMessageHandler(
+                connection: setup.connection, maxMessageSize: limits.maxFrameSize, statistics: setup.router.statistics,
+                refusalLog: setup.refusalLog),
+            RPCConnectionHandler(router: setup.router, connection: setup.connection, limits: limits, framing: .messages),
+            ProtocolErrorHandler(connection: setup.connection, statistics: setup.router.statistics, refusalLog: setup.refusalLog))
+        if setup.connection.baseLogger.logLevel <= .debug { setup.connection.logger.debug("Connection upgraded to WebSocket") }
+    }
+}

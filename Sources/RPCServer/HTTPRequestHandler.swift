@@ -1,0 +1,357 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+import RPCCore
+import RPCLogging
+import RPCProtocol
+
+/// Turns the requests of an HTTP connection into JSON-RPC messages for `RPCConnectionHandler`, and its replies
+/// into responses (docs/PROTOCOL.md §9):
+///
+///     POST /rpc (or /)   Content-Type: application/json   one message or batch  -> 200 application/json, its reply
+///                                                                               -> 204, nothing to answer
+///     GET  /metrics ...  an `HTTPResource`                                       -> 200 its body, 403, 404
+///     OPTIONS /rpc       CORS preflight of an origin in AllowOrigins=            -> 204, 403
+///     anything refused   405, 413, 415, 403, 421, 400, 408, 503                  -> a JSON-RPC error object (id null)
+///
+/// Every request passes `HTTPRequestPolicy` (Host, Origin) first. NIO's `HTTPServerPipelineHandler`, before it,
+/// hands on one request at a time and holds the next until this one's response has ended, so pipelined
+/// requests are answered in order while a batch still runs its calls concurrently.
+///
+/// A body is charged to the peer's account as it arrives (the capacity of the buffer that holds it), refused
+/// past `MaxFrameSize=` (413) or when the account cannot cover it (503), and must arrive whole within
+/// `FrameTimeout=` of the request head (408); the whole message is charged its length when handed on, and
+/// `RPCConnectionHandler` gives that back once it is answered, as for a frame. Replies are charged until the
+/// socket takes them (`ChargedOutput`). A refusal while the body may still be arriving closes the connection
+/// after its answer: what is left of the request cannot be told from the next one without reading it.
+///
+/// Event-loop confined.
+final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// What the client asked for the response of the current request.
+    private struct Exchange {
+        var version: HTTPVersion
+        var keepAlive: Bool
+        /// The cross-origin `Origin` `AllowOrigins=` lets in, named in the CORS headers.
+        var allowedOrigin: String?
+    }
+
+    private enum State {
+        /// Waiting for a request head.
+        case idle
+        /// A `POST`'s body is arriving.
+        case receiving(Exchange, body: ByteBuffer?)
+        /// The message is with `RPCConnectionHandler`; its reply is awaited.
+        case answering(Exchange)
+        /// Answered (or being answered) otherwise: the rest of the request is read and dropped until its end.
+        case skipping
+        /// Refused mid-request: nothing more is read; the connection closes once the answer is out.
+        case closing
+    }
+
+    private let connection: RPCConnectionInfo
+    private let limits: ConnectionLimits
+    private let policy: HTTPRequestPolicy
+    private let resources: [String: HTTPResource]
+    private let router: RPCRouter
+    private let refusalLog: LogRateLimiter
+    private var state = State.idle
+    /// What the body being received holds of the account.
+    private var charged = 0
+    private var bodyTimer: Scheduled<Void>?
+    private var context: ChannelHandlerContext?
+
+    init(
+        connection: RPCConnectionInfo, limits: ConnectionLimits, policy: HTTPRequestPolicy, resources: [HTTPResource],
+        router: RPCRouter, refusalLog: LogRateLimiter
+    ) {
+        self.connection = connection
+        self.limits = limits
+        self.policy = policy
+        self.resources = Dictionary(resources.map { ($0.path, $0) }, uniquingKeysWith: { _, last in last })
+        self.router = router
+        self.refusalLog = refusalLog
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        releaseBody()
+        state = .closing
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            guard case .idle = state else { return }
+            begin(head, context: context)
+        case .body(var part):
+            guard case .receiving(let exchange, var body) = state else { return }
+            let size = (body?.readableBytes ?? 0) + part.readableBytes
+            guard size <= limits.maxFrameSize else {
+                return refuse(
+                    .payloadTooLarge, .frameTooLarge(announced: size, limit: limits.maxFrameSize), exchange, closing: true,
+                    log: "Refused oversize HTTP request body; closing connection", countedAsRefusedFrame: false)
+            }
+            state = .idle  // the body buffer is ours alone while it grows
+            if body == nil {
+                // Our own buffer, not a slice of the read: what is charged is what is kept.
+                body = context.channel.allocator.buffer(capacity: part.readableBytes)
+            }
+            body!.writeBuffer(&part)
+            state = .receiving(exchange, body: body)
+            guard chargeBody(holding: body!.capacity) else {
+                return refuse(
+                    .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), exchange, closing: true,
+                    log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
+            }
+        case .end:
+            switch state {
+            case .receiving(let exchange, let body):
+                stopBodyTimer()
+                let message = body ?? context.channel.allocator.buffer(capacity: 0)
+                releaseBody()
+                guard connection.account.charge(message.readableBytes) else {
+                    return refuse(
+                        .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), exchange, closing: true,
+                        log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
+                }
+                state = .answering(exchange)
+                context.fireChannelRead(wrapInboundOut(message))
+            case .skipping:
+                state = .idle
+            default:
+                break
+            }
+        }
+    }
+
+    /// A reply of `RPCConnectionHandler`: the answer to the current request (empty: nothing to answer, 204).
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        guard case .answering(let exchange) = state else {
+            promise?.fail(ChannelError.ioOnClosedChannel)  // events have no place in an HTTP exchange
+            return
+        }
+        let reply = unwrapOutboundIn(data)
+        state = .idle
+        if reply.readableBytes == 0 {
+            respond(.noContent, contentType: nil, body: nil, exchange, promise: promise)
+        } else {
+            respond(.ok, contentType: "application/json", body: reply, exchange, promise: promise)
+        }
+    }
+
+    /// NIO's upgrader reports an upgrade it was told to refuse (wrong path, a refused Origin) as an error, then
+    /// hands the request on as a plain `GET`, which is answered here with the reason: not a reason to close.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOWebSocketUpgradeError { return }
+        context.fireErrorCaught(error)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // An idle connection waiting for its next request is idle for HTTP too; one mid-request is not.
+        if event is ConnectionIdleEvent, case .receiving = state { return }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let (refusal, allowedOrigin) = policy.check(head)
+        var exchange = Exchange(version: head.version, keepAlive: head.isKeepAlive, allowedOrigin: allowedOrigin)
+        let hasBody = head.headers["content-length"].contains { $0 != "0" } || head.headers.contains(name: "transfer-encoding")
+        if let refusal {
+            exchange.allowedOrigin = nil
+            let log: Logger.Message = refusal.status == .badRequest
+                ? "Refused malformed HTTP request" : "Refused HTTP request by its Host or Origin (docs/SECURITY.md)"
+            return refuse(refusal.status, .invalidRequest(refusal.reason), exchange, closing: hasBody, log: log)
+        }
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+        let isRPCPath = path == HTTPSettings.rpcPath || path == "/"
+        switch head.method {
+        case .POST where isRPCPath:
+            guard HTTPRequestPolicy.isJSON(contentType: head.headers.first(name: "content-type")) else {
+                return refuse(
+                    .unsupportedMediaType,
+                    .invalidRequest("a JSON-RPC request needs Content-Type: application/json"), exchange, closing: hasBody,
+                    log: "Refused HTTP request without Content-Type: application/json (docs/SECURITY.md)")
+            }
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limits.maxFrameSize {
+                return refuse(
+                    .payloadTooLarge, .frameTooLarge(announced: length, limit: limits.maxFrameSize), exchange, closing: true,
+                    log: "Refused oversize HTTP request body; closing connection", countedAsRefusedFrame: false)
+            }
+            state = .receiving(exchange, body: nil)
+            startBodyTimer(exchange, context: context)
+        case .OPTIONS where isRPCPath:
+            guard let origin = allowedOrigin else {
+                return refuse(
+                    .forbidden, .invalidRequest("cross-origin requests need the origin in [HTTP] AllowOrigins="), exchange,
+                    closing: hasBody, log: "Refused CORS preflight of an origin not in AllowOrigins= (docs/SECURITY.md)")
+            }
+            state = .skipping
+            respond(.noContent, headers: HTTPRequestPolicy.preflightHeaders(origin: origin), body: nil, exchange, promise: nil)
+        case .GET:
+            guard let resource = resources[path] else {
+                let error: RPCError = path == HTTPSettings.rpcPath
+                    ? .invalidRequest("GET \(path) is for WebSocket (Upgrade: websocket, as the connection's first request); calls are POSTed")
+                    : .invalidRequest("nothing is served at \(path)")
+                return refuse(
+                    path == HTTPSettings.rpcPath ? .methodNotAllowed : .notFound, error, exchange, closing: hasBody, log: nil,
+                    headers: path == HTTPSettings.rpcPath ? ["allow": "POST, GET, OPTIONS"] : [:])
+            }
+            state = .skipping
+            serve(resource, head: head, exchange, context: context)
+        default:
+            let allowed = isRPCPath ? "POST, GET, OPTIONS" : "GET"
+            refuse(
+                .methodNotAllowed, .invalidRequest("\(head.method) \(path) is not served; \(path) allows \(allowed)"), exchange,
+                closing: hasBody, log: nil, headers: ["allow": allowed])
+        }
+    }
+
+    /// Answers `GET` of a registered resource, if the access rules let the peer call its method.
+    private func serve(_ resource: HTTPResource, head: HTTPRequestHead, _ exchange: Exchange, context: ChannelHandlerContext) {
+        guard resource.allows(connection.peer, registry: router.registry) else {
+            router.registry.route(for: resource.method)?.metrics?.refused()
+            return refuse(.forbidden, .accessDenied(resource.method), exchange, closing: false, log: "Resource refused by the access rules")
+        }
+        let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop)
+        resource.respond(request).hop(to: context.eventLoop).whenComplete { [self] result in
+            switch result {
+            case .success(let body):
+                respond(.ok, contentType: resource.contentType, body: body, exchange, promise: nil)
+            case .failure(let error):
+                connection.logger.warning("HTTP resource failed", metadata: [LogField.error: "\(error)"])
+                respondError(.internalServerError, .internalError, exchange, closing: false, headers: [:])
+            }
+        }
+    }
+
+    /// Answers with `status` and `error`'s object, counted and logged (`log`, at notice and rate-limited) as a
+    /// refused message; closes the connection after it when `closing`.
+    private func refuse(
+        _ status: HTTPResponseStatus, _ error: RPCError, _ exchange: Exchange, closing: Bool, log: Logger.Message?,
+        countedAsRefusedFrame: Bool = true, headers: [String: String] = [:]
+    ) {
+        stopBodyTimer()
+        releaseBody()
+        if let log {
+            ProtocolErrorHandler.record(
+                log, code: error.code, error: HTTPRefusal(status: status, error: error),
+                refusal: countedAsRefusedFrame ? Self.refusal(status) : nil,
+                connection: connection, statistics: router.statistics, refusalLog: refusalLog)
+        } else {
+            router.statistics.metrics.invalidMessage?.failed(code: error.code, after: nil)
+            connection.logger.debug("HTTP request refused", metadata: [LogField.error: "\(status.code) \(error.message)"])
+        }
+        state = closing ? .closing : .skipping
+        respondError(status, error, exchange, closing: closing, headers: headers)
+    }
+
+    /// The frame refusal an HTTP status stands for, if any.
+    private static func refusal(_ status: HTTPResponseStatus) -> RPCStatistics.FrameRefusal? {
+        switch status {
+        case .payloadTooLarge: .tooLarge
+        case .serviceUnavailable: .overBudget
+        case .requestTimeout: .timedOut
+        default: nil
+        }
+    }
+
+    private func respondError(
+        _ status: HTTPResponseStatus, _ error: RPCError, _ exchange: Exchange, closing: Bool, headers extra: [String: String]
+    ) {
+        var body = ByteBuffer()
+        RPCReplyWriter.writeError(error, id: nil, into: &body)
+        var exchange = exchange
+        if closing { exchange.keepAlive = false }
+        var headers = HTTPHeaders(extra.map { ($0.key, $0.value) })
+        headers.add(name: "content-type", value: "application/json")
+        respond(status, headers: headers, body: body, exchange, promise: nil)
+    }
+
+    private func respond(
+        _ status: HTTPResponseStatus, contentType: String?, body: ByteBuffer?, _ exchange: Exchange, promise: EventLoopPromise<Void>?
+    ) {
+        var headers = HTTPHeaders()
+        if let contentType { headers.add(name: "content-type", value: contentType) }
+        respond(status, headers: headers, body: body, exchange, promise: promise)
+    }
+
+    /// Writes one whole response: head, body, end. The end's promise is the caller's (`ChargedOutput` gives
+    /// the charge back when it completes); a connection that is not kept alive closes once it is written.
+    private func respond(
+        _ status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, _ exchange: Exchange, promise: EventLoopPromise<Void>?
+    ) {
+        guard let context else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        var headers = headers
+        if status != .noContent { headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)") }
+        if let origin = exchange.allowedOrigin, !headers.contains(name: "access-control-allow-origin") {
+            HTTPRequestPolicy.corsHeaders(origin: origin, into: &headers)
+        }
+        if !exchange.keepAlive {
+            headers.add(name: "connection", value: "close")
+        } else if exchange.version.minor == 0 {
+            headers.add(name: "connection", value: "keep-alive")
+        }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: exchange.version, status: status, headers: headers))), promise: nil)
+        if let body, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        let ended = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
+        if let promise { ended.futureResult.cascade(to: promise) }
+        if !exchange.keepAlive {
+            let channel = context.channel
+            ended.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+
+    /// Brings the account's charge for the body being received to `holding`; false when it cannot cover it.
+    private func chargeBody(holding: Int) -> Bool {
+        if holding > charged {
+            guard connection.account.charge(holding - charged) else { return false }
+        } else if holding < charged {
+            connection.account.release(charged - holding)
+        }
+        charged = holding
+        return true
+    }
+
+    private func releaseBody() {
+        connection.account.release(charged)
+        charged = 0
+        if case .receiving(let exchange, _) = state { state = .receiving(exchange, body: nil) }
+    }
+
+    private func startBodyTimer(_ exchange: Exchange, context: ChannelHandlerContext) {
+        bodyTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
+            bodyTimer = nil
+            guard case .receiving = state else { return }
+            refuse(
+                .requestTimeout, .frameTimeout(seconds: Int(limits.frameTimeout.components.seconds)), exchange, closing: true,
+                log: "HTTP request body not complete within FrameTimeout=; closing connection")
+        }
+    }
+
+    private func stopBodyTimer() {
+        bodyTimer?.cancel()
+        bodyTimer = nil
+    }
+}
+
+/// A request refused with an HTTP status, for the log.
+struct HTTPRefusal: Error, CustomStringConvertible {
+    var status: HTTPResponseStatus
+    var error: RPCError
+    var description: String { "\(status.code) \(status.reasonPhrase): \(error)" }
+}

@@ -1,0 +1,191 @@
+import Logging
+import NIOCore
+import NIOWebSocket
+import RPCCore
+import RPCLogging
+import RPCProtocol
+
+/// Turns the WebSocket frames of an upgraded HTTP connection into JSON-RPC messages for
+/// `RPCConnectionHandler`, and its replies and events into text frames (docs/PROTOCOL.md §9, "WebSocket"):
+///
+///     text message (one frame, or fragments)   one JSON-RPC message or batch, UTF-8
+///     text message from rpcd                   one reply, or one rpc.event notification
+///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
+///
+/// A message is charged to the peer's account as its fragments arrive and handed on charged its length, as a
+/// frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered. Refusals end the connection
+/// with a close frame saying why:
+///
+///     1003  a binary message (JSON-RPC is text)
+///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
+///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
+///     1001  the server is stopping, or the connection was idle for IdleTimeout=
+///     1002  a protocol error (NIO's WebSocketProtocolErrorHandler, before this handler)
+///
+/// Closing from behind (the connection handler's idle and shutdown closes) sends the close frame first,
+/// in `close(context:mode:promise:)`, so every end a client sees has its code. Event-loop confined.
+final class WebSocketMessageHandler: ChannelDuplexHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = WebSocketFrame
+
+    private enum State {
+        case open
+        /// A fragmented text message is arriving.
+        case assembling(ByteBuffer)
+        /// A close frame was sent; nothing more is read.
+        case closing
+    }
+
+    private let connection: RPCConnectionInfo
+    private let maxMessageSize: Int
+    private let statistics: RPCStatistics
+    private let refusalLog: LogRateLimiter
+    private var state = State.open
+    /// What the message being assembled holds of the account.
+    private var charged = 0
+
+    init(connection: RPCConnectionInfo, maxMessageSize: Int, statistics: RPCStatistics, refusalLog: LogRateLimiter) {
+        self.connection = connection
+        self.maxMessageSize = maxMessageSize
+        self.statistics = statistics
+        self.refusalLog = refusalLog
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        release()
+        state = .closing
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch (frame.opcode, state) {
+        case (_, .closing):
+            return
+        case (.text, .open) where frame.fin:
+            deliver(frame.unmaskedData, context: context)
+        case (.text, .open):
+            var message = context.channel.allocator.buffer(capacity: frame.length)
+            var data = frame.unmaskedData
+            message.writeBuffer(&data)
+            state = .assembling(message)
+            charge(message.capacity, context: context)
+        case (.continuation, .assembling(var message)):
+            state = .open  // the buffer is ours alone while it grows
+            guard message.readableBytes + frame.length <= maxMessageSize else {
+                return refuse(
+                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
+                    "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
+            }
+            var data = frame.unmaskedData
+            message.writeBuffer(&data)
+            if frame.fin {
+                release()
+                deliver(message, context: context)
+            } else {
+                state = .assembling(message)
+                charge(message.capacity, context: context)
+            }
+        case (.binary, _):
+            refuse(
+                .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
+                "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
+        case (.ping, _):
+            let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
+            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+        case (.pong, _):
+            return
+        case (.connectionClose, _):
+            // The client ends: answer with its code, as RFC 6455 §5.5.1 asks, and close.
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode() ?? .normalClosure
+            sendClose(code, context: context)
+        default:
+            // A continuation without a start, or a new message inside a fragmented one.
+            refuse(
+                .protocolError, .invalidRequest("WebSocket fragments out of order"),
+                "Refused WebSocket message: fragments out of order; closing connection", refusal: nil, context: context)
+        }
+    }
+
+    /// A reply or event of `RPCConnectionHandler`; an empty one (notifications only) is not sent.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let payload = unwrapOutboundIn(data)
+        guard payload.readableBytes > 0 else {
+            promise?.succeed()
+            return
+        }
+        context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: payload)), promise: promise)
+    }
+
+    /// A close from behind (idle, shutdown, a reply the account could not cover) says so with 1001 first.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if mode == .all, case .closing = state {} else if mode == .all {
+            state = .closing
+            var data = context.channel.allocator.buffer(capacity: 2)
+            data.write(webSocketErrorCode: .goingAway)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
+        }
+        context.close(mode: mode, promise: promise)
+    }
+
+    private func deliver(_ message: ByteBuffer, context: ChannelHandlerContext) {
+        guard connection.account.charge(message.readableBytes) else {
+            return refuse(
+                .policyViolation, .serverBusy(limit: connection.account.shareLimit),
+                "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
+                refusal: .overBudget, context: context)
+        }
+        context.fireChannelRead(wrapInboundOut(message))
+    }
+
+    private func charge(_ holding: Int, context: ChannelHandlerContext) {
+        if holding > charged {
+            guard connection.account.charge(holding - charged) else {
+                return refuse(
+                    .policyViolation, .serverBusy(limit: connection.account.shareLimit),
+                    "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
+                    refusal: .overBudget, context: context)
+            }
+        } else {
+            connection.account.release(charged - holding)
+        }
+        charged = holding
+    }
+
+    private func release() {
+        connection.account.release(charged)
+        charged = 0
+    }
+
+    private func refuse(
+        _ code: WebSocketErrorCode, _ error: RPCError, _ log: Logger.Message, refusal: RPCStatistics.FrameRefusal?,
+        context: ChannelHandlerContext
+    ) {
+        release()
+        ProtocolErrorHandler.record(
+            log, code: error.code, error: WebSocketRefusal(code: code, error: error), refusal: refusal,
+            connection: connection, statistics: statistics, refusalLog: refusalLog)
+        sendClose(code, context: context)
+    }
+
+    private func sendClose(_ code: WebSocketErrorCode, context: ChannelHandlerContext) {
+        guard case .closing = state else {
+            state = .closing
+            var data = context.channel.allocator.buffer(capacity: 2)
+            data.write(webSocketErrorCode: code)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
+                .whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+    }
+}
+
+/// A WebSocket message refused with a close code, for the log.
+struct WebSocketRefusal: Error, CustomStringConvertible {
+    var code: WebSocketErrorCode
+    var error: RPCError
+    var description: String { "close \(UInt16(webSocketErrorCode: code)): \(error)" }
+}

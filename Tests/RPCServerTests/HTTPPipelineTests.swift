@@ -1,0 +1,349 @@
+import JSONRPC
+import Logging
+import NIOCore
+import NIOEmbedded
+import RPCCore
+import RPCLogging
+import RPCProtocol
+@testable import RPCServer
+import XCTest
+
+/// Drives the exact pipeline of an HTTP listener's connection (`HTTPConnectionPipeline`) with raw request
+/// bytes through an `EmbeddedChannel`, and reads back the raw response bytes.
+final class HTTPPipelineTests: XCTestCase {
+    private var channel: EmbeddedChannel!
+    private var router: RPCRouter!
+    private var ledger: PeerLedger!
+
+    private func makeChannel(
+        http: HTTPSettings = HTTPSettings(), resources: [HTTPResource] = [], access: RPCAccessPolicy = .unrestricted,
+        peer: RPCPeer = .ip("127.0.0.1", port: 5), change: (inout ConnectionLimits) -> Void = { _ in }
+    ) throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(
+                services: [SleepEchoService(), RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())],
+                access: access),
+            parser: RPCEnvelopeParser())
+        let limits = ConnectionLimits {
+            $0.maxFrameSize = 4096
+            $0.idleTimeout = nil
+            change(&$0)
+        }
+        var configuration = RPCServer.Configuration(listen: [], limits: limits, http: http)
+        configuration.httpResources = resources
+        ledger = PeerLedger(limits: limits, administrators: RPCPeerSet([]), statistics: router.statistics)
+        let account = try XCTUnwrap(ledger.open(peer))
+        let connection = RPCConnectionInfo(id: 1, peer: peer, logger: Logger(label: "test"), account: account)
+        channel = EmbeddedChannel()
+        channel.closeFuture.whenComplete { _ in account.close() }
+        try HTTPConnectionPipeline.addHandlers(
+            to: channel,
+            .init(
+                configuration: configuration, router: router, connection: connection,
+                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1)),
+                policy: HTTPRequestPolicy(settings: http, machineNames: ["box", "box.local"])))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+    }
+
+    override func tearDown() {
+        _ = try? channel?.finish()
+    }
+
+    private func send(_ text: String) throws {
+        try channel.writeInbound(ByteBuffer(string: text))
+    }
+
+    private func post(
+        _ body: String, path: String = "/rpc", contentType: String = "application/json", headers: String = "Host: 127.0.0.1:7380\r\n"
+    ) -> String {
+        "POST \(path) HTTP/1.1\r\n\(headers)Content-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    private func written() throws -> String {
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        return bytes.readString(length: bytes.readableBytes) ?? ""
+    }
+
+    /// The status lines and bodies of the responses written so far, in order. After a refusal that closes the
+    /// connection, NIO's decoder reports the cut-off request as the channel closes and its error handler writes
+    /// a 400 no socket carries any more (an `EmbeddedChannel` records it): such tests look at the first.
+    private func responses() throws -> [(status: String, headers: String, body: String)] {
+        var rest = Substring(try written())
+        var found: [(String, String, String)] = []
+        while let headEnd = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<headEnd.lowerBound]
+            let status = String(head.split(separator: "\r\n").first ?? "")
+            let length = head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            let bodyStart = headEnd.upperBound
+            let body = rest[bodyStart...].utf8.prefix(length)
+            found.append((status, String(head), String(decoding: body, as: UTF8.self)))
+            rest = rest[rest.utf8.index(bodyStart, offsetBy: length)...]
+        }
+        return found
+    }
+
+    func testPostedCallIsAnsweredInA200Body() throws {
+        try makeChannel()
+        try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
+        let answers = try responses()
+        XCTAssertEqual(answers.map(\.status), ["HTTP/1.1 200 OK"])
+        XCTAssertEqual(answers.first?.body, #"{"jsonrpc":"2.0","result":"pong","id":1}"#)
+        XCTAssertTrue(answers.first?.headers.contains("content-type: application/json") ?? false)
+        XCTAssertTrue(channel.isActive, "kept alive")
+    }
+
+    func testBatchErrorsAndNotificationsMapToJSONRPCNotToStatus() throws {
+        try makeChannel()
+        try send(post(#"[{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1},{"jsonrpc":"2.0","method":"no.such","id":2}]"#))
+        try send(post(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1]}"#))
+        try send(post(#"{"jsonrpc":"2.0","method""#))
+        let answers = try responses()
+        XCTAssertEqual(answers.map(\.status), ["HTTP/1.1 200 OK", "HTTP/1.1 204 No Content", "HTTP/1.1 200 OK"])
+        XCTAssertTrue(answers[0].body.contains(#""result":[1],"id":1"#), answers[0].body)
+        XCTAssertTrue(answers[0].body.contains(#""code":-32601"#), answers[0].body)
+        XCTAssertEqual(answers[1].body, "")
+        XCTAssertTrue(answers[2].body.contains(#""code":-32700"#), answers[2].body)
+    }
+
+    func testPipelinedRequestsAreAnsweredInOrderThoughTheFirstIsSlower() throws {
+        try makeChannel()
+        try send(
+            post(#"{"jsonrpc":"2.0","method":"echo.sleep","params":{"ms":50},"id":"slow"}"#)
+                + post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":"fast"}"#))
+        XCTAssertEqual(try responses().count, 0)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        let answers = try responses()
+        XCTAssertEqual(answers.map(\.body), [#"{"jsonrpc":"2.0","result":"done","id":"slow"}"#, #"{"jsonrpc":"2.0","result":"pong","id":"fast"}"#])
+    }
+
+    func testRequestArrivingByteByByte() throws {
+        try makeChannel()
+        for byte in post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#).utf8 {
+            try channel.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        XCTAssertEqual(try responses().map(\.body), [#"{"jsonrpc":"2.0","result":"pong","id":1}"#])
+    }
+
+    func testNonJSONContentTypeIsRefusedSoNoFormCanPost() throws {
+        for contentType in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"] {
+            try makeChannel()
+            try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#, contentType: contentType))
+            let answers = try responses()
+            XCTAssertEqual(answers.first?.status, "HTTP/1.1 415 Unsupported Media Type", contentType)
+            XCTAssertTrue(answers.first?.body.contains("Content-Type: application/json") ?? false)
+            XCTAssertFalse(channel.isActive, "the unread body ends the connection")
+        }
+        try makeChannel()
+        try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#, contentType: "application/json; charset=utf-8"))
+        XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 200 OK"])
+    }
+
+    func testForeignHostIsRefusedAgainstDNSRebinding() throws {
+        for host in ["attacker.example", "127.0.0.1.attacker.example:7380", "rpcd.example.net"] {
+            try makeChannel()
+            try send(post("{}", headers: "Host: \(host)\r\n"))
+            XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 421 Misdirected Request"], host)
+        }
+        for host in ["127.0.0.1:7380", "[::1]:7380", "localhost:7380", "BOX.local:7380", "box", "10.1.2.3", "rpcd.example.net"] {
+            try makeChannel(http: HTTPSettings(serverNames: ["rpcd.example.net"]))
+            try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#, headers: "Host: \(host)\r\n"))
+            XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 200 OK"], host)
+        }
+    }
+
+    func testCrossOriginPostIsRefusedUnlessAllowedAndThenGetsCORSHeaders() throws {
+        try makeChannel()
+        try send(post("{}", headers: "Host: 127.0.0.1:7380\r\nOrigin: https://attacker.example\r\n"))
+        XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 403 Forbidden"])
+
+        try makeChannel()
+        try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#, headers: "Host: 127.0.0.1:7380\r\nOrigin: http://127.0.0.1:7380\r\n"))
+        let sameOrigin = try responses()
+        XCTAssertEqual(sameOrigin.map(\.status), ["HTTP/1.1 200 OK"])
+        XCTAssertFalse(sameOrigin[0].headers.contains("access-control"), "no CORS for the same origin")
+
+        try makeChannel(http: HTTPSettings(allowOrigins: ["https://dashboard.example.net"]))
+        try send(
+            "OPTIONS /rpc HTTP/1.1\r\nHost: 127.0.0.1:7380\r\nOrigin: https://dashboard.example.net\r\n"
+                + "Access-Control-Request-Method: POST\r\nAccess-Control-Request-Headers: content-type\r\n\r\n")
+        try send(post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#, headers: "Host: 127.0.0.1:7380\r\nOrigin: https://dashboard.example.net\r\n"))
+        let allowed = try responses()
+        XCTAssertEqual(allowed.map(\.status), ["HTTP/1.1 204 No Content", "HTTP/1.1 200 OK"])
+        XCTAssertTrue(allowed[0].headers.contains("access-control-allow-origin: https://dashboard.example.net"), allowed[0].headers)
+        XCTAssertTrue(allowed[0].headers.contains("access-control-allow-headers: Content-Type"), allowed[0].headers)
+        XCTAssertTrue(allowed[1].headers.contains("access-control-allow-origin: https://dashboard.example.net"), allowed[1].headers)
+
+        try makeChannel()
+        try send("OPTIONS /rpc HTTP/1.1\r\nHost: 127.0.0.1:7380\r\nOrigin: https://attacker.example\r\n\r\n")
+        XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 403 Forbidden"])
+    }
+
+    func testNotJSONRPCProblemsGetTheirStatus() throws {
+        try makeChannel()
+        try send("GET /nothing HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try send("GET /rpc HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try send("DELETE /rpc HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        XCTAssertEqual(
+            try responses().map(\.status),
+            ["HTTP/1.1 404 Not Found", "HTTP/1.1 405 Method Not Allowed", "HTTP/1.1 405 Method Not Allowed"])
+        XCTAssertTrue(channel.isActive)
+    }
+
+    func testBodyLargerThanMaxFrameSizeIs413AndCloses() throws {
+        try makeChannel()
+        try send("POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n")
+        let announced = try responses()
+        XCTAssertEqual(announced.first?.status, "HTTP/1.1 413 Payload Too Large")
+        XCTAssertTrue(announced[0].body.contains(#""code":-32000"#), announced[0].body)
+        XCTAssertFalse(channel.isActive)
+
+        try makeChannel()
+        try send("POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try send("800\r\n" + String(repeating: " ", count: 2048) + "\r\n")
+        try send("800\r\n" + String(repeating: " ", count: 2048) + "\r\n")
+        try send("800\r\n" + String(repeating: " ", count: 2048) + "\r\n")
+        XCTAssertEqual(try responses().first?.status, "HTTP/1.1 413 Payload Too Large")
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
+    func testBodyPastThePeersShareIs503AndGivesEverythingBack() throws {
+        try makeChannel { $0.maxBufferedBytesPerPeer = 4096 }
+        // Another connection of the same peer holds most of its share.
+        let other = try XCTUnwrap(ledger.open(.ip("127.0.0.1", port: 6)))
+        XCTAssertTrue(other.charge(3000))
+        try send("POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 3000\r\n\r\n")
+        try send(String(repeating: " ", count: 2000))
+        let answers = try responses()
+        XCTAssertEqual(answers.first?.status, "HTTP/1.1 503 Service Unavailable")
+        XCTAssertTrue(answers.first?.body.contains(#""code":-32009"#) ?? false)
+        XCTAssertFalse(channel.isActive)
+        other.close()
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
+    func testBodyNotCompleteWithinFrameTimeoutIs408() throws {
+        try makeChannel { $0.frameTimeout = .seconds(5) }
+        try send("POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(5))
+        XCTAssertEqual(try responses().first?.status, "HTTP/1.1 408 Request Timeout")
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testResourceIsServedToThePeersTheMethodsRuleAllows() throws {
+        let metrics = HTTPResource(path: "/metrics", method: "rpcd.metrics", contentType: "text/plain; version=0.0.4") { request in
+            request.eventLoop.makeSucceededFuture(ByteBuffer(string: "rpcd_up 1\n"))
+        }
+        let readers = RPCAccessPolicy(default: RPCAccessRule(allow: [], allowRead: [.local]))
+        try makeChannel(resources: [metrics], access: readers)
+        try send("GET /metrics?x=1 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let served = try responses()
+        XCTAssertEqual(served.map(\.status), ["HTTP/1.1 200 OK"])
+        XCTAssertEqual(served[0].body, "rpcd_up 1\n")
+        XCTAssertTrue(served[0].headers.contains("content-type: text/plain; version=0.0.4"))
+
+        try makeChannel(resources: [metrics], access: readers, peer: .ip("192.0.2.7", port: 5))
+        try send("GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        let refused = try responses()
+        XCTAssertEqual(refused.map(\.status), ["HTTP/1.1 403 Forbidden"])
+        XCTAssertTrue(refused[0].body.contains(#""code":-32007"#), refused[0].body)
+    }
+
+    func testSubscribingNeedsWebSocket() throws {
+        try makeChannel()
+        try send(post(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":{"event":"x.y"},"id":1}"#))
+        let answers = try responses()
+        XCTAssertTrue(answers[0].body.contains("subscribe over WebSocket"), answers[0].body)
+    }
+
+    func testWebSocketCarriesMessagesPingsAndCloseCodes() throws {
+        try makeChannel()
+        try send(
+            "GET /rpc HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        channel.embeddedEventLoop.run()  // the upgrade completes through futures
+        XCTAssertTrue(try written().hasPrefix("HTTP/1.1 101 Switching Protocols"))
+        try channel.writeInbound(Self.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":"pong","id":1}"#)])
+        // A message in two fragments, a notification (nothing sent back), a ping.
+        try channel.writeInbound(Self.clientFrame(opcode: 0x1, fin: false, #"{"jsonrpc":"2.0","#))
+        try channel.writeInbound(Self.clientFrame(opcode: 0x0, #""method":"echo.echo","params":[2],"id":2}"#))
+        try channel.writeInbound(Self.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"echo.echo","params":[3]}"#))
+        try channel.writeInbound(Self.clientFrame(opcode: 0x9, "hi"))
+        XCTAssertEqual(
+            try serverFrames(),
+            [Frame(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":[2],"id":2}"#), Frame(opcode: 0xA, payload: "hi")])
+        try channel.writeInbound(Self.clientFrame(opcode: 0x2, "binary"))
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xEB])])  // 1003
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testWebSocketMessageLargerThanMaxFrameSizeIsClosed1009() throws {
+        try makeChannel()
+        try send(
+            "GET /rpc HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        channel.embeddedEventLoop.run()
+        _ = try written()
+        try channel.writeInbound(Self.clientFrame(opcode: 0x1, fin: false, String(repeating: " ", count: 3000)))
+        try channel.writeInbound(Self.clientFrame(opcode: 0x0, String(repeating: " ", count: 3000)))
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xF1])])  // 1009
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
+    func testWebSocketUpgradeFromAForeignOriginIsRefused() throws {
+        try makeChannel()
+        try send(
+            "GET /rpc HTTP/1.1\r\nHost: localhost\r\nOrigin: https://attacker.example\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 403 Forbidden"])
+    }
+
+    // MARK: WebSocket frames (RFC 6455 §5.2), small ones only
+
+    private struct Frame: Equatable {
+        var opcode: UInt8
+        var payload: [UInt8]
+
+        init(opcode: UInt8, payload: String) {
+            self.init(opcode: opcode, bytes: Array(payload.utf8))
+        }
+
+        init(opcode: UInt8, bytes: [UInt8]) {
+            self.opcode = opcode
+            self.payload = bytes
+        }
+    }
+
+    private static func clientFrame(opcode: UInt8, fin: Bool = true, _ text: String) -> ByteBuffer {
+        let payload = Array(text.utf8)
+        let mask: [UInt8] = [1, 2, 3, 4]
+        var buffer = ByteBuffer()
+        buffer.writeInteger((fin ? 0x80 : 0) | opcode)
+        if payload.count < 126 {
+            buffer.writeInteger(UInt8(0x80 | payload.count))
+        } else {
+            buffer.writeInteger(UInt8(0x80 | 126))
+            buffer.writeInteger(UInt16(payload.count))
+        }
+        buffer.writeBytes(mask)
+        buffer.writeBytes(payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
+        return buffer
+    }
+
+    private func serverFrames() throws -> [Frame] {
+        var bytes = ByteBuffer()
+        while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
+        var frames: [Frame] = []
+        while let first = bytes.readInteger(as: UInt8.self), let second = bytes.readInteger(as: UInt8.self) {
+            var length = Int(second & 0x7F)
+            if length == 126 { length = Int(bytes.readInteger(as: UInt16.self)!) }
+            let payload = bytes.readBytes(length: length)!
+            frames.append(Frame(opcode: first & 0x0F, bytes: payload))
+        }
+        return frames
+    }
+}
