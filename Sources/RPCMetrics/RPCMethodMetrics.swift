@@ -17,7 +17,7 @@ package final class RPCMethodMetrics: Sendable {
     /// Nil for the fixed labels of calls that route nowhere: they never succeed, run or get refused.
     private let ok: Counter?
     private let duration: DurationHistogram?
-    private let inFlight: Gauge
+    private let inFlight: RPCInFlightCount
     /// Refusals by the access rules, of the method's service (one series per service, shared by its methods).
     private let denied: Counter?
     private let failures = Mutex<[Int: Counter]>([:])
@@ -32,7 +32,7 @@ package final class RPCMethodMetrics: Sendable {
     ]
 
     init(
-        registry: PrometheusCollectorRegistry, service: String, method: String, inFlight: Gauge, documentedCodes: Set<Int>,
+        registry: PrometheusCollectorRegistry, service: String, method: String, inFlight: RPCInFlightCount, documentedCodes: Set<Int>,
         routed: Bool = true
     ) {
         self.registry = registry
@@ -64,12 +64,12 @@ package final class RPCMethodMetrics: Sendable {
 
     /// A call was routed to the method.
     package func started() {
-        inFlight.increment()
+        inFlight.calls.wrappingAdd(1, ordering: .relaxed)
     }
 
     /// A call answered with its result after `elapsed`.
     package func succeeded(after elapsed: Duration) {
-        inFlight.decrement()
+        inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
         ok?.increment()
         duration?.record(elapsed)
     }
@@ -77,7 +77,7 @@ package final class RPCMethodMetrics: Sendable {
     /// A call answered with the error `code` after `elapsed` (nil: it never ran, as a refused call).
     package func failed(code: Int, after elapsed: Duration?) {
         if let elapsed {
-            inFlight.decrement()
+            inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
             duration?.record(elapsed)
         }
         failure(code).increment()
@@ -102,3 +102,9 @@ package final class RPCMethodMetrics: Sendable {
     }
 }
 
+
+/// Calls routed and not yet answered, all methods together: a relaxed integer add per call (a swift-prometheus
+/// gauge is a compare-and-swap loop on a double, twice per call), exported as `rpcd_calls_in_flight` when scraped.
+package final class RPCInFlightCount: Sendable {
+    package let calls = Atomic<Int>(0)
+}

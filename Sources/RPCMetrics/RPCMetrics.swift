@@ -22,16 +22,12 @@ package final class RPCMetrics: Sendable {
     /// The series of an unknown method and of a message that is no call, made once.
     package let unknownMethod: RPCMethodMetrics?
     package let invalidMessage: RPCMethodMetrics?
-    package let inFlight: Gauge
+    package let inFlight = RPCInFlightCount()
 
     package init(enabled: Bool = true) {
         let registry = PrometheusCollectorRegistry()
         self.registry = registry
         self.isEnabled = enabled
-        // A disabled registry still hands out handles (so callers need no optionals off the hot path), from a
-        // registry nobody exports.
-        let live = enabled ? registry : PrometheusCollectorRegistry()
-        inFlight = live.makeGauge(name: RPCMetricFamily.callsInFlight.name, help: RPCMetricFamily.callsInFlight.help)
         if enabled {
             unknownMethod = RPCMethodMetrics(
                 registry: registry, service: Self.unknown, method: Self.unknown, inFlight: inFlight, documentedCodes: [],
@@ -48,6 +44,8 @@ package final class RPCMetrics: Sendable {
             unknownMethod = nil
             invalidMessage = nil
         }
+        let inFlight = self.inFlight
+        export(.callsInFlight, gauge: { inFlight.calls.load(ordering: .relaxed) })
     }
 
     /// Makes this registry swift-metrics' backend for the whole process (once, by the daemon): a library that
