@@ -35,7 +35,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-metrics test-system test-avahi test-fuzz test-soak soak fuzz install bench \
+	run check test test-swift test-python test-metrics test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -75,12 +75,24 @@ test-swift:
 	$(SWIFT) test --skip-build
 
 # The Python interop client, the module guide's out-of-tree examples built as a module author would, and the
-# typed Swift client built as an app developer would (both packages share the scratch directory .build-examples).
+# typed Swift client built as an app developer would. Both packages are built in rpcd's own build folder
+# (RPCD_SCRATCH): their rpcd targets and dependencies compile with the same commands as rpcd's, so SwiftPM reuses
+# them and compiles only the examples' own targets (in a folder of their own they took 8 minutes, swift-syntax
+# and BoringSSL again).
 test-python:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'
-	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
-	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
+
+# The web console in a real browser: headless Chromium (Debian's chromium, chromium-driver) driven by Selenium
+# against a real rpcd on an http:// listener (Tests/BrowserTests); its screenshots go to $(BIN)/browser-tests/.
+test-browser:
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/BrowserTests -p 'test_*.py'
+
+# Regenerates Sources/RPCConsole/ConsoleAssets.swift from console/ (RPCConsoleTests fails while it is stale).
+console:
+	python3 scripts/embed-console.py
 
 # rpcd's metrics from outside (Tests/MetricsTests): promtool checks the exposition and OPERATIONS.md's alerting
 # rules, and rpcctl top runs in tmux against a daemon under load and under attack.
@@ -170,6 +182,11 @@ endif
 DEB_DIR ?= $(CURDIR)/dist
 DEB_VERSION ?=
 DEB_WORK := $(CURDIR)/.build-deb
+# DEB_BUILD=debug packages the debug build in .build (`make build` first) instead of making a release build in
+# .build-deb/swift: `make test`'s package test does, so that one build serves every suite (the release build
+# took 29 minutes of a two-core machine beside the rest; the package test checks the packaging, not the code).
+DEB_BUILD ?= release
+DEB_SCRATCH = $(if $(filter debug,$(DEB_BUILD)),$(CURDIR)/.build,$(DEB_WORK)/swift)
 deb: deps
 	mkdir -p $(DEB_WORK)/src/rpcd $(DEB_DIR)
 	rsync -a --delete --exclude='.build*' --exclude=.swiftpm --exclude=/.git --exclude=/dist \
@@ -180,7 +197,7 @@ deb: deps
 			"$(DEB_VERSION)" "$$(sed -n 's/^Maintainer: //p' packaging/debian/control)" "$$(date -R)"; \
 		  cat packaging/debian/changelog; } > $(DEB_WORK)/src/rpcd/debian/changelog; \
 	fi
-	cd $(DEB_WORK)/src/rpcd && SCRATCH=$(DEB_WORK)/swift dpkg-buildpackage -b -us -uc
+	cd $(DEB_WORK)/src/rpcd && SCRATCH=$(DEB_SCRATCH) RPCD_BUILD=$(DEB_BUILD) dpkg-buildpackage -b -us -uc
 	mv $(DEB_WORK)/src/*.deb $(DEB_WORK)/src/*.changes $(DEB_WORK)/src/*.buildinfo $(DEB_DIR)/
 	-mv $(DEB_WORK)/src/*.ddeb $(DEB_DIR)/ 2>/dev/null
 	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version)_amd64.changes
@@ -188,15 +205,19 @@ deb: deps
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
-# The packages (two versions of one release build: the second `make deb` compiles nothing)
+# The packages (two versions of the debug build that the other suites use: `make deb DEB_BUILD=debug`)
 # and the Debian root (debootstrap, cached in .build-deb/debootstrap) are steps of their own, so that
 # `make test` can make the root while the packages build.
-test-package: test-package-debs test-package-root
+test-package: build
+	$(MAKE) --no-print-directory test-package-debs test-package-root
 	$(MAKE) --no-print-directory test-package-run
 
+# Both versions package the debug build (DEB_BUILD=debug): run after `make build`. No rpcd-dbgsym: the test
+# does not install it, and compressing a debug build's symbols took minutes.
 test-package-debs:
-	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v1
-	$(MAKE) --no-print-directory deb DEB_DIR=$(DEB_WORK)/test/v2 DEB_VERSION=$(VERSION)+test1
+	DEB_BUILD_OPTIONS=noautodbgsym $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v1
+	DEB_BUILD_OPTIONS=noautodbgsym $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v2 \
+		DEB_VERSION=$(VERSION)+test1
 
 test-package-root:
 	python3 Tests/SystemTests/test_package.py --base-root
@@ -208,6 +229,7 @@ test-package-run:
 # (Tests/SystemTests/netns.py); needs root. Nothing is sent on the machine's own interfaces.
 test-avahi:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_avahi.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/SystemTests -p 'test_widearea.py'
 
 bench: deps
 	bench/run.sh

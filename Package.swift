@@ -21,6 +21,7 @@
 //   RPCCore     services, the registry, the router, descriptors, OpenRPC, typed services (NIOCore)
 //   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
 //   RPCServer   listeners and channel handlers on NIOPosix; built-in services
+//   RPCConsole  the web console: console/'s files embedded, served as HTTP resources of the HTTP listeners
 //   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
 //   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
 //   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
@@ -33,6 +34,9 @@
 //   RPCClientTools  what only rpcctl needs on top of it: argument parsing, the load generator
 //   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
 //   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
+//   CLDNS       ldns (pkg-config ldns): DNS messages, DNS UPDATE, TSIG, a stub resolver
+//   RPCWideArea wide-area DNS-SD: rpcd's records in a unicast DNS zone, published by signed DNS UPDATE,
+//               browsed by unicast queries (CLDNS, RPCDNSSD)
 //   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
 //   rpcd        the daemon executable: wires everything together
 //   rpcctl      the command-line client
@@ -219,17 +223,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
+        .systemLibrary(name: "CLDNS", pkgConfig: "ldns", providers: [.apt(["libldns-dev"])]),
+        .target(
+            name: "RPCWideArea",
+            dependencies: ["CLDNS", "RPCDNSSD", "RPCLogging", .product(name: "Logging", package: "swift-log")]
+        ),
+        .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCWideArea", "RPCDNSSD", "RPCProtocol"]),
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCDNSSD",
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
                 "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
+        ),
+        // The web console (console/, embedded by scripts/embed-console.py into ConsoleAssets.swift).
+        .target(
+            name: "RPCConsole",
+            dependencies: ["RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         // Runs one handler's module in a process of its own, for rpcd (Isolation=process): small on purpose.
         .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModules"], path: "Sources/rpcd-module-host"),
@@ -265,11 +279,16 @@ let package = Package(
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
         // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
         .testTarget(name: "ArchitectureTests"),
+        .testTarget(
+            name: "RPCConsoleTests",
+            dependencies: ["RPCConsole", "RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
+        ),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
         .testTarget(name: "RPCMetricsTests", dependencies: ["RPCMetrics", "RPCProtocol"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
+        .testTarget(name: "RPCWideAreaTests", dependencies: ["RPCWideArea", "RPCDNSSD", "RPCTestSupport"]),
         .testTarget(name: "RPCDiscoveryTests", dependencies: ["RPCDiscovery", "RPCAvahi", "RPCDNSSD", "RPCProtocol"]),
         .testTarget(
             name: "RPCAvahiTests",

@@ -34,6 +34,15 @@ packages=(
     avahi-daemon
     avahi-utils
     dbus
+    # Wide-area DNS-SD (docs/DISCOVERY.md): ldns signs rpcd's DNS UPDATEs with TSIG and answers rpcctl's
+    # unicast browsing (the CLDNS target); the wide-area test runs a real BIND 9 named in a namespace and
+    # checks its zone with dig. bind9 is a service: policy-rc.d below keeps it from starting here.
+    libldns-dev
+    bind9
+    bind9-dnsutils
+    # make test-browser: the web console in a real browser (Chromium and its WebDriver, driven by selenium).
+    chromium
+    chromium-driver
 )
 
 sudo=""
@@ -66,8 +75,9 @@ if ((${#missing[@]})); then
     trap - EXIT
 fi
 
-# Python libraries the HTTP interop tests (examples/http) call rpcd with: clients nobody here wrote.
-python_packages=(requests websockets jsonrpcclient)
+# Python libraries the HTTP interop tests (examples/http) call rpcd with: clients nobody here wrote; and
+# selenium, which drives Chromium in the web console's browser test (Tests/BrowserTests, make test-browser).
+python_packages=(requests websockets jsonrpcclient selenium)
 missing_python=()
 for package in "${python_packages[@]}"; do
     python3 -c "import $package" 2>/dev/null || missing_python+=("$package")

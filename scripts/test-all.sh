@@ -4,13 +4,16 @@
 # wait on rather than run all at once:
 #
 #   swift    the debug build with its tests, then the suites that use it: the Swift tests, the Python
-#            interop and example tests, the soak. Its output is shown as it runs.
+#            interop and example tests (the out-of-tree examples build in .build too, reusing its products:
+#            only their own targets compile), the web console in headless Chromium, the soak. Its output is shown
+#            as it runs.
 #   system   once that build is done: the systemd and Avahi system tests. They mostly wait on daemons in
 #            namespaces of their own (their own /run, network and ports: nothing shared with the swift lane).
 #   package  from the start, at low priority (nice), so that the tests above keep the processors they ask
-#            for: the fuzzers (a sanitized build of their own, 10 s each), then the release build and the two
-#            packages (one build for both versions), then the package test. Beside them, from the start, the
-#            Debian root the package test boots (debootstrap: network and disk bound).
+#            for: the fuzzers (a sanitized build of their own, 10 s each); once the debug build is done, the
+#            two packages made from it (DEB_BUILD=debug: no release build, which took most of the run's time
+#            on a two-core machine), then the package test. Beside them, from the start, the Debian root the
+#            package test boots (debootstrap: network and disk bound).
 #
 # The other lanes' output goes to .build/test-logs/LANE.log and is printed once every lane has ended. The
 # status is non-zero when any step failed; the last lines give each step's time.
@@ -50,9 +53,15 @@ lane() {
 
 package_lane() {
     step test-package-root > "$LOGS/root.log" 2>&1 &
-    local root=$! built rooted
-    step test-fuzz nice && step test-package-debs nice
-    built=$?
+    local root=$! built=1 rooted
+    step test-fuzz nice
+    local fuzzed=$?
+    # The packages hold the debug build: wait for the swift lane to say how it ended (bounded by that build).
+    until [ -e "$LOGS/build.status" ]; do sleep 2; done
+    if [ $fuzzed -eq 0 ] && [ "$(cat "$LOGS/build.status")" = ok ]; then
+        step test-package-debs nice
+        built=$?
+    fi
     wait $root
     rooted=$?
     echo "== the root lane (make test-package-root): output"
@@ -70,12 +79,15 @@ lane package package_lane
 
 failed=0
 if step build-tests; then
+    echo ok > "$LOGS/build.status"
     lane system system_lane
     step test-swift || failed=1
     step test-python || failed=1
     step test-metrics || failed=1
+    step test-browser || failed=1
     step test-soak || failed=1
 else
+    echo failed > "$LOGS/build.status"
     failed=1
 fi
 

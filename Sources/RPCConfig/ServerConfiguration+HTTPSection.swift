@@ -8,6 +8,7 @@ extension ServerConfiguration {
         keys: [
             .list("AllowOrigins", \.http.allowOrigins, parse: parseOrigin, format: { $0 }),
             .list("ServerNames", \.http.serverNames, parse: parseServerName, format: { $0 }),
+            .boolean("Console", \.http.console),
         ]
     )
 

@@ -38,6 +38,8 @@ package struct ServerConfiguration: Hashable, Sendable {
     package var tls: TLSSettings
     /// `[HTTP]`: what web pages may do with the HTTP listeners.
     package var http: HTTPSettings
+    /// `[WideArea]`: DNS-SD in a unicast zone, by signed DNS UPDATE.
+    package var wideArea = WideAreaSettings()
 
     /// A configuration with the given settings; omitted ones take their defaults.
     package init(
@@ -75,7 +77,7 @@ package struct ServerConfiguration: Hashable, Sendable {
     package static let defaultPath = "/etc/rpcd/rpcd.conf"
 
     /// The sections and keys of rpcd.conf.
-    package static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, accessSection, tlsSection, httpSection])
+    package static let schema = INISchema(defaults: defaults, sections: [serverSection, avahiSection, wideAreaSection, accessSection, tlsSection, httpSection])
 
     /// Reads `path` and the drop-ins in `path.d/*.conf` (see `INIDocument.loadWithDropIns`) and
     /// applies them to the defaults. Throws if the main file is missing or anything is invalid.
@@ -87,6 +89,7 @@ package struct ServerConfiguration: Hashable, Sendable {
     package init(documents: [INIDocument]) throws(ConfigError) {
         self = try Self.schema.settings(from: documents)
         try checkTLS(documents)
+        try checkWideArea(documents)
     }
 
     /// The configuration as rpcd.conf text listing every key (one `Listen=` line per address),

@@ -42,15 +42,25 @@ package struct RPCEndpointList: Sendable {
 }
 
 extension RPCServiceDiscovery {
-    /// The service's endpoints each time they change (`RPCEndpointList`), for a client that follows them.
+    /// The service's endpoints each time they change (`RPCEndpointList`), for a client that follows them: the
+    /// first list once the first answers are all in (`settled`), then one per change.
     package func endpointLists(fingerprint: String? = nil) -> AsyncThrowingStream<[RPCEndpoint], any Error> {
         let events = events()
         return AsyncThrowingStream { continuation in
             let task = Task {
                 var list = RPCEndpointList(fingerprint: fingerprint)
+                // The first answers arrive one instance at a time: a list of the first instance alone would
+                // move every connection of the pool to it. Lists are handed on once the browse has settled.
+                var settled = false
                 do {
                     for try await event in events {
-                        if let endpoints = list.apply(event) { continuation.yield(endpoints) }
+                        let changed = list.apply(event)
+                        if case .settled = event, !settled {
+                            settled = true
+                            continuation.yield(list.endpoints)
+                        } else if settled, let endpoints = changed {
+                            continuation.yield(endpoints)
+                        }
                     }
                     continuation.finish()
                 } catch {

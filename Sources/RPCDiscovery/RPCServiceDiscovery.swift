@@ -30,10 +30,18 @@ package struct RPCServiceDiscovery: AsyncSequence, Sendable {
 
     /// The service looked for, or nil for all of them.
     package let service: String?
+    /// A unicast DNS domain to browse (wide-area DNS-SD), or nil (or `local`) for the link, through Avahi.
+    package let domain: String?
+    /// With `domain`: the DNS server to ask instead of /etc/resolv.conf's.
+    package let dnsServer: DNSServerAddress?
 
-    /// Browses for `service` (an RFC 6335 name; checked when iteration starts) or, with nil, every service.
-    package init(service: String? = nil) {
+    /// Browses for `service` (an RFC 6335 name; checked when iteration starts) or, with nil, every service:
+    /// on the link through avahi-daemon, or with `domain` in that unicast DNS domain (no avahi-daemon needed).
+    package init(service: String? = nil, domain: String? = nil, dnsServer: DNSServerAddress? = nil) {
         self.service = service
+        let trimmed = domain.map { $0.hasSuffix(".") ? String($0.dropLast()) : $0 }
+        self.domain = trimmed?.lowercased() == "local" ? nil : trimmed
+        self.dnsServer = dnsServer
     }
 
     /// The DNS-SD type browsed.
@@ -56,6 +64,7 @@ package struct RPCServiceDiscovery: AsyncSequence, Sendable {
             continuation.finish(throwing: error)
             return stream
         }
+        if let domain { return wideAreaEvents(domain: domain, type: type) }
         let wanted = service
         let tracker = Mutex(DiscoveryTracker<AvahiServiceBrowser.InstanceKey>())
         let handler: @Sendable (AvahiServiceBrowser.Event) -> Void = { event in

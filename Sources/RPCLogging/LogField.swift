@@ -91,6 +91,17 @@ package enum LogField {
     /// Where a client connects (`RPCClient`'s reconnects and failover): an address as `RPCEndpoint` prints it.
     package static let endpoint = "rpcd_endpoint"
 
+    /// Wide-area DNS-SD: the DNS server that takes rpcd's updates (`[WideArea] Server=`), as ADDRESS:PORT.
+    package static let dnsServer = "rpcd_dns_server"
+    /// Wide-area DNS-SD: the zone updated (`[WideArea] Domain=`).
+    package static let dnsZone = "rpcd_dns_zone"
+    /// Wide-area DNS-SD: the DNS response code of a refused update (`NOTAUTH`, `REFUSED`, `YXDOMAIN`...).
+    package static let dnsRcode = "rpcd_dns_rcode"
+    /// Wide-area DNS-SD: the TSIG error the server reported (`BADSIG`, `BADKEY`, `BADTIME`), when there is one.
+    package static let tsigError = "rpcd_tsig_error"
+    /// Wide-area DNS-SD: the TSIG key's name (never its secret).
+    package static let tsigKey = "rpcd_tsig_key"
+
     /// A module host process's pid (handlers with `Isolation=process`).
     package static let pid = "rpcd_pid"
     /// How a module host process ended: a signal's name (`SIGSEGV`), or `exit N`.
@@ -104,6 +115,6 @@ package enum LogField {
         connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
-        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, pid, termination, messageID,
+        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, dnsServer, dnsZone, dnsRcode, tsigError, tsigKey, pid, termination, messageID,
     ]
 }

@@ -12,10 +12,14 @@ package struct HTTPSettings: Hashable, Sendable {
     /// `ServerNames=`: host names a request may name in `Host:` besides IP addresses, `localhost` and this
     /// machine's host name (with and without `.local`): a DNS name of the machine, a reverse proxy's name.
     package var serverNames: [String]
+    /// `Console=`: whether the HTTP listeners serve the web console at `/` (RPCConsole). On by default: it
+    /// shows each browser only what the access rules let that peer call (docs/SECURITY.md, "The web console").
+    package var console: Bool
 
-    package init(allowOrigins: [String] = [], serverNames: [String] = []) {
+    package init(allowOrigins: [String] = [], serverNames: [String] = [], console: Bool = true) {
         self.allowOrigins = allowOrigins
         self.serverNames = serverNames
+        self.console = console
     }
 
     /// The path of JSON-RPC over HTTP (`POST`) and of the WebSocket upgrade (`GET`). `POST /` is served the

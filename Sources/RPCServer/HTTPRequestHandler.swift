@@ -223,11 +223,11 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             router.registry.route(for: resource.method)?.metrics?.refused()
             return refuse(.forbidden, .accessDenied(resource.method), exchange, closing: false, log: "Resource refused by the access rules")
         }
-        let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop)
+        let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop, headers: head.headers)
         resource.respond(request).hop(to: context.eventLoop).whenComplete { [self] result in
             switch result {
-            case .success(let body):
-                respond(.ok, contentType: resource.contentType, body: body, exchange, promise: nil)
+            case .success(let response):
+                respond(response.status, headers: response.headers, body: response.body, exchange, promise: nil)
             case .failure(let error):
                 connection.logger.warning("HTTP resource failed", metadata: [LogField.error: "\(error)"])
                 respondError(.internalServerError, .internalError, exchange, closing: false, headers: [:])
@@ -296,7 +296,8 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         var headers = headers
-        if status != .noContent { headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)") }
+        // A 304's length would be that of the representation it stands for (RFC 9110 §8.6): none is sent.
+        if status != .noContent && status != .notModified { headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)") }
         if let origin = exchange.allowedOrigin, !headers.contains(name: "access-control-allow-origin") {
             HTTPRequestPolicy.corsHeaders(origin: origin, into: &headers)
         }

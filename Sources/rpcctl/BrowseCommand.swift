@@ -21,7 +21,10 @@ struct BrowseCommand: AsyncParsableCommand {
             Without --watch rpcctl prints what the network answers within --timeout seconds and exits; with \
             --watch it prints "+" and "-" lines as instances appear and disappear until interrupted. With --json: \
             an array of {service, name, host, address, port, version, fingerprint, protocol}, or with --watch one \
-            such object per line with "event": "appeared", "updated" or "disappeared". Needs avahi-daemon.
+            such object per line with "event": "appeared", "updated" or "disappeared". Needs avahi-daemon, \
+            except with --domain DOMAIN, which browses that unicast DNS domain (wide-area DNS-SD: the same \
+            records, published by rpcd's [WideArea] section) through the DNS servers of /etc/resolv.conf or \
+            --dns-server, asking again every second.
             """)
 
     @Argument(help: "Only instances of this service (an RFC 6335 name such as calc).")
@@ -36,6 +39,8 @@ struct BrowseCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Without --watch: seconds to wait for answers at most.", valueName: "seconds"))
     var timeout: Double = 5
 
+    @OptionGroup var lookup: DiscoveryOptions
+
     func validate() throws {
         guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be between 0 and 86400 seconds") }
         if let service {
@@ -44,14 +49,14 @@ struct BrowseCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let discovery = RPCServiceDiscovery(service: service)
+        let discovery = lookup.discovery(service: service)
         if watch {
-            try await DiscoveryErrors.reporting(service: service) {
+            try await DiscoveryErrors.reporting(service: service, hint: lookup.hint) {
                 for try await event in discovery { show(event) }
             }
             return
         }
-        let instances = try await DiscoveryErrors.reporting(service: service) {
+        let instances = try await DiscoveryErrors.reporting(service: service, hint: lookup.hint) {
             try await InstanceCollector.collect(discovery, timeout: .milliseconds(Int64(timeout * 1000)))
         }
         if json {
@@ -78,16 +83,17 @@ struct BrowseCommand: AsyncParsableCommand {
     }
 }
 
-/// Turns discovery failures into rpcctl's errors: no avahi-daemon is "unavailable" (69), with a hint.
+/// Turns discovery failures into rpcctl's errors: no avahi-daemon (or DNS server) is "unavailable" (69), with a
+/// hint (`DiscoveryOptions.hint`).
 enum DiscoveryErrors {
-    static func reporting<T>(service: String?, _ body: () async throws -> T) async throws -> T {
+    static func reporting<T>(service: String?, hint: String, _ body: () async throws -> T) async throws -> T {
         do {
             return try await body()
         } catch let error as ExitCode {
             throw error
         } catch {
             let what = service.map { "cannot browse for \($0)" } ?? "cannot browse"
-            Terminal.error("\(what): \(error) (is avahi-daemon running? rpcctl finds services through it)")
+            Terminal.error("\(what): \(error) (\(hint))")
             throw ExitStatus.unavailable
         }
     }

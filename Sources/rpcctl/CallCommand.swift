@@ -27,6 +27,13 @@ struct CallCommand: AsyncParsableCommand {
 
               rpcctl call -s calc calc.add 1 2
               rpcctl call -s calc --api 3b0e51d7c4a1f2e9 add 1 2
+
+            --domain DOMAIN finds the service in that unicast DNS domain instead (wide-area DNS-SD, \
+            docs/DISCOVERY.md). --count N makes N calls through one client that follows every instance found: \
+            calls go round-robin over them, move to the others when one stops, and instances that appear \
+            join; each result is printed, failures on stderr, then "N calls, F failed" (exit status 1 if F > 0).
+
+              rpcctl call -s calc --domain services.example.net --count 100 --interval 0.1 add 1 2
             """)
 
     @Argument(help: "The method, as SERVICE.METHOD.")
@@ -48,6 +55,14 @@ struct CallCommand: AsyncParsableCommand {
         help: ArgumentHelp("Only call an instance whose interface fingerprint is FINGERPRINT.", valueName: "fingerprint"))
     var api: String?
 
+    @Option(name: .long, help: ArgumentHelp("With --service: make N calls, spread over every instance found (round-robin, failover).", valueName: "n"))
+    var count: Int = 1
+
+    @Option(name: .long, help: ArgumentHelp("With --count: seconds between calls.", valueName: "seconds"))
+    var interval: Double = 0
+
+    @OptionGroup var lookup: DiscoveryOptions
+
     @OptionGroup var options: ClientOptions
 
     func validate() throws {
@@ -59,6 +74,10 @@ struct CallCommand: AsyncParsableCommand {
                 throw ValidationError("method '\(method)' is not a method of service '\(service)' (--service)")
             }
         }
+        if service == nil, lookup.domain != nil { throw ValidationError("--domain needs --service (-s)") }
+        guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be between 1 and 1000000") }
+        if count > 1, service == nil { throw ValidationError("--count needs --service (-s)") }
+        guard interval >= 0, interval <= 3600 else { throw ValidationError("--interval must be between 0 and 3600 seconds") }
         if let api, api.count != 16 || !api.allSatisfy(\.isHexDigit) {
             throw ValidationError("--api takes an interface fingerprint: 16 hex digits, as rpcctl browse and rpcctl list show")
         }
@@ -88,10 +107,14 @@ struct CallCommand: AsyncParsableCommand {
         let method = fullMethod
         var endpoint: RPCEndpoint?
         var tls = options.tlsOptions
+        if let service, count > 1 {
+            try await repeated(service: service, method: method, params: params)
+            return
+        }
         if let service {
-            let instance = try await DiscoveryErrors.reporting(service: service) { () async throws -> RPCDiscoveredInstance in
+            let instance = try await DiscoveryErrors.reporting(service: service, hint: lookup.hint) { () async throws -> RPCDiscoveredInstance in
                 do {
-                    return try await ServiceFinder.find(service: service, api: api, timeout: timeout)
+                    return try await ServiceFinder.find(lookup.discovery(service: service), service: service, api: api, timeout: timeout)
                 } catch let failure as ServiceFinder.Failure {
                     Terminal.error(failure.description)
                     if case .incompatible = failure { throw ExitStatus.incompatible }
@@ -125,5 +148,39 @@ struct CallCommand: AsyncParsableCommand {
             try await client.call(method, params: params, timeout: timeout)
         }
         print(options.json ? result.jsonText : result.prettyPrinted())
+    }
+
+    /// `--count`: one client that follows the discovered instances (`endpointLists`), `count` calls through it.
+    private func repeated(service: String, method: String, params: JSONValue?) async throws {
+        let discovery = lookup.discovery(service: service)
+        let timeout = options.timeoutDuration
+        let found = try await DiscoveryErrors.reporting(service: service, hint: lookup.hint) {
+            try await InstanceCollector.collect(discovery, timeout: timeout).filter { ServiceFinder.matches($0, api: api) }
+        }
+        guard !found.isEmpty else {
+            Terminal.error(ServiceFinder.Failure.notFound(service: service).description)
+            throw ExitStatus.unavailable
+        }
+        let endpoints = found.compactMap { try? RPCEndpoint(parsing: $0.endpointText) }
+        let client = RPCClient(
+            configuration: .init(endpoints: endpoints, tls: options.tlsOptions, connections: max(2, endpoints.count), connectTimeout: timeout),
+            endpointUpdates: discovery.endpointLists(fingerprint: api))
+        let pause = Duration.milliseconds(Int64((interval * 1000).rounded()))
+        let failed = try await withRPCClient(client) { client in
+            var failed = 0
+            for index in 0..<count {
+                if index > 0, interval > 0 { try await Task.sleep(for: pause) }
+                do {
+                    let result = try await client.call(method, params: params, timeout: timeout)
+                    print(options.json ? result.jsonText : result.prettyPrinted())
+                } catch {
+                    failed += 1
+                    Terminal.error("\(method): call \(index + 1): \(error)")
+                }
+            }
+            return failed
+        }
+        Terminal.note("\(count) calls, \(failed) failed")
+        if failed > 0 { throw ExitStatus.remoteError }
     }
 }

@@ -35,10 +35,10 @@ enum ServiceFinder {
         throw .incompatible(service: service, wanted: api, found: InstanceCollector.sorted(candidates))
     }
 
-    static func find(service: String, api: String?, timeout: Duration) async throws -> RPCDiscoveredInstance {
+    static func find(_ discovery: RPCServiceDiscovery, service: String, api: String?, timeout: Duration) async throws -> RPCDiscoveredInstance {
         let candidates = try await InstanceCollector.firstResult(within: timeout) { () async throws -> [RPCDiscoveredInstance] in
             var seen: [String: RPCDiscoveredInstance] = [:]
-            for try await event in RPCServiceDiscovery(service: service) {
+            for try await event in discovery {
                 switch event {
                 case .appeared(let instance), .updated(let instance):
                     seen[InstanceCollector.key(instance)] = instance

@@ -6,6 +6,7 @@ import RPCDNSSD
 import RPCLogging
 import RPCProtocol
 import RPCServer
+import RPCWideArea
 import RPCWire
 import ServiceLifecycle
 import Synchronization
@@ -16,7 +17,8 @@ import Synchronization
 /// set wins. Placed after the server in the `ServiceGroup`, it stops first, so records vanish before the
 /// listeners close.
 final class AdvertisingService: Service, Sendable {
-    private let settings: AvahiSettings
+    private let settings: ServerConfiguration
+    private let tsigKey: TSIGKey?
     /// The path of the page HTTP listeners serve for people (the console), announced as `_http._tcp`.
     private let webPagePath: String?
     private let logger: Logger
@@ -24,8 +26,10 @@ final class AdvertisingService: Service, Sendable {
     private let boundContinuation: AsyncStream<[RPCEndpoint]>.Continuation
     private let state = Mutex<(publisher: (any ServicePublisher)?, latest: [RPCAdvertisement])>((nil, []))
 
-    init(settings: AvahiSettings, webPagePath: String? = nil, logger: Logger) {
+    /// `settings` gives `[Avahi]` and `[WideArea]`; `tsigKey` is `[WideArea] KeyFile=`'s, read at start-up.
+    init(settings: ServerConfiguration, tsigKey: TSIGKey?, webPagePath: String? = nil, logger: Logger) {
         self.settings = settings
+        self.tsigKey = tsigKey
         self.webPagePath = webPagePath
         self.logger = logger
         (bound, boundContinuation) = AsyncStream.makeStream(of: [RPCEndpoint].self, bufferingPolicy: .bufferingNewest(1))
@@ -52,8 +56,13 @@ final class AdvertisingService: Service, Sendable {
             listeners = endpoints
         }
         guard let listeners else { return }  // shut down before the server was listening
-        let publisher = Advertising.makePublisher(
-            settings: settings, listeners: listeners, webPagePath: webPagePath, logger: logger)
+        var publishers: [any ServicePublisher] = [
+            Advertising.makePublisher(settings: settings.avahi, listeners: listeners, webPagePath: webPagePath, logger: logger)
+        ]
+        if let wideArea = WideAreaAdvertising.makePublisher(settings: settings, key: tsigKey, listeners: listeners, logger: logger) {
+            publishers.append(wideArea)
+        }
+        let publisher = PublisherGroup(publishers: publishers)
         state.withLock { state in
             state.publisher = publisher
             publisher.publish(state.latest)

@@ -9,6 +9,7 @@ import NIOCore
 import NIOPosix
 import RPCAvahi
 import RPCConfig
+import RPCConsole
 import RPCCore
 import RPCLogging
 import RPCMetrics
@@ -16,6 +17,7 @@ import RPCModules
 import RPCServer
 import RPCSystemd
 import RPCTLS
+import RPCWideArea
 import ServiceLifecycle
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
@@ -32,6 +34,8 @@ struct Daemon {
     let activatedSockets: [ActivatedSocket]
     /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
     let tls: TLSServerContext?
+    /// `[WideArea] KeyFile=`'s TSIG key, read and checked at start-up; nil when wide-area publishing is off.
+    let tsigKey: TSIGKey?
 
     /// Built-in services, which no handler may replace.
     static func builtinServices(
@@ -88,10 +92,11 @@ struct Daemon {
                     request in request.eventLoop.makeSucceededFuture(ByteBuffer(string: statistics.metrics.exposition()))
                 })
         }
-        // The page for people at `/` (the console, once registered as an HTTPResource) is announced as
-        // _http._tcp; JSON-RPC's own records name the HTTP ports in their TXT either way.
+        if settings.http.console { serverConfiguration.httpResources += WebConsole.resources() }
+        // The page for people at `/` (the console) is announced as _http._tcp; JSON-RPC's own records name the
+        // HTTP ports in their TXT either way.
         let webPagePath = serverConfiguration.httpResources.contains { $0.path == "/" } ? "/" : nil
-        let advertising = AdvertisingService(settings: settings.avahi, webPagePath: webPagePath, logger: logger)
+        let advertising = AdvertisingService(settings: settings, tsigKey: tsigKey, webPagePath: webPagePath, logger: logger)
         advertising.update(Advertising.advertisements(for: generation.services))
         // READY=1 once every listener is bound: from inside the service group, whose signal handling is in
         // place by then, so a SIGTERM right after READY is a graceful stop.

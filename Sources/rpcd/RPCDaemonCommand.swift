@@ -20,6 +20,7 @@ import RPCModules
 import RPCProtocol
 import RPCServer
 import RPCSystemd
+import RPCWideArea
 import RPCTLS
 import RPCWire
 import ServiceLifecycle
@@ -74,8 +75,10 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             throw ExitCode(78)  // EX_CONFIG, which systemd shows as "status=78/CONFIG"
         }
         let tls: TLSServerContext?
+        let tsigKey: TSIGKey?
         do {
             tls = try TLSSetup.serverContext(for: settings)
+            tsigKey = try WideAreaAdvertising.key(for: settings)
         } catch {
             DescriptorOutput.standardError("rpcd: \(error)\n")
             if !checkConfig { notifier.send(.status("Configuration error: \(error)"), .errno(EINVAL)) }
@@ -114,7 +117,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             pool: pool, logger: logger, group: group)
         let daemon = Daemon(
             settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
-            activatedSockets: activatedSockets, tls: tls)
+            activatedSockets: activatedSockets, tls: tls, tsigKey: tsigKey)
         do {
             try await daemon.run(group: group, pool: pool, reloadConfiguration: { [self] in try self.loadConfiguration() })
         } catch {

@@ -6,6 +6,12 @@ final class HTTPSectionTests: XCTestCase {
     func testDefaultsAllowNoOtherOrigin() {
         XCTAssertEqual(ServerConfiguration.defaults.http, HTTPSettings())
         XCTAssertTrue(ServerConfiguration.defaults.http.allowOrigins.isEmpty)
+        XCTAssertTrue(ServerConfiguration.defaults.http.console, "the console is on wherever an HTTP listener is")
+    }
+
+    func testConsoleCanBeTurnedOff() throws {
+        XCTAssertFalse(try configuration("[HTTP]\nConsole=no\n").http.console)
+        XCTAssertThrowsError(try configuration("[HTTP]\nConsole=maybe\n"))
     }
 
     func testEveryKeyParsesAndRendersBack() throws {

@@ -36,6 +36,13 @@ final class RenderTests: XCTestCase {
             Interfaces=
             Protocols=any
 
+            [WideArea]
+            Domain=
+            Server=
+            KeyFile=
+            TTL=120
+            AdvertiseAddress=
+
             [Access]
             Allow=user:root group:rpcd
             AllowRead=local
@@ -49,6 +56,7 @@ final class RenderTests: XCTestCase {
             [HTTP]
             AllowOrigins=
             ServerNames=
+            Console=yes
 
             """)
     }

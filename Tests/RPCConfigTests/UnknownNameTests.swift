@@ -28,7 +28,7 @@ final class UnknownNameTests: XCTestCase {
     func testUnknownSectionIsReportedAtItsHeaderEvenWhenEmpty() {
         XCTAssertEqual(
             configError { try configuration("[Server]\nThreads=2\n\n[Metrics]\n") }?.description,
-            "/etc/rpcd/rpcd.conf:4: unknown section [Metrics]; known sections: [Server], [Avahi], [Access], [TLS], [HTTP]")
+            "/etc/rpcd/rpcd.conf:4: unknown section [Metrics]; known sections: [Server], [Avahi], [WideArea], [Access], [TLS], [HTTP]")
     }
 
     func testUnknownSectionIsReportedBeforeItsKeys() {
@@ -46,7 +46,7 @@ final class UnknownNameTests: XCTestCase {
         let document = INIDocument(file: "/code.conf", entries: [INIEntry(section: "Other", key: "A", value: "1", file: "/code.conf", line: 7)])
         XCTAssertEqual(
             configError { try ServerConfiguration(documents: [document]) }?.description,
-            "/code.conf:7: unknown section [Other]; known sections: [Server], [Avahi], [Access], [TLS], [HTTP]")
+            "/code.conf:7: unknown section [Other]; known sections: [Server], [Avahi], [WideArea], [Access], [TLS], [HTTP]")
     }
 
     func testExtensionSectionsAndKeysAreIgnored() throws {

@@ -251,6 +251,26 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertTrue(refused[0].body.contains(#""code":-32007"#), refused[0].body)
     }
 
+    /// A resource that answers a whole response (the console's 304): its status and headers go out as made,
+    /// the request's headers reach it, and a 304 carries no length and no body.
+    func testResourceResponseKeepsItsStatusAndHeaders() throws {
+        let page = HTTPResource(path: "/", method: "rpc.discover") { request in
+            let fresh = request.headers.first(name: "if-none-match") == "\"v1\""
+            return request.eventLoop.makeSucceededFuture(HTTPResource.Response(
+                status: fresh ? .notModified : .ok, headers: ["content-type": "text/html", "etag": "\"v1\""],
+                body: ByteBuffer(string: fresh ? "" : "<!doctype html>")))
+        }
+        let readers = RPCAccessPolicy(default: RPCAccessRule(allow: [], allowRead: [.local]))
+        try makeChannel(resources: [page], access: readers)
+        try send("GET / HTTP/1.1\r\nHost: localhost\r\n\r\nGET / HTTP/1.1\r\nHost: localhost\r\nIf-None-Match: \"v1\"\r\n\r\n")
+        let answers = try responses()
+        XCTAssertEqual(answers.map(\.status), ["HTTP/1.1 200 OK", "HTTP/1.1 304 Not Modified"])
+        XCTAssertEqual(answers[0].body, "<!doctype html>")
+        XCTAssertTrue(answers[1].headers.contains("etag: \"v1\""), answers[1].headers)
+        XCTAssertFalse(answers[1].headers.lowercased().contains("content-length"), answers[1].headers)
+        XCTAssertEqual(answers[1].body, "")
+    }
+
     func testSubscribingNeedsWebSocket() throws {
         try makeChannel()
         try send(post(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":{"event":"x.y"},"id":1}"#))

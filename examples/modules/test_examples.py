@@ -79,8 +79,10 @@ class OutOfTreeModuleTests(unittest.TestCase):
                 self.assertIn(piece, source)
 
     def test_swift_module_builds_as_its_own_package_and_loads(self):
-        # Shared with examples/swift-client's test: the rpcd sources both depend on are compiled once.
-        scratch = os.path.join(ROOT, ".build-examples")
+        # In rpcd's own build folder (RPCD_SCRATCH, `make test-python` passes it), as examples/swift-client's
+        # test does: the rpcd targets it depends on compile with the same commands there, so SwiftPM reuses
+        # what the rpcd build compiled and builds only the module's own target.
+        scratch = os.environ.get("RPCD_SCRATCH", os.path.join(ROOT, ".build"))
         subprocess.run(
             ["swift", "build", "--package-path", os.path.join(HERE, "hello-swift"), "--scratch-path", scratch],
             check=True, stdout=subprocess.DEVNULL)

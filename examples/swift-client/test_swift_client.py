@@ -2,8 +2,9 @@
 rpcd serving calc and kv (from the build tree) and hello (examples/modules/hello-c, written in C).
 
 Needs the Swift toolchain, a C compiler and the built daemon and modules (RPCD_BIN_DIR, set by `make
-test-python`). The package is built in the scratch directory the module examples use (.build-examples), so
-the rpcd sources it depends on are compiled once for both.
+test-python`). The package is built in rpcd's own build folder (RPCD_SCRATCH, by default .build), as the
+module example is: SwiftPM compiles the rpcd targets and dependencies (swift-syntax too) with the same commands
+for either root package, so it reuses what the rpcd build compiled and builds only the example's own target.
 """
 
 import os
@@ -18,7 +19,7 @@ ROOT = os.path.normpath(os.path.join(HERE, "../.."))
 sys.path.insert(0, os.path.join(ROOT, "examples/python"))
 from test_rpcd_client import BIN_DIR, Daemon  # noqa: E402
 
-SCRATCH = os.path.join(ROOT, ".build-examples")
+SCRATCH = os.environ.get("RPCD_SCRATCH", os.path.join(ROOT, ".build"))
 
 
 class SwiftClientTests(unittest.TestCase):

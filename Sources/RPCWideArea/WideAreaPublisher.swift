@@ -1,0 +1,299 @@
+import Dispatch
+import Logging
+import RPCDNSSD
+import RPCLogging
+import Synchronization
+
+/// Publishes rpcd's services in a unicast DNS zone by signed DNS UPDATE (docs/DISCOVERY.md, "Across
+/// subnets"): the same records as on the link (`WideAreaRecords`), refreshed, withdrawn and renamed the way
+/// avahi-daemon does it on the link.
+///
+/// - **Claiming** an instance name is an update with the prerequisite "this name is not in use": it
+///   succeeds only if nobody has it. If the name exists but its SRV record is this host's (left from a
+///   previous run of this rpcd, killed before it could withdraw), it is taken back; otherwise the name
+///   belongs to another host and the instance is renamed (`calc on h1 #2`), as on mDNS.
+/// - **Refreshing** re-sends the records every `refreshInterval` (half the TTL), with the prerequisite that
+///   this host's SRV record is still there. A server restarted without its journal, or records deleted
+///   by hand, fail that prerequisite: the instance is claimed again. An unreachable server is retried
+///   after 1 s, doubling up to the refresh interval.
+/// - **Withdrawing** (a service gone after a reload, or `stop()`) deletes the records, again only if the
+///   SRV record is still this host's, so rpcd never deletes another host's instance.
+///
+/// Threads: the DNS exchanges block, so they run on a serial queue of the publisher's own; `publish` and
+/// `stop` only hand work to it. Failures are logged (`LogField.dnsRcode`, `LogField.tsigError`) and
+/// retried; they never stop rpcd.
+package final class WideAreaPublisher: Sendable {
+    package struct Configuration: Sendable {
+        package var domain: String
+        package var server: DNSServerAddress
+        package var key: TSIGKey
+        package var ttl: Int
+        package var instanceName: DNSSDInstanceNameTemplate
+        /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`).
+        package var hostName: String
+        /// The A/AAAA records of `HOST.DOMAIN`.
+        package var addresses: [String]
+        /// The ports of the reachable TCP listeners, first one without a suffix in the instance name.
+        package var ports: [Int]
+        package var tlsPorts: Set<Int>
+
+        package init(
+            domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, instanceName: DNSSDInstanceNameTemplate,
+            hostName: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
+        ) {
+            self.domain = domain
+            self.server = server
+            self.key = key
+            self.ttl = ttl
+            self.instanceName = instanceName
+            self.hostName = hostName
+            self.addresses = addresses
+            self.ports = ports
+            self.tlsPorts = tlsPorts
+        }
+
+        /// Half the TTL, at least a second: records are re-sent well before a cache would drop them.
+        package var refreshInterval: Duration { .seconds(max(1, ttl / 2)) }
+    }
+
+    private struct Shared {
+        var desired: [RPCAdvertisement] = []
+        var running = false
+        var stopping = false
+        var stopped: [CheckedContinuation<Void, Never>] = []
+        var finished = false
+    }
+
+    /// What is in the zone now, as this publisher put it there; touched on `queue` only.
+    private final class Zone: @unchecked Sendable {
+        struct Instance {
+            var name: String
+            var advertisement: RPCAdvertisement
+            var port: Int
+            var records: [DNSRecord]
+        }
+        var instances: [String: Instance] = [:]
+        var serverAnswering = true
+    }
+
+    package let configuration: Configuration
+    private let records: WideAreaRecords
+    private let client: DNSUpdateClient
+    private let logger: Logger
+    private let shared = Mutex(Shared())
+    private let wake = DispatchSemaphore(value: 0)
+    private let queue = DispatchQueue(label: "rpcd.widearea.publisher")
+    private let zone = Zone()
+
+    package init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.records = WideAreaRecords(domain: configuration.domain, ttl: configuration.ttl)
+        self.client = DNSUpdateClient(server: configuration.server, key: configuration.key)
+        self.logger = logger
+    }
+
+    private var fields: Logger.Metadata {
+        [LogField.dnsServer: "\(configuration.server)", LogField.dnsZone: "\(configuration.domain)",
+         LogField.tsigKey: "\(configuration.key.name)"]
+    }
+
+    /// Starts the publishing loop (once).
+    package func start() {
+        let first = shared.withLock { shared in
+            defer { shared.running = true }
+            return !shared.running
+        }
+        guard first else { return }
+        logger.info("Wide-area DNS-SD publishing", metadata: fields.merging([LogField.host: "\(configuration.hostName)"]) { $1 })
+        queue.async { self.loop() }
+    }
+
+    /// The services to publish from now on.
+    package func publish(_ advertisements: [RPCAdvertisement]) {
+        shared.withLock { $0.desired = advertisements }
+        wake.signal()
+    }
+
+    /// Withdraws every record (waiting for the server's answers, each at most the client's timeout) and
+    /// ends the loop. Idempotent.
+    package func stop() async {
+        let wasRunning = shared.withLock { shared in
+            shared.stopping = true
+            return shared.running
+        }
+        guard wasRunning else { return }
+        wake.signal()
+        await withCheckedContinuation { continuation in
+            let done = shared.withLock { shared in
+                if !shared.finished { shared.stopped.append(continuation) }
+                return shared.finished
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    // MARK: - The loop, on `queue`
+
+    private func loop() {
+        var retry = Duration.seconds(1)
+        while true {
+            let (desired, stopping) = shared.withLock { ($0.desired, $0.stopping) }
+            if stopping { break }
+            let ok = reconcile(desired)
+            let wait = ok ? configuration.refreshInterval : retry
+            retry = ok ? .seconds(1) : min(retry * 2, configuration.refreshInterval)
+            let (seconds, attoseconds) = wait.components
+            _ = wake.wait(timeout: .now() + .milliseconds(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)))
+        }
+        for (key, instance) in zone.instances where withdraw(instance) {
+            zone.instances[key] = nil
+        }
+        _ = send([], [.deleteRRSet(name: records.hostName(configuration.hostName), type: "A"),
+                      .deleteRRSet(name: records.hostName(configuration.hostName), type: "AAAA")], context: [:])
+        let waiting = shared.withLock { shared in
+            shared.finished = true
+            defer { shared.stopped = [] }
+            return shared.stopped
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    /// Brings the zone in line with `desired`; false when something failed and should be retried soon.
+    private func reconcile(_ desired: [RPCAdvertisement]) -> Bool {
+        var wanted: [String: (RPCAdvertisement, Int)] = [:]
+        for advertisement in desired {
+            for port in configuration.ports {
+                var announced = advertisement
+                announced.tls = configuration.tlsPorts.contains(port)
+                wanted["\(advertisement.service)/\(port)"] = (announced, port)
+            }
+        }
+        var ok = true
+        for (key, instance) in zone.instances where wanted[key] == nil {
+            if withdraw(instance) { zone.instances[key] = nil } else { ok = false }
+        }
+        guard !wanted.isEmpty else { return ok }
+        let host = records.hostName(configuration.hostName)
+        let hostChanges: [DNSChange] =
+            [.deleteRRSet(name: host, type: "A"), .deleteRRSet(name: host, type: "AAAA")]
+            + records.addresses(host: configuration.hostName, configuration.addresses).map { .add($0) }
+        if send([], hostChanges, context: [:]) != .noError { ok = false }
+        for (key, (advertisement, port)) in wanted.sorted(by: { $0.key < $1.key }) {
+            if let instance = zone.instances[key] {
+                if refresh(instance, advertisement: advertisement) { continue }
+                zone.instances[key] = nil
+            }
+            if let instance = claim(advertisement, port: port) { zone.instances[key] = instance } else { ok = false }
+        }
+        return ok
+    }
+
+    /// Re-sends an instance's records (the TXT replaced when the advertisement changed), if it is still ours.
+    private func refresh(_ instance: Zone.Instance, advertisement: RPCAdvertisement) -> Bool {
+        guard let current = records.service(instance: instance.name, advertisement: advertisement, host: configuration.hostName, port: instance.port),
+              let srv = current.first(where: { $0.type == "SRV" })
+        else { return false }
+        var changes: [DNSChange] = []
+        if advertisement != instance.advertisement {
+            changes.append(.deleteRRSet(name: records.instanceName(instance.name), type: "TXT"))
+        }
+        changes += current.map { .add($0) }
+        let answer = send([.recordExists(srv)], changes, context: context(advertisement, instance.name))
+        if answer == .noError, advertisement != instance.advertisement {
+            zone.instances["\(advertisement.service)/\(instance.port)"]?.advertisement = advertisement
+            logger.notice("Wide-area advertisement updated", metadata: context(advertisement, instance.name).merging([LogField.fingerprint: "\(advertisement.fingerprint)"]) { $1 })
+        }
+        // NXRRSET: the records are gone (server restarted empty, deleted by hand): claim again.
+        return answer != .nxRRSet && answer != nil
+    }
+
+    /// Takes an instance name for the service: the template's, else `NAME #2`, `NAME #3`...
+    private func claim(_ advertisement: RPCAdvertisement, port: Int) -> Zone.Instance? {
+        var base = configuration.instanceName.expand(service: advertisement.service, host: configuration.hostName)
+        if configuration.ports.first != port {
+            let suffix = " (\(port))"
+            base = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - suffix.utf8.count) + suffix
+        }
+        var name = base
+        for attempt in 2...17 {
+            guard let set = records.service(instance: name, advertisement: advertisement, host: configuration.hostName, port: port),
+                  let srv = set.first(where: { $0.type == "SRV" })
+            else { return nil }
+            let changes = set.map { DNSChange.add($0) }
+            var answer = send([.nameNotInUse(records.instanceName(name))], changes, context: context(advertisement, name))
+            if answer == .yxDomain {
+                // Taken: by this host's earlier run (same SRV), or by another host.
+                answer = send([.recordExists(srv)], changes, context: context(advertisement, name))
+            }
+            switch answer {
+            case .noError?:
+                logger.notice(
+                    "Service advertised in DNS",
+                    metadata: context(advertisement, name).merging([LogField.port: "\(port)"]) { $1 })
+                return Zone.Instance(name: name, advertisement: advertisement, port: port, records: set)
+            case .nxRRSet?, .yxDomain?:
+                let next = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - 4) + " #\(attempt)"
+                logger.warning(
+                    "Instance name collision; using an alternative name",
+                    metadata: context(advertisement, next).merging(
+                        [LogField.previousInstance: "\(name)", LogField.collision: "network"]) { $1 })
+                name = next
+            default:
+                return nil
+            }
+        }
+        logger.error("Cannot advertise service in DNS: every alternative name is taken", metadata: context(advertisement, base))
+        return nil
+    }
+
+    /// Deletes an instance's records if its SRV record is still this host's; true when they are gone.
+    private func withdraw(_ instance: Zone.Instance) -> Bool {
+        guard let srv = instance.records.first(where: { $0.type == "SRV" }) else { return true }
+        let owner = records.instanceName(instance.name)
+        let changes: [DNSChange] =
+            instance.records.filter { $0.type == "PTR" }.map { .delete($0) }
+            + [.deleteRRSet(name: owner, type: "SRV"), .deleteRRSet(name: owner, type: "TXT")]
+        let answer = send([.recordExists(srv)], changes, context: context(instance.advertisement, instance.name))
+        if answer == .noError || answer == .nxRRSet {
+            logger.notice("Service withdrawn from DNS", metadata: context(instance.advertisement, instance.name))
+            return true
+        }
+        return false
+    }
+
+    private func context(_ advertisement: RPCAdvertisement, _ name: String) -> Logger.Metadata {
+        [LogField.service: "\(advertisement.service)", LogField.instance: "\(name)"]
+    }
+
+    /// One update; nil when no answer came. Refusals other than the prerequisite answers the callers handle
+    /// are logged here, with the server's code and TSIG error.
+    private func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
+        let answer: DNSUpdateClient.Answer
+        do {
+            answer = try client.send(zone: configuration.domain, prerequisites: prerequisites, changes: changes)
+        } catch {
+            if zone.serverAnswering {
+                zone.serverAnswering = false
+                logger.warning(
+                    "Wide-area DNS server does not answer; retrying",
+                    metadata: fields.merging(context) { $1 }.merging([LogField.error: "\(error)"]) { $1 })
+            }
+            return nil
+        }
+        if !zone.serverAnswering {
+            zone.serverAnswering = true
+            logger.notice("Wide-area DNS server answers again", metadata: fields)
+        }
+        let expected = answer.rcode == .noError || (!prerequisites.isEmpty && (answer.rcode == .yxDomain || answer.rcode == .nxRRSet))
+        switch expected {
+        case true:
+            return answer.rcode
+        case false:
+            var metadata = fields.merging(context) { $1 }
+            metadata[LogField.dnsRcode] = "\(answer.rcode)"
+            if let tsigError = answer.tsigError { metadata[LogField.tsigError] = "\(tsigError)" }
+            logger.error("Wide-area DNS update refused", metadata: metadata)
+            return answer.rcode
+        }
+    }
+}

@@ -1,0 +1,331 @@
+"""System test of wide-area DNS-SD: rpcd publishing in a real BIND 9 zone by TSIG-signed DNS UPDATE, and a
+client on another subnet browsing it (docs/DISCOVERY.md, "Across subnets").
+
+Three subnets of network namespaces joined by a router namespace (veth pairs; the router forwards unicast,
+and multicast never crosses it):
+
+    h1 10.53.1.2 ──veth── 10.53.1.1 ┐
+    h2 10.53.2.2 ──veth── 10.53.2.1 ├ router: forwards; runs named (zone rpcd.test, key rpcd-update)
+    c  10.53.3.2 ──veth── 10.53.3.1 ┘
+
+named is Debian's, run as a plain process in the router's namespace with its configuration, zone and
+journal in a temporary directory: nothing of the machine's own BIND (if any) is touched or used. The fixed
+addresses exist only inside these namespaces. Run as root: `make test-avahi` (which runs this file too).
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import netns  # noqa: E402
+from netns import wait_for  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.abspath(os.environ.get("RPCD_BIN_DIR", os.path.join(ROOT, ".build", "debug")))
+HANDLERS = os.path.join(ROOT, "config", "handlers.d")
+DOMAIN = "rpcd.test"
+TTL = 10
+WAIT = 20
+TOOLS = ["ip", "unshare", "nsenter", "named", "dig", "tsig-keygen"]
+
+NAMED_CONF = """\
+options {{
+    directory "{dir}";
+    pid-file "{dir}/named.pid";
+    session-keyfile "{dir}/session.key";
+    managed-keys-directory "{dir}";
+    listen-on port 53 {{ any; }};
+    listen-on-v6 {{ none; }};
+    recursion no;
+    allow-query {{ any; }};
+    dnssec-validation no;
+}};
+include "{dir}/rpcd-update.key";
+zone "{domain}" {{
+    type primary;
+    file "{dir}/{domain}.zone";
+    journal "{dir}/{domain}.jnl";
+    update-policy {{ grant rpcd-update zonesub ANY; }};
+}};
+"""
+
+ZONE = """\
+$TTL 60
+@       IN SOA ns1 hostmaster 1 60 60 600 10
+@       IN NS  ns1
+ns1     IN A   10.53.1.1
+"""
+
+
+def tool(name):
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+def setUpModule():
+    problem = None
+    if os.geteuid() != 0:
+        problem = "the wide-area system test needs root (network namespaces)"
+    elif [name for name in TOOLS if tool(name) is None]:
+        problem = "missing tools: " + ", ".join(n for n in TOOLS if tool(n) is None) + " (run scripts/install-deps.sh)"
+    elif not os.path.exists(os.path.join(BIN, "rpcd")):
+        problem = f"no rpcd in {BIN}; build first"
+    if problem is not None:
+        if os.environ.get("CI") == "true":
+            raise RuntimeError(problem)
+        raise unittest.SkipTest(problem)
+
+
+class Net:
+    """The router and three hosts; `close()` stops everything started and deletes the namespaces."""
+
+    def __init__(self, directory):
+        self.directory = directory
+        self.prefix = f"rpcdwa-{os.getpid() % 100000}"
+        self.netns = []
+        self.hosts = {}
+        self.router = f"{self.prefix}-r"
+
+    def build(self):
+        self._add(self.router)
+        netns.run(["ip", "netns", "exec", self.router, "sysctl", "-qw", "net.ipv4.ip_forward=1"])
+        for index, name in enumerate(["h1", "h2", "c"], start=1):
+            space = f"{self.prefix}-{name}"
+            self._add(space)
+            # Both ends made inside the namespaces: the pair never exists in the machine's own namespace.
+            netns.run(["ip", "link", "add", f"r{index}", "netns", self.router, "type", "veth", "peer", "name", "veth0",
+                       "netns", space])
+            netns.run(["ip", "-n", self.router, "addr", "add", f"10.53.{index}.1/24", "dev", f"r{index}"])
+            netns.run(["ip", "-n", self.router, "link", "set", f"r{index}", "up"])
+            netns.run(["ip", "-n", space, "addr", "add", f"10.53.{index}.2/24", "dev", "veth0"])
+            netns.run(["ip", "-n", space, "link", "set", "veth0", "up"])
+            netns.run(["ip", "-n", space, "route", "add", "default", "via", f"10.53.{index}.1"])
+            host = netns.Host(self, name, space, "veth0", f"10.53.{index}.2")
+            host.start_anchor()
+            host.server = f"10.53.{index}.1"
+            self.hosts[name] = host
+        return self
+
+    def _add(self, space):
+        netns.run(["ip", "netns", "del", space], check=False)
+        netns.run(["ip", "netns", "add", space])
+        self.netns.append(space)
+        netns.run(["ip", "-n", space, "link", "set", "lo", "up"])
+
+    def close(self):
+        for host in self.hosts.values():
+            try:
+                host.close()
+            except Exception:
+                pass
+        for space in self.netns:
+            netns.run(["ip", "netns", "del", space], check=False)
+
+
+class WideAreaTest(unittest.TestCase):
+    def setUp(self):
+        self.directory = tempfile.mkdtemp(prefix="rpcd-widearea-")
+        self.net = Net(self.directory)
+        self.addCleanup(self._cleanup)
+        self.net.build()
+        self.h1, self.h2, self.c = self.net.hosts["h1"], self.net.hosts["h2"], self.net.hosts["c"]
+        self.named_dir = os.path.join(self.directory, "named")
+        os.makedirs(self.named_dir)
+        key = netns.run([tool("tsig-keygen"), "rpcd-update"]).stdout
+        self.key = self.write("rpcd-update.key", key)
+        # Same name, another secret: what a host with a stale or mistyped key sends.
+        self.wrong_key = self.write("wrong.key", netns.run([tool("tsig-keygen"), "rpcd-update"]).stdout)
+        shutil.copy(self.key, os.path.join(self.named_dir, "rpcd-update.key"))
+        with open(os.path.join(self.named_dir, "named.conf"), "w") as file:
+            file.write(NAMED_CONF.format(dir=self.named_dir, domain=DOMAIN))
+        self.named = None
+        self.start_named()
+
+    def _cleanup(self):
+        self.stop_named()
+        self.net.close()
+        if not getattr(self._outcome, "success", True):
+            print(f"\nlogs kept in {self.directory}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def write(self, name, text):
+        path = os.path.join(self.directory, name)
+        with open(path, "w") as file:
+            file.write(text)
+        os.chmod(path, 0o600)
+        return path
+
+    # -- named --
+
+    def start_named(self, fresh=True):
+        """named in the router's namespace; `fresh` starts the zone from its file (no journal: the dynamic
+        records are gone, as on a server rebuilt or restored from the file)."""
+        if fresh:
+            with open(os.path.join(self.named_dir, f"{DOMAIN}.zone"), "w") as file:
+                file.write(ZONE)
+            for leftover in (f"{DOMAIN}.jnl",):
+                path = os.path.join(self.named_dir, leftover)
+                if os.path.exists(path):
+                    os.remove(path)
+        log = open(os.path.join(self.named_dir, "named.log"), "ab")
+        self.named = subprocess.Popen(
+            ["ip", "netns", "exec", self.net.router, tool("named"), "-g", "-n", "1", "-4", "-u", "root",
+             "-c", os.path.join(self.named_dir, "named.conf")],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        log.close()
+        wait_for(lambda: "SOA" in self.dig(DOMAIN, "SOA", full=True), WAIT, interval=0.1, what="named to answer")
+
+    def stop_named(self):
+        netns.stop(self.named)
+        self.named = None
+
+    def named_log(self):
+        return netns.read(os.path.join(self.named_dir, "named.log"))
+
+    def dig(self, name, type_, full=False):
+        """`dig` from the client's subnet, answer section only, whitespace normalized: one line per record."""
+        result = self.c.run([tool("dig"), "+noall", "+answer", "+tries=1", "+time=1", f"@{self.c.server}", name, type_]
+                            if not full else [tool("dig"), "+tries=1", "+time=1", f"@{self.c.server}", name, type_])
+        if full:
+            return result.stdout
+        return sorted(" ".join(line.split()) for line in result.stdout.splitlines() if line.strip())
+
+    def srv(self, instance):
+        return self.dig(instance.replace(" ", "\\032") + f"._rpcd._tcp.{DOMAIN}", "SRV")
+
+    # -- rpcd --
+
+    def start_rpcd(self, host, key=None, instance_name="%s on %h"):
+        config = os.path.join(host.directory, "rpcd.conf")
+        with open(config, "w") as file:
+            file.write(f"[Server]\nListen=0.0.0.0:7390\nListen=/run/rpcd/rpcd.sock\nLogCalls=yes\n"
+                       f"[Avahi]\nEnabled=no\nInstanceName={instance_name}\n"
+                       f"[WideArea]\nDomain={DOMAIN}\nServer={host.server}\nKeyFile={key or self.key}\nTTL={TTL}\n"
+                       "[Access]\nAllowRead=local 10.53.0.0/16\n")
+        process = host.spawn([os.path.join(BIN, "rpcd"), "--config", config, "--handlers-dir", HANDLERS,
+                              "--module-dir", BIN], "rpcd.log")
+        process.started = time.monotonic()
+        return process
+
+    def calls_logged(self, process):
+        return netns.read(process.log_path).count("rpcd_method=calc.add")
+
+    def test_two_subnets_publish_browse_fail_over_and_recover(self):
+        measured = {"start": [], "stop": [], "restart-named": []}
+        # -- start: records answerable from the third subnet --
+        rpcd1 = self.start_rpcd(self.h1)
+        wait_for(lambda: self.srv("calc on h1"), WAIT, interval=0.05, what="h1's records")
+        measured["start"].append(time.monotonic() - rpcd1.started)
+        rpcd2 = self.start_rpcd(self.h2)
+        wait_for(lambda: self.srv("calc on h2"), WAIT, interval=0.05, what="h2's records")
+        measured["start"].append(time.monotonic() - rpcd2.started)
+
+        # -- the records, exactly as DISCOVERY.md shows them --
+        documented = documented_records()
+        shown = sorted(self.dig(f"_rpcd._tcp.{DOMAIN}", "PTR") + self.dig(f"_calc._sub._rpcd._tcp.{DOMAIN}", "PTR")
+                       + self.srv("calc on h1") + self.dig(f"calc\\032on\\032h1._rpcd._tcp.{DOMAIN}", "TXT")
+                       + self.dig(f"h1.{DOMAIN}", "A"))
+        self.assertEqual(shown, documented)
+
+        # -- browse from the third subnet --
+        browse = self.c.run([os.path.join(BIN, "rpcctl"), "browse", "calc", "--domain", DOMAIN, "--dns-server",
+                             self.c.server, "--json"], timeout=30)
+        self.assertEqual(browse.returncode, 0, browse.stderr)
+        self.assertIn('"address":"10.53.1.2"', browse.stdout.replace(" ", ""))
+        self.assertIn('"address":"10.53.2.2"', browse.stdout.replace(" ", ""))
+
+        # -- calls over both, one host stops cleanly, calls go on through the other --
+        client = subprocess.Popen(
+            self.c.enter([os.path.join(BIN, "rpcctl"), "call", "-s", "calc", "--domain", DOMAIN, "--dns-server",
+                          self.c.server, "--count", "120", "--interval", "0.05", "--timeout", "5", "add", "1", "2"]),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.c.processes.append(client)
+        wait_for(lambda: self.calls_logged(rpcd1) >= 2 and self.calls_logged(rpcd2) >= 2, WAIT, interval=0.05,
+                 what="calls on both hosts")
+        stopping = time.monotonic()
+        rpcd2.send_signal(signal.SIGTERM)
+        wait_for(lambda: not self.srv("calc on h2"), WAIT, interval=0.05, what="h2's records to go")
+        measured["stop"].append(time.monotonic() - stopping)
+        before = self.calls_logged(rpcd1)
+        out, err = client.communicate(timeout=60)
+        self.assertEqual(out.split(), ["3"] * (120 - int(re.search(r"(\d+) failed", err).group(1))), err)
+        failed = int(re.search(r"120 calls, (\d+) failed", err).group(1))
+        self.assertLessEqual(failed, 1, f"only the call in flight may fail: {err}")
+        measured["failed calls"] = [failed]
+        self.assertGreater(self.calls_logged(rpcd1), before, "calls went on through h1")
+        self.assertEqual(rpcd2.wait(timeout=10), 0)
+        self.assertEqual(self.dig(f"h2.{DOMAIN}", "A"), [], "h2's address records withdrawn too")
+
+        # -- a second start/stop of h2, for the figures --
+        rpcd2 = self.start_rpcd(self.h2)
+        wait_for(lambda: self.srv("calc on h2"), WAIT, interval=0.05, what="h2's records again")
+        measured["start"].append(time.monotonic() - rpcd2.started)
+        stopping = time.monotonic()
+        rpcd2.send_signal(signal.SIGTERM)
+        wait_for(lambda: not self.srv("calc on h2"), WAIT, interval=0.05, what="h2's records to go again")
+        measured["stop"].append(time.monotonic() - stopping)
+        rpcd2.wait(timeout=10)
+
+        # -- named restarted without its journal: rpcd publishes again within TTL/2 --
+        for _ in range(2):
+            self.stop_named()
+            self.start_named(fresh=True)
+            restarted = time.monotonic()
+            self.assertEqual(self.srv("calc on h1"), [])
+            wait_for(lambda: self.srv("calc on h1"), TTL, interval=0.05, what="h1's records back after named's restart")
+            measured["restart-named"].append(time.monotonic() - restarted)
+
+        # -- a name another host holds: renamed, as on mDNS --
+        rpcd2 = self.start_rpcd(self.h2, instance_name="%s on h1")
+        wait_for(lambda: self.srv("calc on h1 #2"), WAIT, interval=0.05, what="h2's calc renamed")
+        self.assertEqual(self.srv("calc on h1")[0].split()[-1], f"h1.{DOMAIN}.", "h1 keeps its name")
+        rpcd2.send_signal(signal.SIGTERM)
+        rpcd2.wait(timeout=10)
+
+        # -- kill -9: nothing withdraws; the server keeps the records (BIND has no update lease); the host
+        # takes them back when it starts again (same SRV), without renaming --
+        rpcd1.send_signal(signal.SIGKILL)
+        rpcd1.wait(timeout=10)
+        self.assertTrue(self.srv("calc on h1"))
+        rpcd1 = self.start_rpcd(self.h1)
+        wait_for(lambda: "Service advertised in DNS" in netns.read(rpcd1.log_path), WAIT, what="h1 to publish again")
+        self.assertNotIn("collision", netns.read(rpcd1.log_path))
+
+        # -- a wrong key: named refuses, rpcd logs it with the documented fields --
+        rpcd2 = self.start_rpcd(self.h2, key=self.wrong_key)
+        wait_for(lambda: "Wide-area DNS update refused" in netns.read(rpcd2.log_path), WAIT, what="the refusal")
+        log = netns.read(rpcd2.log_path)
+        self.assertIn("rpcd_dns_rcode=NOTAUTH", log)
+        self.assertIn("rpcd_tsig_error=BADSIG", log)
+        self.assertIn("rpcd_tsig_key=rpcd-update", log)
+        self.assertIn("tsig verify failure (BADSIG)", self.named_log())
+        self.assertEqual(self.srv("calc on h2"), [])
+        with open(self.wrong_key) as file:
+            secret = re.search(r'secret "([^"]+)"', file.read()).group(1)
+        self.assertNotIn(secret, log, "the key's secret is never logged")
+
+        print("\nwide-area figures (s): " + "; ".join(
+            f"{name}: " + ", ".join(f"{value:.2f}" if isinstance(value, float) else str(value) for value in values) for name, values in measured.items()),
+            file=sys.stderr)
+
+
+def documented_records():
+    """The dig lines in DISCOVERY.md's "What the zone holds" block, whitespace normalized."""
+    with open(os.path.join(ROOT, "docs", "DISCOVERY.md")) as file:
+        text = file.read()
+    block = re.search(r"<!-- wide-area records: checked by Tests/SystemTests/test_widearea.py -->\n```\n(.*?)```",
+                      text, re.S)
+    assert block, "DISCOVERY.md lacks the wide-area records block"
+    return sorted(" ".join(line.split()) for line in block.group(1).splitlines()
+                  if line.strip() and not line.startswith(";"))
+
+
+if __name__ == "__main__":
+    unittest.main()
