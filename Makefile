@@ -35,7 +35,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
+	run check test test-swift test-python test-metrics test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -93,6 +93,11 @@ test-browser:
 # Regenerates Sources/RPCConsole/ConsoleAssets.swift from console/ (RPCConsoleTests fails while it is stale).
 console:
 	python3 scripts/embed-console.py
+
+# rpcd's metrics from outside (Tests/MetricsTests): promtool checks the exposition and OPERATIONS.md's alerting
+# rules, and rpcctl top runs in tmux against a daemon under load and under attack.
+test-metrics:
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s Tests/MetricsTests -p 'test_*.py'
 
 # rpcd under a real systemd, booted in its own namespaces (Tests/SystemTests/README.md). Needs root; installs
 # the debug build into a staging directory that only the test's mount namespace sees.

@@ -7,6 +7,8 @@
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
 //               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
+//   RPCMetrics  the metrics catalogue (names, help, labels), per-method handles, the Prometheus exposition and
+//               process metrics (RPCProtocol, swift-metrics, swift-prometheus); knows no socket or peer
 //   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
 //               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
 //   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
@@ -69,6 +71,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         // Only for the @RPCInterface compiler plugin: rpcd's own targets never depend on it.
         .package(url: "https://github.com/swiftlang/swift-syntax.git", from: "603.0.1"),
         // Only for the macros' expansion tests (RPCMacrosPluginTests).
@@ -78,6 +82,14 @@ let package = Package(
         .target(name: "RPCJSON"),
         .target(name: "RPCProtocol", dependencies: ["RPCJSON"]),
         .target(name: "RPCLogging", dependencies: [.product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "RPCMetrics",
+            dependencies: [
+                "RPCProtocol",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ]
+        ),
         .target(name: "RPCBinding", dependencies: ["RPCJSON", "RPCProtocol"]),
         .target(name: "RPCDNSSD", dependencies: ["RPCProtocol"]),
         .target(
@@ -91,8 +103,9 @@ let package = Package(
         .target(
             name: "RPCCore",
             dependencies: [
-                "RPCJSON", "RPCProtocol", "RPCLogging", "RPCBinding", "JSONRPC",
+                "RPCJSON", "RPCProtocol", "RPCLogging", "RPCMetrics", "RPCBinding", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -102,7 +115,7 @@ let package = Package(
         ),
         .target(
             name: "RPCServer",
-            dependencies: ["RPCBinding", "RPCTLS",
+            dependencies: ["RPCBinding", "RPCTLS", "RPCMetrics",
                 "RPCWire", "JSONRPC", "RPCCore", "RPCJSON", "RPCProtocol", "RPCLogging",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
@@ -113,6 +126,7 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // TLS for listeners and clients (swift-nio-ssl): contexts from PEM files, re-read on reload, and the
@@ -219,7 +233,7 @@ let package = Package(
             name: "rpcd",
             dependencies: [
                 "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
-                "RPCProtocol", "RPCLogging", "JSONRPC", "RPCTLS",
+                "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -254,7 +268,8 @@ let package = Package(
         .executableTarget(
             name: "rpcd-microbench",
             dependencies: [
-                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCProtocol", "RPCServer", "RPCWire",
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCMetrics", "RPCProtocol",
+                "RPCServer", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -270,6 +285,7 @@ let package = Package(
         ),
         .testTarget(name: "RPCProtocolTests", dependencies: ["RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCLoggingTests", dependencies: ["RPCLogging"]),
+        .testTarget(name: "RPCMetricsTests", dependencies: ["RPCMetrics", "RPCProtocol"]),
         .testTarget(name: "RPCBindingTests", dependencies: ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         .testTarget(name: "RPCDNSSDTests", dependencies: ["RPCDNSSD"]),
         .testTarget(name: "RPCWideAreaTests", dependencies: ["RPCWideArea", "RPCDNSSD", "RPCTestSupport"]),

@@ -20,6 +20,8 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
     isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
                 (every module in a module host process) against the same handlers with Isolation=none
+    metrics     rpcd.ping and calc.add (in-process) at 50 x 16 and 1 x 1 with metrics kept (the default) against
+                the same rpcd with Metrics=no: what counting and timing every call costs
     http        rpcd.ping over HTTP/1.1 keep-alive (POST /rpc, wrk with 50 connections) against a minimal
                 Hummingbird 2 server answering the same JSON body (bench/hummingbird-reference), and rpcd.ping
                 over WebSocket (loadgen, LOADGEN_WEBSOCKET=1) against the same rpcd's framed TCP at 50 x 16
@@ -391,6 +393,17 @@ def main():
             isolated = run("echo.echo 1MiB isolated", rpcd, "echo.echo", "@" + params_path, 1, 1)
             inside = run("echo.echo 1MiB in-process", in_process, "echo.echo", "@" + params_path, 1, 1)
             rows.append(("echo.echo 1 MiB isolated (MB/s each way)", isolated, "Isolation=none", inside))
+        if want("metrics"):
+            # Both in-process (Isolation=none), so that calc.add's row is rpcd's own path, not a module host's.
+            handlers = in_process_handlers(workdir)
+            kept = start_rpcd(args.bin_dir, workdir, handlers=handlers)
+            off = start_rpcd(args.bin_dir, workdir, extra="Metrics=no\n", handlers=handlers)
+            servers += [kept, off]
+            for method, params in (("rpcd.ping", "[]"), ("calc.add", "[1, 2]")):
+                for shape in ((50, 16), (1, 1)):
+                    on_run = run(f"{method} metrics {shape[0]}x{shape[1]}", kept, method, params, *shape)
+                    off_run = run(f"{method} Metrics=no {shape[0]}x{shape[1]}", off, method, params, *shape)
+                    rows.append((f"{method} {shape[0]}x{shape[1]}, metrics kept", on_run, "Metrics=no", off_run))
         if want("tls"):
             mine = run("tls ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, tls=True)
             plain = run("plain ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16)

@@ -36,7 +36,7 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
 # NAME:CALLS: the benchmark runs CALLS calls per operation, and the counts are per call.
-for spec in envelope envelope-batch reply binding interface ping16:16; do
+for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16; do
     name=${spec%%:*}
     per=1
     [[ "$spec" == *:* ]] && per=${spec#*:}

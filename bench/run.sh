@@ -8,7 +8,8 @@
 #   BENCH_SECONDS   measured seconds per run (default 5, 1..3600)
 #   BENCH_WARMUP    warm-up seconds per run (default 1)
 #   BENCH_IDLE      idle connections for the RSS-per-connection measurement (default 10000)
-#   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib tls idle events http
+#   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib isolation metrics tls idle
+#                   events http
 #   SCRATCH_PATH    SwiftPM scratch path for the release build (default .build-release)
 set -euo pipefail
 cd "$(dirname "$0")/.."

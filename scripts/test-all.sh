@@ -83,6 +83,7 @@ if step build-tests; then
     lane system system_lane
     step test-swift || failed=1
     step test-python || failed=1
+    step test-metrics || failed=1
     step test-browser || failed=1
     step test-soak || failed=1
 else

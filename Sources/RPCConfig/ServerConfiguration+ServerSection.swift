@@ -26,6 +26,7 @@ extension ServerConfiguration {
             .timeSpan("IdleTimeout", \.limits.idleTimeout, in: RPCLimits.idleTimeout.range, zeroDisables: true),
             .logLevel("LogLevel", \.logLevel),
             .boolean("LogCalls", \.logCalls),
+            .boolean("Metrics", \.metrics),
             .timeSpan("SlowCallThreshold", \.slowCallThreshold, in: RPCLimits.slowCallThreshold.range, zeroDisables: true),
             .value(
                 "ShutdownGracePeriod", \.shutdownGracePeriod, parse: parseGracePeriod,

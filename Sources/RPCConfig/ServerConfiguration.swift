@@ -22,6 +22,9 @@ package struct ServerConfiguration: Hashable, Sendable {
     package var logLevel: LogLevelSetting
     /// `[Server] LogCalls=`: a log entry for every completed call, not only failed and slow ones.
     package var logCalls: Bool
+    /// `[Server] Metrics=`: keep the metrics `rpcd.metrics` and `/metrics` report (docs/OPERATIONS.md); `no`
+    /// counts nothing per call (what `make bench` compares against).
+    package var metrics: Bool
     /// `[Server] SlowCallThreshold=`: calls taking longer are logged as slow; nil logs none as slow.
     package var slowCallThreshold: Duration?
     /// `[Server] ShutdownGracePeriod=`: how long a stop waits for calls in flight before closing
@@ -45,6 +48,7 @@ package struct ServerConfiguration: Hashable, Sendable {
         limits: ConnectionLimits = ConnectionLimits(),
         logLevel: LogLevelSetting = .info,
         logCalls: Bool = false,
+        metrics: Bool = true,
         slowCallThreshold: Duration? = RPCLimits.slowCallThreshold.defaultValue,
         shutdownGracePeriod: Duration = RPCLimits.shutdownGracePeriod.defaultValue,
         avahi: AvahiSettings = AvahiSettings(),
@@ -57,6 +61,7 @@ package struct ServerConfiguration: Hashable, Sendable {
         self.limits = limits
         self.logLevel = logLevel
         self.logCalls = logCalls
+        self.metrics = metrics
         self.slowCallThreshold = slowCallThreshold
         self.shutdownGracePeriod = shutdownGracePeriod
         self.avahi = avahi

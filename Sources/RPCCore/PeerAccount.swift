@@ -25,6 +25,11 @@ package final class PeerAccount: Sendable {
     /// What one peer may hold (`MaxBufferedBytesPerPeer=`).
     package var shareLimit: Int { ledger.perPeerLimit }
 
+    /// A call of this connection was routed: counted for its peer (the heaviest peers' report).
+    package func countCall() {
+        share.calls.increment()
+    }
+
     /// What the peer's calls may log, shared by all its connections.
     package var log: LogRateLimiter { share.log }
 

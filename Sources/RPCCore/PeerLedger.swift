@@ -1,4 +1,5 @@
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 import Synchronization
 
@@ -33,31 +34,66 @@ package final class PeerLedger: Sendable {
     private let administrators: RPCPeerSet
     /// The total, where `rpcd.info` reads it (`buffered_bytes`).
     let total: Atomic<Int>
-    private let statistics: RPCStatistics?
     private let peers = Mutex<[PeerKey: PeerShare]>([:])
 
-    /// The ledger of a server with `limits`; `administrators` get the reserve.
+    /// The ledger of a server with `limits`; `administrators` get the reserve. Its totals are exported through
+    /// `statistics` (read when scraped: the ledger's own numbers are the only ones).
     package convenience init(limits: ConnectionLimits, administrators: RPCPeerSet, statistics: RPCStatistics) {
         let frame = limits.maxFrameSize
         self.init(
             limit: max(limits.maxBufferedBytes, frame), perPeerLimit: max(limits.maxBufferedBytesPerPeer, frame),
-            maxConnectionsPerPeer: limits.maxConnectionsPerPeer, administrators: administrators, statistics: statistics)
+            maxConnectionsPerPeer: limits.maxConnectionsPerPeer, administrators: administrators)
+        let buffered = statistics.metrics.gauge(.bufferedBytes)
+        let limit = statistics.metrics.gauge(.bufferedBytesLimit)
+        let largest = statistics.metrics.gauge(.largestPeerShare)
+        let peers = statistics.metrics.gauge(.peers)
+        statistics.attach(self)
+        statistics.metrics.addCollector { [weak self] _ in
+            guard let self else { return }
+            let heaviest = self.heaviest(1)
+            buffered.set(to: Double(self.charged))
+            limit.set(to: Double(self.limit))
+            largest.set(to: Double(heaviest.first?.bytes ?? 0))
+            peers.set(to: Double(self.peerCount))
+        }
     }
 
-    init(limit: Int, perPeerLimit: Int, maxConnectionsPerPeer: Int, administrators: RPCPeerSet, statistics: RPCStatistics?) {
+    init(limit: Int, perPeerLimit: Int, maxConnectionsPerPeer: Int, administrators: RPCPeerSet) {
         self.limit = limit
         self.perPeerLimit = min(perPeerLimit, limit)
         self.reserve = min(self.perPeerLimit, limit / 2)
         self.maxConnectionsPerPeer = maxConnectionsPerPeer
         self.administrators = administrators
-        self.statistics = statistics
         self.total = Atomic(0)
+    }
+
+    /// One peer's use now, as `rpcd.metrics` and `rpcctl top` show the heaviest.
+    package struct PeerUse: Sendable, Equatable {
+        /// Who: `uid N` on the Unix socket, `loopback`, an IPv4 address or an IPv6 /64.
+        package var peer: String
+        package var bytes: Int
+        package var connections: Int
+        /// Calls routed for the peer since its first connection of this stretch (its share is forgotten when its
+        /// last connection closes).
+        package var calls: Int
+    }
+
+    /// The `count` peers holding the most bytes now (then the most calls): bounded, so a scan of thousands of
+    /// peers costs a report only `count` entries, and no peer ever becomes a metric label.
+    package func heaviest(_ count: Int) -> [PeerUse] {
+        let uses = peers.withLock { peers in
+            peers.values.map {
+                PeerUse(peer: "\($0.key)", bytes: $0.used.load(ordering: .relaxed), connections: $0.connections,
+                        calls: $0.calls.load(ordering: .relaxed))
+            }
+        }
+        return Array(uses.sorted { ($0.bytes, $0.calls, $0.peer) > ($1.bytes, $1.calls, $1.peer) }.prefix(count))
     }
 
     /// An account that nothing limits, on a ledger of its own: for connections made outside a server (tests,
     /// in-process clients).
     package static func unlimitedAccount(for peer: RPCPeer = .unixSocket()) -> PeerAccount {
-        PeerLedger(limit: .max / 4, perPeerLimit: .max / 4, maxConnectionsPerPeer: .max, administrators: RPCPeerSet([]), statistics: nil)
+        PeerLedger(limit: .max / 4, perPeerLimit: .max / 4, maxConnectionsPerPeer: .max, administrators: RPCPeerSet([]))
             .open(peer)!
     }
 
@@ -91,19 +127,15 @@ package final class PeerLedger: Sendable {
     package var peerCount: Int { peers.withLock { $0.count } }
 
     func take(_ bytes: Int, isAdministrator: Bool) -> Bool {
-        guard total.add(bytes, ifAtMost: isAdministrator ? limit : limit - reserve) else { return false }
-        statistics?.bufferedBytes.increment(by: bytes)
-        return true
+        total.add(bytes, ifAtMost: isAdministrator ? limit : limit - reserve)
     }
 
     func forceTake(_ bytes: Int) {
         total.increment(by: bytes)
-        statistics?.bufferedBytes.increment(by: bytes)
     }
 
     func give(_ bytes: Int) {
         total.increment(by: -bytes)
-        statistics?.bufferedBytes.increment(by: -bytes)
     }
 
     /// A connection of `share`'s peer has closed.
@@ -116,7 +148,7 @@ package final class PeerLedger: Sendable {
 }
 
 /// Who a peer is for its share: what `MaxConnectionsPerPeer=` and `MaxBufferedBytesPerPeer=` count by.
-enum PeerKey: Hashable, Sendable {
+enum PeerKey: Hashable, Sendable, CustomStringConvertible {
     case user(UInt32)
     /// A Unix-socket peer whose credentials could not be read: all such together.
     case unknownUser
@@ -140,6 +172,19 @@ enum PeerKey: Hashable, Sendable {
             self = .address(bytes)
         }
     }
+
+    var description: String {
+        switch self {
+        case .user(let uid): "uid \(uid)"
+        case .unknownUser: "uid unknown"
+        case .loopback: "loopback"
+        case .address(let bytes) where bytes.count == 4: bytes.map { "\($0)" }.joined(separator: ".")
+        case .address(let bytes):
+            stride(from: 0, to: bytes.count, by: 2).map {
+                String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+            }.joined(separator: ":") + "::/64"
+        }
+    }
 }
 
 /// One peer's part of the ledger, shared by all its connections.
@@ -147,6 +192,8 @@ final class PeerShare: @unchecked Sendable {
     let key: PeerKey
     /// Bytes charged to the peer now.
     let used = Atomic<Int>(0)
+    /// Calls routed for the peer (`PeerAccount.countCall`).
+    let calls = Atomic<Int>(0)
     /// What the peer's calls may log (failed and slow calls), all its connections together: opening more
     /// connections does not buy a peer more of the journal.
     let log = LogRateLimiter(burst: PeerShare.logBurst)

@@ -1,5 +1,6 @@
 import NIOCore
 import RPCJSON
+import RPCMetrics
 import Synchronization
 
 /// Where events meet their subscribers: services publish `service.event` payloads here, connections
@@ -33,6 +34,14 @@ package final class RPCEventHub: Sendable {
     package let subscriptions = Atomic<Int>(0)
 
     package init() {}
+
+    /// Exports the hub's counts through `metrics` (the daemon's, once).
+    package func export(to metrics: RPCMetrics) {
+        metrics.export(.eventsPublished, counter: { self.published.value })
+        metrics.export(.eventsDelivered, counter: { self.delivered.value })
+        metrics.export(.eventsLost, counter: { self.lost.value })
+        metrics.export(.subscriptions, gauge: { self.subscriptions.value })
+    }
 
     /// Sends `payload` (one JSON value) to every subscriber of `event` (`service.event`). Never blocks.
     package func publish(_ event: String, payload: ByteBuffer) {

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 import Synchronization
 
@@ -33,10 +34,12 @@ package final class RPCRouter: Sendable {
         self.current = Mutex(registry)
         self.events = events
         events.serve(registry)
+        events.export(to: statistics.metrics)
         self.maxReplySize = maxReplySize
         self.parser = parser
         self.statistics = statistics
         self.callLog = callLog
+        exportHandlers(to: statistics.metrics)
     }
 
     /// The turns of `eventLoop` (made on first use): where work that has had its turn waits for the next.
@@ -85,10 +88,8 @@ package final class RPCRouter: Sendable {
             statistics: statistics, callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
-            // A message answered with an error is a call answered with an error: `calls.errors` never passes
-            // `calls.total`.
-            statistics.calls.increment()
-            statistics.errors.increment()
+            // A message answered with an error is a call answered with an error, counted under a fixed label.
+            context.registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
             var buffer = ByteBuffer()
@@ -116,11 +117,11 @@ private struct DispatchContext {
 
     /// Runs one entry; `completion` gets its serialized reply, or nil for a notification.
     func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
-        statistics.calls.increment()
+        connection.account.countCall()
         let request: RPCRequest
         switch entry {
         case .invalid(let id, let error):
-            statistics.errors.increment()
+            registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(error, id: id, into: &buffer)
             return completion(buffer)
@@ -128,17 +129,21 @@ private struct DispatchContext {
             request = routed
         }
         guard let route = registry.route(for: request.method) else {
-            statistics.errors.increment()
+            // Counted under a fixed label: a name a peer made up never becomes a series.
+            let error = registry.missingRouteError(for: request.method)
+            registry.metrics?.unknownMethod?.failed(code: error.code, after: nil)
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(registry.missingRouteError(for: request.method), id: id, into: &buffer)
+            RPCReplyWriter.writeError(error, id: id, into: &buffer)
             return completion(buffer)
         }
         guard registry.access.allows(connection.peer, service: route.serviceName, method: route.method) else {
+            route.metrics?.refused()
             return deny(request, completion: completion)
         }
+        route.metrics?.started()
         let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
-                                  statistics: statistics, callLog: callLog, completion: completion)
+                                  metrics: route.metrics, statistics: statistics, callLog: callLog, completion: completion)
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
             eventLoop: eventLoop, registry: registry, output: output, pending: pending)
@@ -154,8 +159,6 @@ extension DispatchContext {
     /// Answers a call the access rules refuse: -32007, counted, and logged with the peer and method (rate
     /// limited).
     private func deny(_ request: RPCRequest, completion: @escaping (ByteBuffer?) -> Void) {
-        statistics.errors.increment()
-        statistics.deniedCalls.increment()
         if let suppressed = deniedLog.admit() {
             var metadata: Logger.Metadata = [LogField.method: "\(request.method)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
@@ -178,6 +181,8 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     private let eventLoop: any EventLoop
     private let connection: RPCConnectionInfo
     private let statistics: RPCStatistics
+    /// The method's series: counted when the call ends, whichever way.
+    private let metrics: RPCMethodMetrics?
     private let callLog: RPCCallLogPolicy
     private let started = NIODeadline.now()
     private var completion: ((ByteBuffer?) -> Void)?
@@ -187,9 +192,10 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     /// In the connection's `inFlight` table, by id (`registerIfOpen`).
     private var registered = false
 
-    init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, statistics: RPCStatistics,
-         callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
+    init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, metrics: RPCMethodMetrics?,
+         statistics: RPCStatistics, callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
         self.request = request
+        self.metrics = metrics
         self.eventLoop = eventLoop
         self.connection = connection
         self.statistics = statistics
@@ -225,8 +231,9 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     func cancel() {
         guard completion != nil, !cancelled else { return }
         cancelled = true
-        statistics.cancelledCalls.increment()
-        connection.logger.debug("Call cancelled", metadata: callMetadata((NIODeadline.now() - started).nanoseconds / 1000))
+        let elapsed = NIODeadline.now() - started
+        metrics?.failed(code: RPCError.Code.callCancelled, after: .nanoseconds(elapsed.nanoseconds))
+        connection.logger.debug("Call cancelled", metadata: callMetadata(elapsed.nanoseconds / 1000))
         let handlers = cancelHandlers ?? []
         cancelHandlers = nil
         finish(.failure(.callCancelled), nil)
@@ -257,6 +264,7 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
         let slow = callLog.slowCallThreshold.map { elapsed > TimeAmount($0) } ?? false
         switch outcome {
         case .success(let result):
+            metrics?.succeeded(after: .nanoseconds(elapsed.nanoseconds))
             if slow {
                 connection.rateLimitedLogger?.warning("Slow call", metadata: callMetadata(micros))
             } else if callLog.logEveryCall {
@@ -268,7 +276,7 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
             RPCReplyWriter.writeResult(result, id: id, into: &buffer)
             completion(buffer)
         case .failure(let error):
-            statistics.errors.increment()
+            metrics?.failed(code: error.code, after: .nanoseconds(elapsed.nanoseconds))
             var metadata = callMetadata(micros)
             metadata[LogField.errorCode] = "\(error.code)"
             if let cause {

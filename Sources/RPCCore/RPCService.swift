@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import RPCJSON
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 
 /// A service: one `service.*` namespace of methods behind one small interface.
@@ -119,6 +120,9 @@ package final class RPCConnectionInfo: Sendable {
     /// What rpcd holds for this connection, charged to its peer (`PeerLedger`): everything that keeps bytes for
     /// the connection charges it, and closing the connection gives all of it back.
     package let account: PeerAccount
+    /// The series of the listener the connection came through, where its bytes are counted (nil: a connection
+    /// made outside a server).
+    package let listener: RPCListenerMetrics?
 
     /// `baseLogger` with `rpcd_conn_id` and `rpcd_peer`. Made when something is logged, not per connection:
     /// most connections log nothing, and a logger with metadata of its own costs a heap box each.
@@ -134,7 +138,15 @@ package final class RPCConnectionInfo: Sendable {
 
     /// `logger` is the server's logger; the connection's fields are added when it logs. Without an `account`
     /// (a connection made outside a server), nothing limits what it holds.
-    package init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil, account: PeerAccount? = nil) {
+    package convenience init(id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter? = nil, account: PeerAccount? = nil) {
+        self.init(id: id, peer: peer, logger: logger, peerLog: peerLog, account: account, listener: nil)
+    }
+
+    package init(
+        id: UInt64, peer: RPCPeer, logger: Logger, peerLog: LogRateLimiter?, account: PeerAccount?,
+        listener: RPCListenerMetrics?
+    ) {
+        self.listener = listener
         self.id = id
         self.peer = peer
         self.baseLogger = logger

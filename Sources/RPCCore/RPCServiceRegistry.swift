@@ -1,5 +1,6 @@
 import JSONRPC
 import RPCJSON
+import RPCMetrics
 import RPCProtocol
 
 /// An immutable snapshot of the services being served and the routes to their methods.
@@ -13,6 +14,9 @@ package final class RPCServiceRegistry: Sendable {
         package let service: any RPCService
         package let methodIndex: Int
         package let method: RPCMethodDescriptor
+        /// The method's series (nil: metrics off, or a registry built without them), resolved once here so
+        /// that a call looks nothing up.
+        package let metrics: RPCMethodMetrics?
     }
 
     /// Where a full event name (`kv.changed`) leads.
@@ -31,11 +35,15 @@ package final class RPCServiceRegistry: Sendable {
     private let routes: [String: Route]
     /// Every event of every service, by full name.
     package let events: [String: EventRoute]
+    /// Where calls to no declared method and messages that are no call are counted (nil: not counted).
+    package let metrics: RPCMetrics?
 
     /// Fails when two services share a name, a service name is empty or contains a dot, or a service
-    /// declares a method or an event twice.
+    /// declares a method or an event twice. With `metrics`, each method's series are made (or found, when an
+    /// earlier registry made them) here.
     package init(
-        services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted
+        services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted,
+        metrics: RPCMetrics? = nil
     ) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
         var events: [String: EventRoute] = [:]
@@ -53,7 +61,10 @@ package final class RPCServiceRegistry: Sendable {
                 guard routes[fullName] == nil else {
                     throw RPCRegistryError("method '\(fullName)' is declared twice")
                 }
-                routes[fullName] = Route(serviceName: descriptor.name, service: service, methodIndex: index, method: method)
+                routes[fullName] = Route(
+                    serviceName: descriptor.name, service: service, methodIndex: index, method: method,
+                    metrics: metrics?.method(
+                        service: descriptor.name, method: method.name, documentedCodes: Set(method.errors.map(\.code))))
             }
             for event in descriptor.events {
                 let fullName = descriptor.name + "." + event.name
@@ -68,6 +79,7 @@ package final class RPCServiceRegistry: Sendable {
         self.access = access
         self.routes = routes
         self.events = events
+        self.metrics = metrics
     }
 
     package func route(for method: String) -> Route? {

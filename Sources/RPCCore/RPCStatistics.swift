@@ -1,40 +1,88 @@
+import Prometheus
+import RPCMetrics
 import Synchronization
 
-/// Counters for `rpcd.info` and the daemon's status line. Lock-free; safe from any thread.
+/// The daemon's metrics (`RPCMetrics`), with the series every connection shares made once, and what the limits
+/// and the status line need read at once. Lock-free on the hot path; safe from any thread.
+///
+/// Counts live in one place, the metrics registry: `rpcd.info`, `rpcd.metrics` and the status line read them
+/// back from its exposition (`snapshot()`), so they cannot disagree with a scrape.
 package final class RPCStatistics: Sendable {
-    /// Calls routed (requests and notifications, including those answered with an error).
-    package let calls = Atomic<Int>(0)
-    /// Calls and messages answered with an error object.
-    package let errors = Atomic<Int>(0)
-    /// Calls refused by the access rules (also counted in `errors`).
-    package let deniedCalls = Atomic<Int>(0)
-    /// Calls cancelled by their caller (`rpc.cancel`) or by their connection's end.
-    package let cancelledCalls = Atomic<Int>(0)
-    /// Connections open now.
+    package let metrics: RPCMetrics
+    /// Connections admitted now, across listeners: what `MaxConnections=` is checked against (the exported
+    /// per-listener `rpcd_connections_open` counts the same connections once their listener has them).
     package let openConnections = Atomic<Int>(0)
-    /// Connections accepted since start.
-    package let acceptedConnections = Atomic<Int>(0)
-    /// Connections closed at once because `MaxConnections=` was reached.
-    package let rejectedConnections = Atomic<Int>(0)
-    /// Bytes of received frames held now, across connections (see `MaxBufferedBytes=`).
-    package let bufferedBytes = Atomic<Int>(0)
-    /// Frames refused because `MaxBufferedBytes=` was reached, or not completed within `FrameTimeout=`.
-    package let refusedFrames = Atomic<Int>(0)
-    /// TLS handshakes completed on `tls://` listeners, and of them those that resumed a session (a TLS 1.3
-    /// ticket the client kept): `rpcd.info`'s `tls`, and what a metrics exporter reads.
-    package let tlsHandshakes = Atomic<Int>(0)
-    package let tlsResumedHandshakes = Atomic<Int>(0)
+    /// Frames refused, by reason.
+    package let framesTooLarge: Counter
+    package let framesOverBudget: Counter
+    package let framesTimedOut: Counter
+    package let reloadsSucceeded: Counter
+    package let reloadsFailed: Counter
     /// The latest internal error (a call, a handler, a reload), for the status line. A lock, but taken only
     /// when something has gone wrong and when the status is read.
     private let latestError = Mutex<String?>(nil)
+    /// The server's ledger, for the heaviest peers (`rpcd.metrics`); weak: the server owns it.
+    private let ledger = Mutex<WeakLedger>(WeakLedger())
 
-    package init() {}
+    private struct WeakLedger {
+        weak var ledger: PeerLedger?
+    }
+
+    package convenience init() {
+        self.init(metrics: RPCMetrics())
+    }
+
+    package init(metrics: RPCMetrics) {
+        self.metrics = metrics
+        framesTooLarge = metrics.counter(.framesRefused, [("reason", "too_large")])
+        framesOverBudget = metrics.counter(.framesRefused, [("reason", "budget")])
+        framesTimedOut = metrics.counter(.framesRefused, [("reason", "timeout")])
+        reloadsSucceeded = metrics.counter(.reloads, [("result", "ok")])
+        reloadsFailed = metrics.counter(.reloads, [("result", "failed")])
+    }
 
     package func recordError(_ description: String) {
         latestError.withLock { $0 = description }
     }
 
     package var lastError: String? { latestError.withLock { $0 } }
+
+    /// Why a frame (or an HTTP request, or a WebSocket message) was refused before it was a call.
+    package enum FrameRefusal: Sendable {
+        /// Larger than `MaxFrameSize=` (413 over HTTP).
+        case tooLarge
+        /// The peer's share or the budget is spent (`MaxBufferedBytesPerPeer=`, `MaxBufferedBytes=`).
+        case overBudget
+        /// Not complete within `FrameTimeout=`.
+        case timedOut
+    }
+
+    package func frameRefused(_ refusal: FrameRefusal) {
+        switch refusal {
+        case .tooLarge: framesTooLarge.increment()
+        case .overBudget: framesOverBudget.increment()
+        case .timedOut: framesTimedOut.increment()
+        }
+    }
+
+    func attach(_ ledger: PeerLedger) {
+        self.ledger.withLock { $0.ledger = ledger }
+    }
+
+    /// The `count` peers holding the most now (`PeerLedger.heaviest`); empty outside a server.
+    package func heaviestPeers(_ count: Int) -> [PeerLedger.PeerUse] {
+        ledger.withLock { $0.ledger }?.heaviest(count) ?? []
+    }
+
+    /// Calls answered since start, all methods together (the sum of `rpcd_calls_total`).
+    package var callsAnswered: Int {
+        Int(snapshot().sum(RPCMetricFamily.calls.name))
+    }
+
+    /// Every series now, read back from the exposition a scrape would get.
+    package func snapshot() -> RPCMetricSamples {
+        RPCMetricSamples(exposition: metrics.exposition())
+    }
 }
 
 extension Atomic<Int> {

@@ -1,4 +1,5 @@
 import NIOCore
+import Prometheus
 import RPCCore
 import RPCWire
 
@@ -59,12 +60,16 @@ final class ChargedOutput {
     /// Something was handed to the channel, or is pending, since the last flush.
     private(set) var flushPending = false
 
+    /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
+    private let sent: Counter?
+
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
 
-    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed) {
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: Counter? = nil) {
         self.account = account
         self.framing = framing
+        self.sent = sent
     }
 
     /// Writes one frame, charged until the socket has taken it; false (nothing written) when the account
@@ -78,6 +83,7 @@ final class ChargedOutput {
             return false
         }
         flushPending = true
+        sent?.increment(by: Int64(bytes))
         if framing == .messages {
             if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
             heldBackMessage = payload

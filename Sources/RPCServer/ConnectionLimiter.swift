@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import RPCCore
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 
 /// Sits on a listening channel and enforces `MaxConnections=` across all listeners.
@@ -18,12 +19,15 @@ final class ConnectionLimiter: ChannelInboundHandler {
 
     private let maxConnections: Int
     private let statistics: RPCStatistics
+    /// The listener's series: accepted, open and refused connections.
+    private let listener: RPCListenerMetrics
     private let logger: Logger
     private let log: LogRateLimiter
 
-    init(maxConnections: Int, statistics: RPCStatistics, logger: Logger, log: LogRateLimiter) {
+    init(maxConnections: Int, statistics: RPCStatistics, listener: RPCListenerMetrics, logger: Logger, log: LogRateLimiter) {
         self.maxConnections = maxConnections
         self.statistics = statistics
+        self.listener = listener
         self.logger = logger
         self.log = log
     }
@@ -37,7 +41,7 @@ final class ConnectionLimiter: ChannelInboundHandler {
         let open = statistics.openConnections.wrappingAdd(1, ordering: .relaxed).newValue
         guard open <= limit else {
             statistics.openConnections.increment(by: -1)
-            statistics.rejectedConnections.increment()
+            listener.refused(.limit)
             if let suppressed = log.admit() {
                 var metadata: Logger.Metadata = [
                     LogField.peer: "\(child.remoteAddress.map(\.peerDescription) ?? "unknown")", LogField.limit: "\(limit)",
@@ -48,9 +52,14 @@ final class ConnectionLimiter: ChannelInboundHandler {
             child.close(promise: nil)
             return
         }
-        statistics.acceptedConnections.increment()
+        listener.accepted.increment()
+        listener.connections.increment()
         let statistics = self.statistics
-        child.closeFuture.whenComplete { _ in statistics.openConnections.increment(by: -1) }
+        let listenerOpen = listener.connections
+        child.closeFuture.whenComplete { _ in
+            statistics.openConnections.increment(by: -1)
+            listenerOpen.decrement()
+        }
         context.fireChannelRead(data)
     }
 

@@ -30,7 +30,9 @@ package enum ConnectionPipeline {
         if let idle = limits.idleTimeout {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
-        handlers.append(FrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout))
+        handlers.append(FrameReceiver(
+            maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout,
+            received: connection.listener?.received))
         handlers.append(RPCConnectionHandler(router: router, connection: connection, limits: limits))
         handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers

@@ -9,17 +9,18 @@ import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 
 /// The built-in `rpcd` service: `rpcd.ping` (liveness, answered on the event loop), `rpcd.info`
-/// (version, uptime, listeners, services and counters), `rpcd.logLevel`/`rpcd.setLogLevel` (the log
+/// (version, uptime, listeners, services and counters), `rpcd.metrics` (the metrics as JSON, for `rpcctl top`), `rpcd.logLevel`/`rpcd.setLogLevel` (the log
 /// level every handler reads, changed at once until the next reload or restart), and `rpcd.reload` (a reload
 /// whose outcome the caller waits for). Declared and bound like a module's methods (`RPCTypedService`).
 package struct DaemonService: RPCTypedService {
-    private let state: RPCServerState
-    private let statistics: RPCStatistics
+    let state: RPCServerState
+    let statistics: RPCStatistics
     private let logLevel: LogLevelControl
-    private let events: RPCEventHub
+    let events: RPCEventHub
     /// Where `rpcd.reload` queues its reload; nil where nothing runs reloads (it then answers -32013).
     private let reloads: ReloadRequests?
 
@@ -49,6 +50,15 @@ package struct DaemonService: RPCTypedService {
             "info", summary: "Version, uptime, listeners, services and counters",
             result: RPCParam("info", schema: ["type": "object"]), readOnly: true
         ) { service, call in service.info(call.registry, peer: call.connection.peer) },
+        .method(
+            "metrics",
+            summary: "Calls, latencies, connections, the heaviest peers, events and handlers, as rpcctl top shows them; with format \"prometheus\", the text a scrape of /metrics gets",
+            params: [RPCParam("format", schema: ["enum": ["json", "prometheus"]], optional: true)],
+            result: RPCParam("metrics", schema: ["type": ["object", "string"]]), readOnly: true
+        ) { (service, params: MetricsFormat, call) -> JSONValue in
+            params.format == "prometheus"
+                ? .string(service.statistics.metrics.exposition()) : service.metricsSnapshot(call.registry)
+        },
         .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), readOnly: true) {
             service, _ in service.logLevel.level.rawValue
         },
@@ -71,6 +81,10 @@ package struct DaemonService: RPCTypedService {
         },
     ]
 
+    private struct MetricsFormat: Decodable {
+        var format: String?
+    }
+
     private struct SetLogLevel: Decodable {
         var level: Logger.Level
     }
@@ -79,14 +93,15 @@ package struct DaemonService: RPCTypedService {
     /// event it may subscribe to, with how many of those (fingerprints stay those of the whole service).
     private func info(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
         let access = registry.access
-        let uptime = ContinuousClock.now - state.startTime
-        let uptimeSeconds = Double(uptime.components.seconds) + Double(uptime.components.attoseconds) / 1e18
+        let samples = statistics.snapshot()
+        let calls = samples.sum(RPCMetricFamily.calls.name)
+        func outcome(_ label: String) -> Double { samples.sum(RPCMetricFamily.calls.name, ["outcome": label]) }
         return [
             "version": .string(RPCDaemonVersion.version),
             "protocol": .number(RPCDaemonVersion.protocolVersion),
             "swift_runtime": .string("\(RPCSwiftVersion.compiled)"),
             "pid": .number(Int(ProcessInfo.processInfo.processIdentifier)),
-            "uptime_seconds": .number((uptimeSeconds * 1000).rounded() / 1000),
+            "uptime_seconds": .number(uptimeSeconds),
             "started": .string(state.startDate.formatted(.iso8601)),
             "listeners": .array(state.listeners.map { .string($0.description) }),
             "services": .array(registry.services.compactMap { service -> JSONValue? in
@@ -102,25 +117,26 @@ package struct DaemonService: RPCTypedService {
                 return .object(entry)
             }),
             "connections": [
-                "open": .number(statistics.openConnections.value),
-                "accepted": .number(statistics.acceptedConnections.value),
-                "rejected": .number(statistics.rejectedConnections.value),
+                "open": .number(Int(samples.sum(RPCMetricFamily.connectionsOpen.name))),
+                "accepted": .number(Int(samples.sum(RPCMetricFamily.connectionsAccepted.name))),
+                "rejected": .number(Int(samples.sum(RPCMetricFamily.connectionsRefused.name))),
             ],
             "limits": [
                 "max_frame_size": .number(state.limits.maxFrameSize),
                 "max_calls_per_connection": .number(state.limits.maxCallsPerConnection),
             ],
             "frames": [
-                "buffered_bytes": .number(statistics.bufferedBytes.value),
-                "refused": .number(statistics.refusedFrames.value),
+                "buffered_bytes": .number(Int(samples.sum(RPCMetricFamily.bufferedBytes.name))),
+                "refused": .number(Int(samples.sum(RPCMetricFamily.framesRefused.name))),
             ],
             "tls": [
-                "handshakes": .number(statistics.tlsHandshakes.value),
-                "resumed": .number(statistics.tlsResumedHandshakes.value),
+                "handshakes": .number(Int(samples.sum(RPCMetricFamily.tlsHandshakes.name, ["result": "ok"]))),
+                "resumed": .number(Int(samples.sum(RPCMetricFamily.tlsResumedHandshakes.name))),
             ],
             "calls": [
-                "total": .number(statistics.calls.value), "errors": .number(statistics.errors.value),
-                "denied": .number(statistics.deniedCalls.value), "cancelled": .number(statistics.cancelledCalls.value),
+                "total": .number(Int(calls)), "errors": .number(Int(calls - outcome("ok"))),
+                "denied": .number(Int(outcome("\(RPCError.Code.accessDenied)"))),
+                "cancelled": .number(Int(outcome("\(RPCError.Code.callCancelled)"))),
             ],
             "events": [
                 "subscriptions": .number(events.subscriptions.value), "published": .number(events.published.value),

@@ -1,4 +1,5 @@
 import NIOCore
+import Prometheus
 import RPCCore
 import RPCWire
 
@@ -55,7 +56,11 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     /// The smallest buffer kept for a frame still arriving, unless the frame is smaller.
     private static let minimumKeep = 1024
 
-    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration) {
+    /// Where the bytes read are counted (the listener's `rpcd_received_bytes_total`); nil: not counted.
+    private let received: Counter?
+
+    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration, received: Counter? = nil) {
+        self.received = received
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
         self.maxFrameSize = maxFrameSize
         self.account = account
@@ -65,6 +70,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isStopped else { return }
         var input = unwrapInboundIn(data)
+        received?.increment(by: Int64(input.readableBytes))
         // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
         // where it is, and the next read is appended to it in place.
         var ownsInput = false

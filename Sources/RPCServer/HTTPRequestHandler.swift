@@ -220,7 +220,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Answers `GET` of a registered resource, if the access rules let the peer call its method.
     private func serve(_ resource: HTTPResource, head: HTTPRequestHead, _ exchange: Exchange, context: ChannelHandlerContext) {
         guard resource.allows(connection.peer, registry: router.registry) else {
-            router.statistics.deniedCalls.increment()
+            router.registry.route(for: resource.method)?.metrics?.refused()
             return refuse(.forbidden, .accessDenied(resource.method), exchange, closing: false, log: "Resource refused by the access rules")
         }
         let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop, headers: head.headers)
@@ -246,15 +246,24 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let log {
             ProtocolErrorHandler.record(
                 log, code: error.code, error: HTTPRefusal(status: status, error: error),
-                countedAsRefusedFrame: countedAsRefusedFrame && [.payloadTooLarge, .serviceUnavailable, .requestTimeout].contains(status),
+                refusal: countedAsRefusedFrame ? Self.refusal(status) : nil,
                 connection: connection, statistics: router.statistics, refusalLog: refusalLog)
         } else {
-            router.statistics.calls.increment()
-            router.statistics.errors.increment()
+            router.statistics.metrics.invalidMessage?.failed(code: error.code, after: nil)
             connection.logger.debug("HTTP request refused", metadata: [LogField.error: "\(status.code) \(error.message)"])
         }
         state = closing ? .closing : .skipping
         respondError(status, error, exchange, closing: closing, headers: headers)
+    }
+
+    /// The frame refusal an HTTP status stands for, if any.
+    private static func refusal(_ status: HTTPResponseStatus) -> RPCStatistics.FrameRefusal? {
+        switch status {
+        case .payloadTooLarge: .tooLarge
+        case .serviceUnavailable: .overBudget
+        case .requestTimeout: .timedOut
+        default: nil
+        }
     }
 
     private func respondError(

@@ -37,7 +37,7 @@ final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler
             return
         }
         Self.record(
-            message, code: reply.code, error: error, countedAsRefusedFrame: !(error is FrameTooLargeError),
+            message, code: reply.code, error: error, refusal: Self.refusal(error),
             connection: connection, statistics: statistics, refusalLog: refusalLog)
         var buffer = context.channel.allocator.buffer(capacity: 128)
         RPCReplyWriter.writeError(reply, id: nil, into: &buffer)
@@ -52,16 +52,26 @@ final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler
     /// an error, so counted as a call and an error (errors never pass calls); a refusal by the limits also as a
     /// refused frame; logged at notice at the shared limited rate.
     static func record(
-        _ message: Logger.Message, code: Int, error: any Error, countedAsRefusedFrame: Bool,
+        _ message: Logger.Message, code: Int, error: any Error, refusal: RPCStatistics.FrameRefusal?,
         connection: RPCConnectionInfo, statistics: RPCStatistics, refusalLog: LogRateLimiter
     ) {
-        statistics.calls.increment()
-        statistics.errors.increment()
-        if countedAsRefusedFrame { statistics.refusedFrames.increment() }
+        // Answered with an error, so counted as a message that is no call (a fixed label), and by its reason.
+        statistics.metrics.invalidMessage?.failed(code: code, after: nil)
+        if let refusal { statistics.frameRefused(refusal) }
         if let suppressed = refusalLog.admit() {
             var metadata: Logger.Metadata = [LogField.errorCode: "\(code)", LogField.error: "\(error)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
             connection.logger.notice(message, metadata: metadata)
+        }
+    }
+
+    /// Why a frame was refused, for `rpcd_frames_refused_total`.
+    private static func refusal(_ error: any Error) -> RPCStatistics.FrameRefusal? {
+        switch error {
+        case is FrameTooLargeError: .tooLarge
+        case is BufferBudgetExceeded: .overBudget
+        case is FrameTimedOut: .timedOut
+        default: nil
         }
     }
 

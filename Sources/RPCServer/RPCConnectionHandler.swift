@@ -107,7 +107,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         self.maxCallsInFlight = limits.maxCallsPerConnection
         self.limits = limits
         self.account = connection.account
-        self.output = ChargedOutput(account: connection.account, framing: framing)
+        self.output = ChargedOutput(account: connection.account, framing: framing, sent: connection.listener?.sent)
         self.eventsAllowed = eventsAllowed
     }
 

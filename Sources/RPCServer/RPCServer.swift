@@ -14,6 +14,7 @@ import NIOExtras
 import NIOPosix
 import NIOSSL
 import RPCCore
+import RPCMetrics
 import RPCLogging
 import RPCProtocol
 import RPCTLS
@@ -216,10 +217,11 @@ package final class RPCServer: Service, Sendable {
     }
 
     func makeBootstrap(quiescing: ServerQuiescingHelper, endpoint: RPCEndpoint) -> ServerBootstrap {
+        let listener = router.statistics.metrics.listener(endpoint.description, tls: endpoint.isTLS)
         let limiter = { @Sendable in
             ConnectionLimiter(
                 maxConnections: self.configuration.limits.maxConnections, statistics: self.router.statistics,
-                logger: self.logger, log: self.refusedLog)
+                listener: listener, logger: self.logger, log: self.refusedLog)
         }
         return ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 1024)
@@ -239,19 +241,21 @@ package final class RPCServer: Service, Sendable {
             .childChannelInitializer { channel in
                 RPCPeer.of(channel).flatMapThrowing { peer in
                     // A peer is admitted (and counted) before its TLS handshake, so handshakes are limited too.
-                    guard let account = self.admit(channel, peer: peer) else { return }
+                    guard let account = self.admit(channel, peer: peer, listener: listener) else { return }
                     guard endpoint.isTLS, let tls = self.configuration.tls else {
-                        return try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
+                        return try self.initializeConnection(
+                            channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
                     }
                     // The RPC pipeline goes in once the handshake has said who the client is.
                     let handshake = TLSHandshakeHandler(
-                        timeout: self.configuration.limits.frameTimeout, statistics: self.router.statistics,
+                        timeout: self.configuration.limits.frameTimeout, listener: listener,
                         completed: { channel, identities in
                             var peer = peer
                             peer.certificateIdentities = identities
-                            try self.initializeConnection(channel, peer: peer, account: account, endpoint: endpoint)
+                            try self.initializeConnection(
+                                channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
                         },
-                        failed: { error in self.logHandshakeFailure(error, peer: peer) })
+                        failed: { error in self.logHandshakeFailure(error, peer: peer, listener: listener) })
                     try channel.pipeline.syncOperations.addHandlers(
                         TLSResumptionObserver { resumed in if resumed { handshake.sessionResumed() } },
                         NIOSSLServerHandler(context: tls.context),
@@ -263,8 +267,9 @@ package final class RPCServer: Service, Sendable {
     /// Opens the connection's account in the ledger, counted against its peer's limit; nil (and the connection
     /// closed) when that is reached, or when only the administrators' reserve of connections is left and the
     /// peer is not one of them. The account is closed with the connection, giving back all it holds.
-    private func admit(_ channel: any Channel, peer: RPCPeer) -> PeerAccount? {
+    private func admit(_ channel: any Channel, peer: RPCPeer, listener: RPCListenerMetrics) -> PeerAccount? {
         guard let account = ledger.open(peer) else {
+            listener.refused(.peerLimit)
             refuse(channel, peer: peer, limit: configuration.limits.maxConnectionsPerPeer,
                    "Connection limit per peer reached; refusing connection")
             return nil
@@ -273,6 +278,7 @@ package final class RPCServer: Service, Sendable {
         let open = limits.maxConnections - RPCLimits.administratorConnectionReserve(maxConnections: limits.maxConnections)
         if !account.isAdministrator, router.statistics.openConnections.value > open {
             account.close()
+            listener.refused(.reserve)
             refuse(channel, peer: peer, limit: open, "Connection limit reached; refusing connection")
             return nil
         }
@@ -281,7 +287,6 @@ package final class RPCServer: Service, Sendable {
     }
 
     private func refuse(_ channel: any Channel, peer: RPCPeer, limit: Int, _ message: Logger.Message) {
-        router.statistics.rejectedConnections.increment()
         if let suppressed = refusedLog.admit() {
             var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(limit)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
@@ -292,17 +297,21 @@ package final class RPCServer: Service, Sendable {
 
     /// A client that failed its TLS handshake (no certificate where one is required, one from another CA, not
     /// TLS at all, too slow): logged with the reason, as refused connections are, at most ten a second.
-    private func logHandshakeFailure(_ error: any Error, peer: RPCPeer) {
-        router.statistics.rejectedConnections.increment()
+    private func logHandshakeFailure(_ error: any Error, peer: RPCPeer, listener: RPCListenerMetrics) {
+        listener.tlsFailed?.increment()
+        listener.refused(.tlsHandshake)
         guard let suppressed = refusedLog.admit() else { return }
         var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.error: "\(error)"]
         if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
         logger.notice("TLS handshake failed; connection closed", metadata: metadata)
     }
 
-    private func initializeConnection(_ channel: any Channel, peer: RPCPeer, account: PeerAccount, endpoint: RPCEndpoint) throws {
+    private func initializeConnection(
+        _ channel: any Channel, peer: RPCPeer, account: PeerAccount, endpoint: RPCEndpoint, listener: RPCListenerMetrics
+    ) throws {
         let id = nextConnectionID.wrappingAdd(1, ordering: .relaxed).oldValue
-        let connection = RPCConnectionInfo(id: id, peer: peer, logger: logger, peerLog: account.log, account: account)
+        let connection = RPCConnectionInfo(
+            id: id, peer: peer, logger: logger, peerLog: account.log, account: account, listener: listener)
         if logger.logLevel <= .debug {
             connection.logger.debug("Connection opened", metadata: [LogField.listener: "\(endpoint)"])
         }

@@ -2,6 +2,7 @@ import NIOCore
 import NIOSSL
 import NIOTLS
 import RPCCore
+import RPCMetrics
 import RPCTLS
 
 /// Holds a connection of a TLS listener until its handshake is done, then hands it on with the identities
@@ -9,26 +10,27 @@ import RPCTLS
 /// itself. A client that does not finish its handshake within `timeout` (`FrameTimeout=`, the deadline a frame
 /// gets too) is closed. A failed handshake (no certificate where one is required, one the CA did not sign,
 /// not TLS at all) is NIOSSL's error: `failed` hears it, and the connection ends. A completed handshake is
-/// counted in `statistics` (`tlsHandshakes`), and as resumed (`tlsResumedHandshakes`) when
-/// `TLSResumptionObserver` said so (`sessionResumed`) before it completed. Event-loop confined.
+/// counted in the listener's series (`rpcd_tls_handshakes_total`), and as resumed
+/// (`rpcd_tls_resumed_handshakes_total`) when `TLSResumptionObserver` said so (`sessionResumed`) before it
+/// completed; a failed one is counted by `failed`. Event-loop confined.
 final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
     private let timeout: TimeAmount
     private let completed: (_ channel: any Channel, _ identities: [String]) throws -> Void
     private let failed: (any Error) -> Void
-    private let statistics: RPCStatistics
+    private let listener: RPCListenerMetrics
     private var deadline: Scheduled<Void>?
     private var hasFailed = false
     private var resumed = false
 
     init(
-        timeout: Duration, statistics: RPCStatistics,
+        timeout: Duration, listener: RPCListenerMetrics,
         completed: @escaping (_ channel: any Channel, _ identities: [String]) throws -> Void,
         failed: @escaping (any Error) -> Void
     ) {
         self.timeout = TimeAmount(timeout)
-        self.statistics = statistics
+        self.listener = listener
         self.completed = completed
         self.failed = failed
     }
@@ -55,8 +57,8 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
         }
         deadline?.cancel()
         deadline = nil
-        statistics.tlsHandshakes.increment()
-        if resumed { statistics.tlsResumedHandshakes.increment() }
+        listener.tlsSucceeded?.increment()
+        if resumed { listener.tlsResumed?.increment() }
         let certificate = (try? context.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self))?.peerCertificate
         do {
             try completed(context.channel, certificate.map(TLSPeerIdentity.identities) ?? [])

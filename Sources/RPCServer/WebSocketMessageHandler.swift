@@ -76,7 +76,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             guard message.readableBytes + frame.length <= maxMessageSize else {
                 return refuse(
                     .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
-                    "Refused oversize WebSocket message; closing connection", countedAsRefusedFrame: false, context: context)
+                    "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
             var data = frame.unmaskedData
             message.writeBuffer(&data)
@@ -90,7 +90,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         case (.binary, _):
             refuse(
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
-                "Refused binary WebSocket message; closing connection", countedAsRefusedFrame: false, context: context)
+                "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
             let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
             context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
@@ -105,7 +105,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             // A continuation without a start, or a new message inside a fragmented one.
             refuse(
                 .protocolError, .invalidRequest("WebSocket fragments out of order"),
-                "Refused WebSocket message: fragments out of order; closing connection", countedAsRefusedFrame: false, context: context)
+                "Refused WebSocket message: fragments out of order; closing connection", refusal: nil, context: context)
         }
     }
 
@@ -135,7 +135,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             return refuse(
                 .policyViolation, .serverBusy(limit: connection.account.shareLimit),
                 "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
-                countedAsRefusedFrame: true, context: context)
+                refusal: .overBudget, context: context)
         }
         context.fireChannelRead(wrapInboundOut(message))
     }
@@ -146,7 +146,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 return refuse(
                     .policyViolation, .serverBusy(limit: connection.account.shareLimit),
                     "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
-                    countedAsRefusedFrame: true, context: context)
+                    refusal: .overBudget, context: context)
             }
         } else {
             connection.account.release(charged - holding)
@@ -160,12 +160,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     }
 
     private func refuse(
-        _ code: WebSocketErrorCode, _ error: RPCError, _ log: Logger.Message, countedAsRefusedFrame: Bool,
+        _ code: WebSocketErrorCode, _ error: RPCError, _ log: Logger.Message, refusal: RPCStatistics.FrameRefusal?,
         context: ChannelHandlerContext
     ) {
         release()
         ProtocolErrorHandler.record(
-            log, code: error.code, error: WebSocketRefusal(code: code, error: error), countedAsRefusedFrame: countedAsRefusedFrame,
+            log, code: error.code, error: WebSocketRefusal(code: code, error: error), refusal: refusal,
             connection: connection, statistics: statistics, refusalLog: refusalLog)
         sendClose(code, context: context)
     }

@@ -26,7 +26,7 @@ struct RPCCtl: AsyncParsableCommand {
         version: RPCDaemonVersion.version,
         subcommands: [
             CallCommand.self, PingCommand.self, ListCommand.self, InfoCommand.self, LogLevelCommand.self,
-            ReloadCommand.self, BrowseCommand.self, BenchCommand.self, WatchCommand.self,
+            ReloadCommand.self, BrowseCommand.self, BenchCommand.self, WatchCommand.self, TopCommand.self,
         ])
 
     /// Like ArgumentParser's own entry point, but every error line starts with `rpcctl: `.

@@ -12,6 +12,7 @@ import RPCConfig
 import RPCConsole
 import RPCCore
 import RPCLogging
+import RPCMetrics
 import RPCModules
 import RPCServer
 import RPCSystemd
@@ -52,7 +53,8 @@ struct Daemon {
         group: MultiThreadedEventLoopGroup, pool: WorkerPool, hangups: UnixSignalsSequence,
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
-        let statistics = RPCStatistics()
+        let statistics = RPCStatistics(metrics: RPCMetrics(enabled: settings.metrics))
+        statistics.metrics.bootstrapSwiftMetrics()
         let state = RPCServerState()
         let reloads = ReloadRequests()
         let builtins = Self.builtinServices(
@@ -66,7 +68,8 @@ struct Daemon {
         let router = RPCRouter(
             registry: try RPCServiceRegistry(
                 services: builtins + generation.services, unavailable: generation.unavailable,
-                access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)),
+                access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
+                metrics: statistics.metrics),
             parser: RPCEnvelopeParser(limits: settings.limits),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
@@ -82,6 +85,14 @@ struct Daemon {
         var serverConfiguration = RPCServer.Configuration(
             listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
             http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod)
+        // Prometheus scrapes GET /metrics on the HTTP listeners, allowed to whoever may call rpcd.metrics
+        // (docs/OPERATIONS.md#metrics): the same exposition as `rpcd.metrics format=prometheus`.
+        if settings.metrics {
+            serverConfiguration.httpResources.append(
+                HTTPResource(path: "/metrics", method: "rpcd.metrics", contentType: "text/plain; version=0.0.4; charset=utf-8") {
+                    request in request.eventLoop.makeSucceededFuture(ByteBuffer(string: statistics.metrics.exposition()))
+                })
+        }
         if settings.http.console { serverConfiguration.httpResources += WebConsole.resources() }
         // The page for people at `/` (the console) is announced as _http._tcp; JSON-RPC's own records name the
         // HTTP ports in their TXT either way.

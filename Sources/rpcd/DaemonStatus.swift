@@ -21,7 +21,7 @@ final class DaemonStatus: Sendable {
     init(router: RPCRouter, listeners: @escaping @Sendable () -> [RPCEndpoint]) {
         self.router = router
         self.listeners = listeners
-        self.previous = Mutex((ContinuousClock.now, router.statistics.calls.value))
+        self.previous = Mutex((ContinuousClock.now, router.statistics.callsAnswered))
     }
 
     /// What other hosts may call now (see `RPCAccessPolicy.exposure`).
@@ -32,7 +32,7 @@ final class DaemonStatus: Sendable {
     func text() -> String {
         let statistics = router.statistics
         let now = ContinuousClock.now
-        let calls = statistics.calls.value
+        let calls = statistics.callsAnswered
         let rate = previous.withLock { previous in
             defer { previous = (now, calls) }
             let elapsed = now - previous.time

@@ -68,7 +68,8 @@ struct ReloadService: Service, CustomStringConvertible {
             router.replaceRegistry(
                 try RPCServiceRegistry(
                     services: builtins + generation.services, unavailable: generation.unavailable,
-                    access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger)))
+                    access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
+                    metrics: router.statistics.metrics))
             host.commit(generation)
             didReload(generation)
             if let problem = generation.problems.last { router.statistics.recordError(problem) }
@@ -78,7 +79,9 @@ struct ReloadService: Service, CustomStringConvertible {
                 metadata: [LogField.messageID: "\(LogMessageID.reloaded)", LogField.exposure: "\(status.exposure())",
                            LogField.services: "\(services.joined(separator: ","))"])
             outcome = .reloaded(services: services)
+            router.statistics.reloadsSucceeded.increment()
         } catch {
+            router.statistics.reloadsFailed.increment()
             router.statistics.recordError("reload: \(error)")
             logger.error(
                 "Reload failed; the previous configuration keeps serving",

@@ -54,7 +54,10 @@ final class CancellationProbe: RPCService, Sendable {
 /// The client through `RPCInProcessTransport`: straight to a router, no socket, no port.
 final class InProcessClientTests: XCTestCase {
     private func router(_ probe: CancellationProbe) throws -> RPCRouter {
-        RPCRouter(registry: try RPCServiceRegistry(services: [probe, RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        let statistics = RPCStatistics()
+        return RPCRouter(
+            registry: try RPCServiceRegistry(services: [probe, RPCDiscoverService()], metrics: statistics.metrics),
+            parser: RPCEnvelopeParser(), statistics: statistics)
     }
 
     private func client(_ transports: [any RPCClientTransport], connections: Int = 1) -> RPCClient {
@@ -90,7 +93,7 @@ final class InProcessClientTests: XCTestCase {
         _ = await seen.next()
         XCTAssertEqual(probe.cancelled.load(ordering: .relaxed), 1)
         XCTAssertEqual(probe.running.load(ordering: .relaxed), 0)
-        XCTAssertEqual(router.statistics.cancelledCalls.value, 1)
+        XCTAssertEqual(router.statistics.snapshot().sum("rpcd_calls_total", ["outcome": "-32011"]), 1)
         await client.close()
     }
 

@@ -26,6 +26,7 @@ final class RenderTests: XCTestCase {
             IdleTimeout=5min
             LogLevel=info
             LogCalls=no
+            Metrics=yes
             SlowCallThreshold=1s
             ShutdownGracePeriod=10s
 

@@ -103,11 +103,11 @@ final class DaemonServiceTests: XCTestCase {
 
     /// Every built-in method is reached through its declaration, and `rpc.discover` lists them in that order.
     func testEveryDeclaredMethodAnswersItself() throws {
-        XCTAssertEqual(DaemonService.methods.map(\.descriptor.name), ["ping", "info", "logLevel", "setLogLevel", "reload"])
+        XCTAssertEqual(DaemonService.methods.map(\.descriptor.name), ["ping", "info", "metrics", "logLevel", "setLogLevel", "reload"])
         XCTAssertNotNil(try call("rpcd.info")["result"]?["uptime_seconds"])
         XCTAssertEqual(try call("rpcd.logLevel")["result"], "info")
         let discover = try call("rpc.discover")["result"]
         let names = discover?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
-        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.logLevel", "rpcd.setLogLevel", "rpcd.reload"])
+        XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.metrics", "rpcd.logLevel", "rpcd.setLogLevel", "rpcd.reload"])
     }
 }

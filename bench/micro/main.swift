@@ -8,7 +8,8 @@
 // reply (write a result reply), binding (a Swift SDK method's params: parse, bind by name, decode into a
 // struct, and its Double result), interface (the same through a typed interface's method, from the params'
 // text, as `calc.add` runs in a module), ping16 (a read of 16 pipelined rpcd.ping frames through rpcd's
-// connection pipeline and out: `PingPipeline`), all on inputs built before the loop.
+// connection pipeline and out: `PingPipeline`), ping16-metrics (the same with metrics kept, as rpcd runs by
+// default), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -47,7 +48,8 @@ let add = RPCMethodImplementation<Adder>(
         try ResultEncoding.encode(implementation.add(a: arguments.decode("a"), b: arguments.decode("b")))
     })
 
-let pings = try PingPipeline(calls: 16)
+let pings = try PingPipeline(calls: 16, metrics: false)
+let pingsCounted = try PingPipeline(calls: 16, metrics: true)
 
 let benchmarks: [String: () throws -> Void] = [
     "envelope": {
@@ -73,6 +75,10 @@ let benchmarks: [String: () throws -> Void] = [
     },
     "ping16": {
         sink &+= try pings.run()
+    },
+    // The same with metrics kept (rpcd's default): what counting and timing each call costs.
+    "ping16-metrics": {
+        sink &+= try pingsCounted.run()
     },
 ]
 

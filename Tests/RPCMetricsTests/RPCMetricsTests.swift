@@ -1,0 +1,93 @@
+import Foundation
+import RPCMetrics
+import RPCProtocol
+import XCTest
+
+final class RPCMetricsTests: XCTestCase {
+    func testACallIsCountedByOutcomeAndTimed() throws {
+        let metrics = RPCMetrics()
+        let add = try XCTUnwrap(metrics.method(service: "calc", method: "add", documentedCodes: [1001]))
+        add.started()
+        add.succeeded(after: .microseconds(30))
+        add.started()
+        add.failed(code: RPCError.Code.invalidParams, after: .milliseconds(2))
+        add.started()
+        add.failed(code: 1001, after: .milliseconds(2))
+        add.started()
+        add.failed(code: 77, after: .milliseconds(2))
+        add.refused()
+        let samples = RPCMetricSamples(exposition: metrics.exposition())
+        let labels = ["service": "calc", "method": "add"]
+        func calls(_ outcome: String) -> Double { samples.sum("rpcd_calls_total", labels.merging(["outcome": outcome]) { $1 }) }
+        XCTAssertEqual(calls("ok"), 1)
+        XCTAssertEqual(calls("-32602"), 1)
+        XCTAssertEqual(calls("1001"), 1, "a documented code keeps its number")
+        XCTAssertEqual(calls("other"), 1, "an undocumented one does not become a label")
+        XCTAssertEqual(calls("-32007"), 1)
+        XCTAssertEqual(samples.sum("rpcd_access_denied_total", ["service": "calc"]), 1)
+        XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_count", labels), 4, "refused calls never ran")
+        XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_bucket", labels.merging(["le": "0.00005"]) { $1 }), 1)
+        XCTAssertEqual(samples.sum("rpcd_calls_in_flight"), 0)
+    }
+
+    func testEveryExportedFamilyIsInTheCatalogue() throws {
+        let metrics = RPCMetrics()
+        _ = metrics.method(service: "calc", method: "add", documentedCodes: [])
+        _ = metrics.listener("127.0.0.1:7390", tls: true)
+        let text = metrics.exposition()
+        let names = Set(RPCMetricFamily.all.map(\.name))
+        for line in text.split(separator: "\n") where line.hasPrefix("# TYPE ") {
+            let name = String(line.split(separator: " ")[2])
+            XCTAssertTrue(names.contains(name), "\(name) is exported but not in RPCMetricFamily.all")
+        }
+        XCTAssertTrue(text.contains("process_resident_memory_bytes "))
+        XCTAssertTrue(text.contains("rpcd_build_info{version=\"\(RPCDaemonVersion.version)\""))
+    }
+
+    func testDisabledMetricsExportNothing() {
+        let metrics = RPCMetrics(enabled: false)
+        XCTAssertNil(metrics.method(service: "calc", method: "add", documentedCodes: []))
+        metrics.listener("127.0.0.1:7390", tls: false).accepted.increment()
+        XCTAssertEqual(metrics.exposition(), "")
+    }
+
+    func testSamplesReadEscapedLabels() {
+        let samples = RPCMetricSamples(exposition: """
+            # TYPE x counter
+            x{a="q\\"uo\\\\te",b="n\\nl"} 3
+            y 2.5
+            z_bucket{le="+Inf"} 7
+            """)
+        XCTAssertEqual(samples.samples.first?.labels, ["a": "q\"uo\\te", "b": "n\nl"])
+        XCTAssertEqual(samples.sum("y"), 2.5)
+        XCTAssertEqual(samples.series("z_bucket").first?.labels["le"], "+Inf")
+    }
+}
+
+/// docs/OPERATIONS.md's table of metrics lists exactly the catalogue, with each family's type and labels.
+final class MetricsDocumentationTests: XCTestCase {
+    func testOperationsDocumentsEveryMetric() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let text = try String(contentsOf: repository.appendingPathComponent("docs/OPERATIONS.md"), encoding: .utf8)
+        let table = try XCTUnwrap(text.range(of: "### What each metric means"))
+        var documented: [String: (kind: String, labels: [String])] = [:]
+        for line in text[table.upperBound...].split(separator: "\n") {
+            guard line.hasPrefix("| `") else {
+                if !documented.isEmpty && !line.hasPrefix("|") { break }
+                continue
+            }
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let name = cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            let labels = cells[2] == "—" ? [] : cells[2].split(separator: ",").map {
+                $0.trimmingCharacters(in: CharacterSet(charactersIn: "` "))
+            }
+            documented[name] = (cells[1], labels)
+        }
+        XCTAssertEqual(Set(documented.keys), Set(RPCMetricFamily.all.map(\.name)), "docs/OPERATIONS.md's table")
+        for family in RPCMetricFamily.all {
+            XCTAssertEqual(documented[family.name]?.kind, family.kind.rawValue, family.name)
+            XCTAssertEqual(documented[family.name]?.labels, family.labels, family.name)
+        }
+    }
+}
