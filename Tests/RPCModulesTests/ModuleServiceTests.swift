@@ -266,7 +266,9 @@ final class ModuleServiceTests: XCTestCase {
     /// cancel() runs, call_cancelled() turns 1 for its polling thread), and the call keeps its slot until the
     /// module answers.
     func testTimeoutTellsTheModuleAsACancellation() throws {
-        let service = try service { $0.timeout = .milliseconds(50) }
+        // Long enough that the worker pool has started the module's call when it fires, even on a loaded
+        // machine: a call that times out before the module began it has nothing to tell the module.
+        let service = try service { $0.timeout = .milliseconds(500) }
         let handle = image.handle
         let cancelCalls = try XCTUnwrap(dlsym(handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
         let callsBefore = cancelCalls.pointee
