@@ -224,7 +224,9 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return refuse(.forbidden, .accessDenied(resource.method), exchange, closing: false, log: "Resource refused by the access rules")
         }
         let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop, headers: head.headers)
-        resource.respond(request).hop(to: context.eventLoop).whenComplete { [self] result in
+        // The answer arrives on this handler's loop (`hop`), so the handler may be used there: `assumeIsolated`
+        // says so to the compiler instead of a Sendable closure capturing a handler that is not.
+        resource.respond(request).hop(to: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let response):
                 respond(response.status, headers: response.headers, body: response.body, exchange, promise: nil)
@@ -335,7 +337,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func startBodyTimer(_ exchange: Exchange, context: ChannelHandlerContext) {
-        bodyTimer = context.eventLoop.scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
+        bodyTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
             bodyTimer = nil
             guard case .receiving = state else { return }
             refuse(
