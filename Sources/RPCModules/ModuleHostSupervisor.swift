@@ -519,36 +519,3 @@ final class ModuleHostSupervisor: Sendable {
         return .serviceUnavailable(service, handler: configuration.name, reason: reason)
     }
 }
-
-/// Why a module host did not come up.
-struct ModuleHostStartError: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { reason }
-}
-
-/// rpcd's end of a link, on the link's channel: hands every message to the supervisor, and tells it when the
-/// link closes. A link that carries something that is no message is closed (the host is broken).
-final class ModuleLinkClient: ChannelInboundHandler {
-    typealias InboundIn = ModuleLinkMessage
-
-    private let supervisor: ModuleHostSupervisor
-    private let attempt: UInt64
-
-    init(supervisor: ModuleHostSupervisor, attempt: UInt64) {
-        self.supervisor = supervisor
-        self.attempt = attempt
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        supervisor.received(unwrapInboundIn(data), attempt: attempt)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        context.close(promise: nil)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        supervisor.linkClosed(attempt: attempt)
-        context.fireChannelInactive()
-    }
-}
