@@ -94,7 +94,10 @@ package struct DaemonService: RPCTypedService {
     private func info(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
         let access = registry.access
         let samples = statistics.snapshot()
-        let calls = samples.sum(RPCMetricFamily.calls.name)
+        // `rpcd_calls_total` counts calls once answered, with their outcome; `calls.total` counts them once
+        // routed, as it always has, so the calls still in flight are added.
+        let answered = samples.sum(RPCMetricFamily.calls.name)
+        let calls = answered + samples.sum(RPCMetricFamily.callsInFlight.name)
         func outcome(_ label: String) -> Double { samples.sum(RPCMetricFamily.calls.name, ["outcome": label]) }
         return [
             "version": .string(RPCDaemonVersion.version),
@@ -134,7 +137,7 @@ package struct DaemonService: RPCTypedService {
                 "resumed": .number(Int(samples.sum(RPCMetricFamily.tlsResumedHandshakes.name))),
             ],
             "calls": [
-                "total": .number(Int(calls)), "errors": .number(Int(calls - outcome("ok"))),
+                "total": .number(Int(calls)), "errors": .number(Int(answered - outcome("ok"))),
                 "denied": .number(Int(outcome("\(RPCError.Code.accessDenied)"))),
                 "cancelled": .number(Int(outcome("\(RPCError.Code.callCancelled)"))),
             ],
