@@ -76,12 +76,13 @@ package final class RPCStatistics: Sendable {
 
     /// Calls answered since start, all methods together (the sum of `rpcd_calls_total`).
     package var callsAnswered: Int {
-        Int(snapshot().sum(RPCMetricFamily.calls.name))
+        Int(snapshot(includingProcess: false).sum(RPCMetricFamily.calls.name))
     }
 
-    /// Every series now, read back from the exposition a scrape would get.
-    package func snapshot() -> RPCMetricSamples {
-        RPCMetricSamples(exposition: metrics.exposition())
+    /// Every series now, read back from the exposition a scrape would get. `rpcd.info` and the status line,
+    /// which show no process metrics, leave them out: no /proc reads on an event loop for them.
+    package func snapshot(includingProcess: Bool = true) -> RPCMetricSamples {
+        RPCMetricSamples(exposition: metrics.exposition(includingProcess: includingProcess))
     }
 }
 

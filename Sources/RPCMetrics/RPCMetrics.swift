@@ -114,12 +114,13 @@ package final class RPCMetrics: Sendable {
         collectors.withLock { $0.append(collector) }
     }
 
-    /// The Prometheus text exposition format (version 0.0.4) of every series, process metrics included.
-    package func exposition() -> String {
+    /// The Prometheus text exposition format (version 0.0.4) of every series, with the process metrics unless
+    /// `includingProcess` is false (they read /proc: CPU, memory and every open descriptor).
+    package func exposition(includingProcess: Bool = true) -> String {
         guard isEnabled else { return "" }
         for collector in collectors.withLock({ $0 }) { collector(self) }
         var text = registry.emitToString()
-        ProcessMetrics.read().render(into: &text)
+        if includingProcess { ProcessMetrics.read().render(into: &text) }
         return text
     }
 }

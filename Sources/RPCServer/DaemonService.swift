@@ -93,7 +93,7 @@ package struct DaemonService: RPCTypedService {
     /// event it may subscribe to, with how many of those (fingerprints stay those of the whole service).
     private func info(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
         let access = registry.access
-        let samples = statistics.snapshot()
+        let samples = statistics.snapshot(includingProcess: false)
         // `rpcd_calls_total` counts calls once answered, with their outcome; `calls.total` counts them once
         // routed, as it always has, so the calls still in flight are added.
         let answered = samples.sum(RPCMetricFamily.calls.name)
