@@ -86,6 +86,12 @@ package struct TopScreen {
         lines.append(row(
             ["PEER (heaviest first)", "HELD KB", "CONNS", "CALLS/S", "of \(Self.bytes(budget?["limit"]?.doubleValue ?? 0))"],
             [-28, 10, 7, 10, 19]))
+        if current["peers"] == nil {
+            // rpcd names peers to administrators only (docs/SECURITY.md): the others see the aggregate.
+            lines.append(
+                "  \(budget?["peers"]?.intValue ?? 0) peers, the heaviest holds "
+                    + "\(Self.fixed((budget?["largest_peer_bytes"]?.doubleValue ?? 0) / 1000, 1)) KB (names: administrators only)")
+        }
         let peers = (current["peers"]?.arrayValue ?? []).sorted {
             ($0["buffered_bytes"]?.doubleValue ?? 0) > ($1["buffered_bytes"]?.doubleValue ?? 0)
         }

@@ -89,7 +89,7 @@ package final class RPCRouter: Sendable {
         switch message {
         case .failure(let error):
             // A message answered with an error is a call answered with an error, counted under a fixed label.
-            context.registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
+            context.registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
             var buffer = ByteBuffer()
@@ -121,7 +121,7 @@ private struct DispatchContext {
         let request: RPCRequest
         switch entry {
         case .invalid(let id, let error):
-            registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
+            registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(error, id: id, into: &buffer)
             return completion(buffer)
@@ -131,7 +131,7 @@ private struct DispatchContext {
         guard let route = registry.route(for: request.method) else {
             // Counted under a fixed label: a name a peer made up never becomes a series.
             let error = registry.missingRouteError(for: request.method)
-            registry.metrics?.unknownMethod?.failed(code: error.code, after: nil)
+            registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
             guard let id = request.id else { return completion(nil) }
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(error, id: id, into: &buffer)

@@ -1,6 +1,6 @@
 import NIOCore
-import Prometheus
 import RPCCore
+import RPCMetrics
 import RPCWire
 
 /// How `ChargedOutput` puts a connection's replies and events on the wire.
@@ -61,12 +61,12 @@ final class ChargedOutput {
     private(set) var flushPending = false
 
     /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
-    private let sent: Counter?
+    private let sent: RPCCounter?
 
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
 
-    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: Counter? = nil) {
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: RPCCounter? = nil) {
         self.account = account
         self.framing = framing
         self.sent = sent
@@ -83,7 +83,7 @@ final class ChargedOutput {
             return false
         }
         flushPending = true
-        sent?.increment(by: Int64(bytes))
+        sent?.increment(by: bytes)
         if framing == .messages {
             if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
             heldBackMessage = payload

@@ -1,0 +1,66 @@
+import Synchronization
+
+/// A histogram of durations with fixed buckets: one relaxed atomic per bucket and one for the sum, so that
+/// recording is two adds and no lock, and reading (`snapshot`) is a load per bucket. Thread-safe.
+///
+/// Buckets hold the observations up to their bound and above the one before (the exposition makes them
+/// cumulative); the count is their total, so `_count` always equals the `+Inf` bucket.
+package final class RPCDurationHistogram: @unchecked Sendable {
+    /// The upper bounds, in nanoseconds, ascending.
+    package let bounds: [Int64]
+    /// `bounds.count + 1` counters, the last for what is above every bound. Allocated once, never moved:
+    /// `Atomic` needs a stable address (unchecked Sendable: only atomics are reached through it).
+    private let counts: UnsafeMutablePointer<Atomic<Int>>
+    private let sumNanoseconds = Atomic<Int>(0)
+
+    package init(buckets: [Duration]) {
+        bounds = buckets.map(Self.nanoseconds).sorted()
+        counts = .allocate(capacity: bounds.count + 1)
+        for index in 0...bounds.count { (counts + index).initialize(to: Atomic(0)) }
+    }
+
+    deinit {
+        counts.deinitialize(count: bounds.count + 1)
+        counts.deallocate()
+    }
+
+    package func record(_ duration: Duration) {
+        let nanoseconds = Self.nanoseconds(duration)
+        var index = 0
+        while index < bounds.count, nanoseconds > bounds[index] { index += 1 }
+        counts[index].wrappingAdd(1, ordering: .relaxed)
+        sumNanoseconds.wrappingAdd(Int(nanoseconds), ordering: .relaxed)
+    }
+
+    /// The histogram now: read bucket by bucket while calls go on, so a call recorded meanwhile may be in one
+    /// figure and not yet in another (as in any scrape).
+    package struct Snapshot: Sendable, Equatable {
+        /// `(bound in seconds, observations up to it)`, cumulative, without `+Inf` (that is `count`).
+        package var buckets: [(bound: Double, count: Int)]
+        package var count: Int
+        package var sumSeconds: Double
+
+        package static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.count == rhs.count && lhs.sumSeconds == rhs.sumSeconds
+                && lhs.buckets.elementsEqual(rhs.buckets) { $0.bound == $1.bound && $0.count == $1.count }
+        }
+    }
+
+    package var snapshot: Snapshot {
+        var buckets: [(bound: Double, count: Int)] = []
+        buckets.reserveCapacity(bounds.count)
+        var total = 0
+        for (index, bound) in bounds.enumerated() {
+            total += counts[index].load(ordering: .relaxed)
+            buckets.append((Double(bound) / 1e9, total))
+        }
+        total += counts[bounds.count].load(ordering: .relaxed)
+        return Snapshot(
+            buckets: buckets, count: total, sumSeconds: Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9)
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+    }
+}
