@@ -49,7 +49,7 @@ package struct ProcessMetrics: Sendable {
         for (family, value) in values {
             guard let value else { continue }
             RPCMetricRegistry.header(family, into: &text)
-            RPCMetricRegistry.sample(family.name, [], "\(value)", into: &text)
+            RPCMetricRegistry.sample(family.name, value, into: &text)
         }
     }
 

@@ -8,6 +8,8 @@ import Synchronization
 package final class RPCDurationHistogram: @unchecked Sendable {
     /// The upper bounds, in nanoseconds, ascending.
     package let bounds: [Int64]
+    /// The bounds as the exposition's `le` values (seconds in decimal), made once.
+    package let boundLabels: [String]
     /// `bounds.count + 1` counters, the last for what is above every bound. Allocated once, never moved:
     /// `Atomic` needs a stable address (unchecked Sendable: only atomics are reached through it).
     private let counts: UnsafeMutablePointer<Atomic<Int>>
@@ -15,6 +17,7 @@ package final class RPCDurationHistogram: @unchecked Sendable {
 
     package init(buckets: [Duration]) {
         bounds = buckets.map(Self.nanoseconds).sorted()
+        boundLabels = bounds.map(Self.seconds)
         counts = .allocate(capacity: bounds.count + 1)
         for index in 0...bounds.count { (counts + index).initialize(to: Atomic(0)) }
     }
@@ -57,6 +60,16 @@ package final class RPCDurationHistogram: @unchecked Sendable {
         total += counts[bounds.count].load(ordering: .relaxed)
         return Snapshot(
             buckets: buckets, count: total, sumSeconds: Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9)
+    }
+
+    /// A bound in nanoseconds as seconds in decimal (`0.00001`, `2.5`, `10`): exact, no exponent.
+    static func seconds(_ nanoseconds: Int64) -> String {
+        let whole = nanoseconds / 1_000_000_000
+        var fraction = String(nanoseconds % 1_000_000_000)
+        guard fraction != "0" else { return "\(whole)" }
+        fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return "\(whole).\(fraction)"
     }
 
     private static func nanoseconds(_ duration: Duration) -> Int64 {

@@ -126,6 +126,7 @@ package final class RPCMetrics: Sendable {
         guard isEnabled else { return "" }
         for collector in collectors.withLock({ $0 }) { collector(self) }
         var text = ""
+        text.reserveCapacity(1 << 16)
         registry.write(RPCMetricFamily.all, into: &text)
         if includingProcess { ProcessMetrics.read().render(into: &text) }
         text += libraries.emitToString()

@@ -105,6 +105,15 @@ final class RPCMetricsTests: XCTestCase {
         XCTAssertEqual(samples.sum("rpcd_received_bytes_total"), 300)
     }
 
+    /// Label values are escaped as the text format asks (a Unix socket's path may hold anything).
+    func testLabelValuesAreEscaped() {
+        let metrics = RPCMetrics()
+        metrics.listener("/run/a\"b\\c\nd.sock", tls: false).accepted.increment()
+        let text = metrics.exposition(includingProcess: false)
+        XCTAssertTrue(text.contains(#"rpcd_connections_accepted_total{listener="/run/a\"b\\c\nd.sock"} 1"#), text)
+        XCTAssertEqual(RPCMetricSamples(exposition: text).sum("rpcd_connections_accepted_total", ["listener": "/run/a\"b\\c\nd.sock"]), 1)
+    }
+
     /// A method declared again (a reload) counts on in the same series, with the codes it now documents.
     func testAMethodDeclaredAgainKeepsItsSeries() {
         let metrics = RPCMetrics()
