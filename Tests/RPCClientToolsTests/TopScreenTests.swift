@@ -48,6 +48,18 @@ final class TopScreenTests: XCTestCase {
         XCTAssertTrue(lines.allSatisfy { $0.count <= 80 })
     }
 
+    /// With `Metrics=no` rpcd still counts calls (rates are shown) but times none.
+    func testMetricsOffShowsRatesWithoutQuantiles() throws {
+        guard case .object(var before) = snapshot(calls: 10, okCalls: 10, buckets: [], peers: []),
+              case .object(var after) = snapshot(calls: 30, okCalls: 30, buckets: [], peers: []) else { return XCTFail() }
+        before["metrics"] = false
+        after["metrics"] = false
+        let screen = TopScreen(previous: .object(before), current: .object(after), interval: 1)
+        XCTAssertEqual(screen.methodRows().first?.callsPerSecond, 20)
+        XCTAssertNil(screen.methodRows().first?.p99)
+        XCTAssertTrue(screen.lines.contains("metrics are off (Metrics=no): calls are counted, not timed (no p50, p99)"))
+    }
+
     func testNoCallsNoQuantile() {
         let same = snapshot(calls: 5, okCalls: 5, buckets: [(0.001, 5)], peers: [])
         XCTAssertNil(TopScreen(previous: same, current: same, interval: 1).methodRows().first?.p50)
