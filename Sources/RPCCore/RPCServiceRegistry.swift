@@ -8,8 +8,9 @@ import RPCProtocol
 /// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
 /// registry they were routed through. Building one validates names; lookups are a single dictionary access.
 package final class RPCServiceRegistry: Sendable {
-    /// Where a full method name leads.
-    package struct Route: Sendable {
+    /// Where a full method name leads. A class: a lookup hands out one reference, not a copy of every field
+    /// (the descriptor alone holds several), on every call's path.
+    package final class Route: Sendable {
         package let serviceName: String
         package let service: any RPCService
         package let methodIndex: Int
@@ -17,6 +18,14 @@ package final class RPCServiceRegistry: Sendable {
         /// The method's series (nil: a registry built without metrics), resolved once here so
         /// that a call looks nothing up.
         package let metrics: RPCMethodMetrics?
+
+        init(serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor, metrics: RPCMethodMetrics?) {
+            self.serviceName = serviceName
+            self.service = service
+            self.methodIndex = methodIndex
+            self.method = method
+            self.metrics = metrics
+        }
     }
 
     /// Where a full event name (`kv.changed`) leads.

@@ -16,7 +16,8 @@ package final class RPCDurationHistogram: @unchecked Sendable {
     private let sumNanoseconds = Atomic<Int>(0)
 
     package init(buckets: [Duration]) {
-        bounds = buckets.map(Self.nanoseconds).sorted()
+        bounds = buckets.map(Self.nanoseconds)
+        precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "bucket bounds must ascend")
         boundLabels = bounds.map(Self.seconds)
         counts = .allocate(capacity: bounds.count + 1)
         for index in 0...bounds.count { (counts + index).initialize(to: Atomic(0)) }
@@ -28,7 +29,13 @@ package final class RPCDurationHistogram: @unchecked Sendable {
     }
 
     package func record(_ duration: Duration) {
-        let nanoseconds = Self.nanoseconds(duration)
+        record(nanoseconds: Self.nanoseconds(duration))
+    }
+
+    /// Records one duration given in nanoseconds (what the router measures: converting a `Duration` divides
+    /// 128-bit integers).
+    package func record(nanoseconds: Int64) {
+        let nanoseconds = max(0, nanoseconds)
         var index = 0
         while index < bounds.count, nanoseconds > bounds[index] { index += 1 }
         counts[index].wrappingAdd(1, ordering: .relaxed)
@@ -41,10 +48,12 @@ package final class RPCDurationHistogram: @unchecked Sendable {
         /// `(bound in seconds, observations up to it)`, cumulative, without `+Inf` (that is `count`).
         package var buckets: [(bound: Double, count: Int)]
         package var count: Int
-        package var sumSeconds: Double
+        package var sumNanoseconds: Int64
+
+        package var sumSeconds: Double { Double(sumNanoseconds) / 1e9 }
 
         package static func == (lhs: Self, rhs: Self) -> Bool {
-            lhs.count == rhs.count && lhs.sumSeconds == rhs.sumSeconds
+            lhs.count == rhs.count && lhs.sumNanoseconds == rhs.sumNanoseconds
                 && lhs.buckets.elementsEqual(rhs.buckets) { $0.bound == $1.bound && $0.count == $1.count }
         }
     }
@@ -59,16 +68,16 @@ package final class RPCDurationHistogram: @unchecked Sendable {
         }
         total += counts[bounds.count].load(ordering: .relaxed)
         return Snapshot(
-            buckets: buckets, count: total, sumSeconds: Double(sumNanoseconds.load(ordering: .relaxed)) / 1e9)
+            buckets: buckets, count: total, sumNanoseconds: Int64(sumNanoseconds.load(ordering: .relaxed)))
     }
 
-    /// A bound in nanoseconds as seconds in decimal (`0.00001`, `2.5`, `10`): exact, no exponent.
+    /// Nanoseconds as seconds in decimal, exact and without an exponent, as swift-prometheus wrote its bounds
+    /// (`0.00001`, `2.5`, `1.0`): the bounds' `le` values and the sum.
     static func seconds(_ nanoseconds: Int64) -> String {
         let whole = nanoseconds / 1_000_000_000
         var fraction = String(nanoseconds % 1_000_000_000)
-        guard fraction != "0" else { return "\(whole)" }
         fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
-        while fraction.hasSuffix("0") { fraction.removeLast() }
+        while fraction.count > 1, fraction.hasSuffix("0") { fraction.removeLast() }
         return "\(whole).\(fraction)"
     }
 

@@ -66,24 +66,37 @@ package final class RPCMethodMetrics: Sendable {
         failure(RPCError.Code.accessDenied).increment()
     }
 
-    /// A call was routed to the method.
+    /// A call was routed to the method and may answer later: it is in flight until `ended`. (A call answered
+    /// at once, before anything else could look, is never counted in flight.)
     package func started() {
         inFlight.calls.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// A call answered with its result after `elapsed`.
-    package func succeeded(after elapsed: Duration) {
+    /// A call counted by `started` was answered.
+    package func ended() {
         inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// A call answered with its result after `nanoseconds`.
+    package func succeeded(nanoseconds: Int64) {
+        ok?.increment()
+        duration?.record(nanoseconds: nanoseconds)
+    }
+
+    package func succeeded(after elapsed: Duration) {
         ok?.increment()
         duration?.record(elapsed)
     }
 
+    /// A call answered with the error `code` after `nanoseconds`.
+    package func failed(code: Int, nanoseconds: Int64) {
+        duration?.record(nanoseconds: nanoseconds)
+        failure(code).increment()
+    }
+
     /// A call answered with the error `code` after `elapsed` (nil: it never ran, as a refused call).
     package func failed(code: Int, after elapsed: Duration?) {
-        if let elapsed {
-            inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
-            duration?.record(elapsed)
-        }
+        if let elapsed { duration?.record(elapsed) }
         failure(code).increment()
     }
 

@@ -28,7 +28,7 @@ extension RPCMetricRegistry {
                     }
                     text += bucket + "+Inf\"} " + String(snapshot.count) + "\n"
                     text += family.name + "_sum" + (labels.isEmpty ? "" : "{" + labels + "}") + " "
-                        + String(snapshot.sumSeconds) + "\n"
+                        + RPCDurationHistogram.seconds(snapshot.sumNanoseconds) + "\n"
                     Self.line(family.name + "_count", labels, snapshot.count, into: &text)
                 }
             }

@@ -1,3 +1,4 @@
+import JSONRPC
 import NIOCore
 import RPCCore
 import RPCMetrics
@@ -62,6 +63,8 @@ final class ChargedOutput {
 
     /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
     private let sent: RPCCounter?
+    /// Bytes written since the last flush, added to `sent` by the flush: one atomic add per burst.
+    private var uncounted = 0
 
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
@@ -83,7 +86,7 @@ final class ChargedOutput {
             return false
         }
         flushPending = true
-        sent?.increment(by: bytes)
+        uncounted += bytes
         if framing == .messages {
             if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
             heldBackMessage = payload
@@ -103,10 +106,35 @@ final class ChargedOutput {
         return true
     }
 
+    /// Writes one reply as `write(_:to:force:)` does; a small result (every reply of a call answered at once,
+    /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its length, without a
+    /// buffer of its own.
+    func write(_ reply: RPCReply, to context: ChannelHandlerContext) -> Bool {
+        guard framing == .lengthPrefixed, let length = reply.knownLength,
+              length <= LengthPrefixedFrameEncoder.defaultCoalescingLimit else {
+            return write(reply.serialized, to: context, force: false)
+        }
+        let bytes = framing.overhead + length
+        guard account.charge(bytes) else { return false }
+        flushPending = true
+        uncounted += bytes
+        pendingCharge += bytes
+        if pending == nil {
+            pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+        }
+        pending!.writeInteger(UInt32(length), endianness: .big)
+        reply.write(into: &pending!)
+        return true
+    }
+
     /// Sends what was written; the account gets it back once the socket has taken it.
     func flush(_ context: ChannelHandlerContext) {
         guard flushPending else { return }
         flushPending = false
+        if uncounted > 0 {
+            sent?.increment(by: uncounted)
+            uncounted = 0
+        }
         handOverPending(context)
         context.flush()
     }
@@ -130,5 +158,6 @@ final class ChargedOutput {
         pending = nil
         pendingCharge = 0
         flushPending = false
+        uncounted = 0
     }
 }

@@ -8,12 +8,15 @@ final class RPCMetricsTests: XCTestCase {
         let metrics = RPCMetrics()
         let add = metrics.method(service: "calc", method: "add", documentedCodes: [1001])
         add.started()
+        add.ended()
         add.succeeded(after: .microseconds(30))
         add.started()
+        add.ended()
         add.failed(code: RPCError.Code.invalidParams, after: .milliseconds(2))
         add.started()
+        add.ended()
         add.failed(code: 1001, after: .milliseconds(2))
-        add.started()
+        // Answered at once (a built-in method): never in flight.
         add.failed(code: 77, after: .milliseconds(2))
         add.refused()
         let samples = RPCMetricSamples(exposition: metrics.exposition())
@@ -28,6 +31,37 @@ final class RPCMetricsTests: XCTestCase {
         XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_count", labels), 4, "refused calls never ran")
         XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_bucket", labels.merging(["le": "0.00005"]) { $1 }), 1)
         XCTAssertEqual(samples.sum("rpcd_calls_in_flight"), 0)
+    }
+
+    /// The lock-free histogram writes what swift-prometheus' did: cumulative buckets with bounds as plain
+    /// decimals, `+Inf`, the sum in seconds and the count, under one `# TYPE` for every method.
+    func testDurationsAreRenderedAsAPrometheusHistogram() throws {
+        let metrics = RPCMetrics()
+        let add = try XCTUnwrap(metrics.method(service: "calc", method: "add", documentedCodes: []))
+        _ = metrics.method(service: "calc", method: "sub", documentedCodes: [])
+        add.succeeded(after: .microseconds(10))
+        add.succeeded(after: .microseconds(11))
+        add.succeeded(after: .milliseconds(2500))
+        add.succeeded(after: .seconds(11))
+        let text = metrics.exposition(includingProcess: false)
+        XCTAssertEqual(text.components(separatedBy: "# TYPE rpcd_call_duration_seconds histogram\n").count, 2)
+        for line in [
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="0.00001"} 1"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="0.000025"} 2"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="2.5"} 3"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="1.0"} 2"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="10.0"} 3"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="+Inf"} 4"#,
+            #"rpcd_call_duration_seconds_sum{service="calc",method="add"} 13.500021"#,
+            #"rpcd_call_duration_seconds_count{service="calc",method="add"} 4"#,
+            #"rpcd_call_duration_seconds_count{service="calc",method="sub"} 0"#,
+        ] {
+            XCTAssertTrue(text.contains(line + "\n"), line)
+        }
+        XCTAssertNotNil(metrics.method(service: "calc", method: "add", documentedCodes: []))
+        XCTAssertEqual(
+            metrics.exposition(includingProcess: false).components(separatedBy: #"_count{service="calc",method="add"} 4"#).count, 2,
+            "a reloaded registry's method finds its histogram")
     }
 
     func testEveryExportedFamilyIsInTheCatalogue() throws {
@@ -49,6 +83,7 @@ final class RPCMetricsTests: XCTestCase {
         let metrics = RPCMetrics(enabled: false)
         let add = metrics.method(service: "calc", method: "add", documentedCodes: [])
         add.started()
+        add.ended()
         add.succeeded(after: .microseconds(30))
         metrics.listener("127.0.0.1:7390", tls: false).accepted.increment()
         XCTAssertEqual(metrics.exposition(), "")
@@ -64,9 +99,11 @@ final class RPCMetricsTests: XCTestCase {
         let add = metrics.method(service: "calc", method: "add", documentedCodes: [])
         for elapsed in [Duration.microseconds(5), .microseconds(30), .milliseconds(3), .seconds(20)] {
             add.started()
+            add.ended()
             add.succeeded(after: elapsed)
         }
         add.started()
+        add.ended()
         add.failed(code: RPCError.Code.callCancelled, after: .milliseconds(1))
         add.started()
         let listener = metrics.listener("127.0.0.1:7390", tls: true)
@@ -118,7 +155,6 @@ final class RPCMetricsTests: XCTestCase {
     func testAMethodDeclaredAgainKeepsItsSeries() {
         let metrics = RPCMetrics()
         let first = metrics.method(service: "calc", method: "add", documentedCodes: [])
-        first.started()
         first.succeeded(after: .microseconds(1))
         let again = metrics.method(service: "calc", method: "add", documentedCodes: [1001])
         XCTAssertTrue(first === again)

@@ -403,10 +403,12 @@ class SystemdTests(unittest.TestCase):
             polls = []
 
             def routed():
-                # Each rpcd.info poll is a call too: subtract them.
-                polls.append(1)
+                # Each earlier rpcd.info poll is a call too: subtract them. This one is answered at once (never in
+                # flight), so it is not counted until answered.
                 info = json.loads(self.rpcctl("info", "--json").stdout)
-                return info["calls"]["total"] - len(polls) >= 20
+                routed = info["calls"]["total"] - len(polls)
+                polls.append(1)
+                return routed >= 20
 
             self.ns.wait_for(routed, timeout=10, what="the 20 calls to be in flight")
             stop_started = time.monotonic()
