@@ -4,7 +4,7 @@ import Synchronization
 
 /// The series of one declared method, made when the registry that routes to it is built (and found again, not
 /// made twice, when a reload builds the next one): a call increments a counter and records its duration, and
-/// looks nothing up by name. Thread-safe; the counters are atomics, the histogram takes its own short lock.
+/// looks nothing up by name. Thread-safe and lock-free: counters and histogram (`RPCDurationHistogram`) are atomics.
 ///
 /// The outcome label is `ok` or an error code, and codes are bounded: rpcd's own (`RPCError.Code`) and those the
 /// method documents keep their number, anything else a module answers is `other`. The error series are made on
@@ -16,7 +16,7 @@ package final class RPCMethodMetrics: Sendable {
     private let documentedCodes: Set<Int>
     /// Nil for the fixed labels of calls that route nowhere: they never succeed, run or get refused.
     private let ok: Counter?
-    private let duration: DurationHistogram?
+    private let duration: RPCDurationHistogram?
     private let inFlight: RPCInFlightCount
     /// Refusals by the access rules, of the method's service (one series per service, shared by its methods).
     private let denied: Counter?
@@ -33,25 +33,23 @@ package final class RPCMethodMetrics: Sendable {
 
     init(
         registry: PrometheusCollectorRegistry, service: String, method: String, inFlight: RPCInFlightCount, documentedCodes: Set<Int>,
-        routed: Bool = true
+        duration: RPCDurationHistogram? = nil
     ) {
         self.registry = registry
         self.service = service
         self.method = method
         self.documentedCodes = documentedCodes
         self.inFlight = inFlight
-        guard routed else {
+        // Without a histogram, the fixed labels of calls that route nowhere: they never succeed, run or get refused.
+        self.duration = duration
+        guard duration != nil else {
             ok = nil
-            duration = nil
             denied = nil
             return
         }
         ok = registry.makeCounter(
             name: RPCMetricFamily.calls.name, labels: [("service", service), ("method", method), ("outcome", "ok")],
             help: RPCMetricFamily.calls.help)
-        duration = registry.makeDurationHistogram(
-            name: RPCMetricFamily.callDuration.name, labels: [("service", service), ("method", method)],
-            buckets: Self.buckets, help: RPCMetricFamily.callDuration.help)
         denied = registry.makeCounter(
             name: RPCMetricFamily.accessDenied.name, labels: [("service", service)], help: RPCMetricFamily.accessDenied.help)
     }
@@ -75,7 +73,8 @@ package final class RPCMethodMetrics: Sendable {
 
     /// A call answered with its result after `nanoseconds`.
     package func succeeded(nanoseconds: Int64) {
-        succeeded(after: .nanoseconds(nanoseconds))
+        ok?.increment()
+        duration?.record(nanoseconds: nanoseconds)
     }
 
     package func succeeded(after elapsed: Duration) {
@@ -85,7 +84,8 @@ package final class RPCMethodMetrics: Sendable {
 
     /// A call answered with the error `code` after `nanoseconds`.
     package func failed(code: Int, nanoseconds: Int64) {
-        failed(code: code, after: .nanoseconds(nanoseconds))
+        duration?.record(nanoseconds: nanoseconds)
+        failure(code).increment()
     }
 
     /// A call answered with the error `code` after `elapsed` (nil: it never ran, as a refused call).

@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Series are made where the configuration declares what they count (a listener bound, a method registered, an
 /// event declared), never per call: the hot path holds its handles (`RPCMethodMetrics`) and only increments.
-/// Thread-safe; making a series takes the registry's lock, recording does not (histograms take their own).
+/// Thread-safe; making a series takes the registry's lock, recording takes none.
 ///
 /// Disabled (`Metrics=no`), nothing is made or recorded: `method(service:method:)` returns nil and the other
 /// makers return handles that the registry does not export.
@@ -23,6 +23,9 @@ package final class RPCMetrics: Sendable {
     package let unknownMethod: RPCMethodMetrics?
     package let invalidMessage: RPCMethodMetrics?
     package let inFlight = RPCInFlightCount()
+    /// `rpcd_call_duration_seconds`, one per method, in the order made (rendered by `exposition`, not the
+    /// registry: `RPCDurationHistogram` says why); found again by a reloaded registry's method.
+    private let durations = Mutex<(order: [RPCDurationHistogram], byLabels: [String: RPCDurationHistogram])>(([], [:]))
 
     package init(enabled: Bool = true) {
         let registry = PrometheusCollectorRegistry()
@@ -30,11 +33,9 @@ package final class RPCMetrics: Sendable {
         self.isEnabled = enabled
         if enabled {
             unknownMethod = RPCMethodMetrics(
-                registry: registry, service: Self.unknown, method: Self.unknown, inFlight: inFlight, documentedCodes: [],
-                routed: false)
+                registry: registry, service: Self.unknown, method: Self.unknown, inFlight: inFlight, documentedCodes: [])
             invalidMessage = RPCMethodMetrics(
-                registry: registry, service: Self.none, method: Self.invalid, inFlight: inFlight, documentedCodes: [],
-                routed: false)
+                registry: registry, service: Self.none, method: Self.invalid, inFlight: inFlight, documentedCodes: [])
             registry.makeGauge(
                 name: RPCMetricFamily.buildInfo.name,
                 labels: [("version", RPCDaemonVersion.version), ("protocol", "\(RPCDaemonVersion.protocolVersion)")],
@@ -65,8 +66,16 @@ package final class RPCMetrics: Sendable {
     /// The handles of one declared method; nil when metrics are off.
     package func method(service: String, method: String, documentedCodes: Set<Int>) -> RPCMethodMetrics? {
         guard isEnabled else { return nil }
+        let made = RPCDurationHistogram(labels: [("service", service), ("method", method)], buckets: RPCMethodMetrics.buckets)
+        let duration = durations.withLock { durations in
+            if let existing = durations.byLabels[made.labels] { return existing }
+            durations.order.append(made)
+            durations.byLabels[made.labels] = made
+            return made
+        }
         return RPCMethodMetrics(
-            registry: registry, service: service, method: method, inFlight: inFlight, documentedCodes: documentedCodes)
+            registry: registry, service: service, method: method, inFlight: inFlight, documentedCodes: documentedCodes,
+            duration: duration)
     }
 
     /// Exports a count kept elsewhere (an atomic that a component needs to read itself) as the counter
@@ -120,6 +129,12 @@ package final class RPCMetrics: Sendable {
         guard isEnabled else { return "" }
         for collector in collectors.withLock({ $0 }) { collector(self) }
         var text = registry.emitToString()
+        let durations = durations.withLock { $0.order }
+        if !durations.isEmpty {
+            let family = RPCMetricFamily.callDuration
+            text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) histogram\n"
+            for duration in durations { duration.render(family.name, into: &text) }
+        }
         if includingProcess { ProcessMetrics.read().render(into: &text) }
         return text
     }

@@ -33,6 +33,37 @@ final class RPCMetricsTests: XCTestCase {
         XCTAssertEqual(samples.sum("rpcd_calls_in_flight"), 0)
     }
 
+    /// The lock-free histogram writes what swift-prometheus' did: cumulative buckets with bounds as plain
+    /// decimals, `+Inf`, the sum in seconds and the count, under one `# TYPE` for every method.
+    func testDurationsAreRenderedAsAPrometheusHistogram() throws {
+        let metrics = RPCMetrics()
+        let add = try XCTUnwrap(metrics.method(service: "calc", method: "add", documentedCodes: []))
+        _ = metrics.method(service: "calc", method: "sub", documentedCodes: [])
+        add.succeeded(after: .microseconds(10))
+        add.succeeded(after: .microseconds(11))
+        add.succeeded(after: .milliseconds(2500))
+        add.succeeded(after: .seconds(11))
+        let text = metrics.exposition(includingProcess: false)
+        XCTAssertEqual(text.components(separatedBy: "# TYPE rpcd_call_duration_seconds histogram\n").count, 2)
+        for line in [
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="0.00001"} 1"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="0.000025"} 2"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="2.5"} 3"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="1.0"} 2"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="10.0"} 3"#,
+            #"rpcd_call_duration_seconds_bucket{service="calc",method="add",le="+Inf"} 4"#,
+            #"rpcd_call_duration_seconds_sum{service="calc",method="add"} 13.500021"#,
+            #"rpcd_call_duration_seconds_count{service="calc",method="add"} 4"#,
+            #"rpcd_call_duration_seconds_count{service="calc",method="sub"} 0"#,
+        ] {
+            XCTAssertTrue(text.contains(line + "\n"), line)
+        }
+        XCTAssertNotNil(metrics.method(service: "calc", method: "add", documentedCodes: []))
+        XCTAssertEqual(
+            metrics.exposition(includingProcess: false).components(separatedBy: #"_count{service="calc",method="add"} 4"#).count, 2,
+            "a reloaded registry's method finds its histogram")
+    }
+
     func testEveryExportedFamilyIsInTheCatalogue() throws {
         let metrics = RPCMetrics()
         _ = metrics.method(service: "calc", method: "add", documentedCodes: [])
