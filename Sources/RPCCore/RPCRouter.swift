@@ -176,7 +176,7 @@ private struct DispatchContext {
             registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
             return .answered(request.id.map { .error(error, id: $0) })
         }
-        guard registry.access.allows(connection.peer, service: route.serviceName, method: route.method) else {
+        guard route.access.allows(connection.peer) else {
             route.metrics?.refused()
             return .answered(deny(request))
         }

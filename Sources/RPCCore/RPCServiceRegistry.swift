@@ -18,13 +18,19 @@ package final class RPCServiceRegistry: Sendable {
         /// The method's series (nil: a registry built without metrics), resolved once here so
         /// that a call looks nothing up.
         package let metrics: RPCMethodMetrics?
+        /// Who may call the method, under the registry's `access`.
+        package let access: RPCAccessPolicy.MethodAccess
 
-        init(serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor, metrics: RPCMethodMetrics?) {
+        init(
+            serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor,
+            metrics: RPCMethodMetrics?, access: RPCAccessPolicy.MethodAccess
+        ) {
             self.serviceName = serviceName
             self.service = service
             self.methodIndex = methodIndex
             self.method = method
             self.metrics = metrics
+            self.access = access
         }
     }
 
@@ -73,7 +79,8 @@ package final class RPCServiceRegistry: Sendable {
                 routes[fullName] = Route(
                     serviceName: descriptor.name, service: service, methodIndex: index, method: method,
                     metrics: metrics?.method(
-                        service: descriptor.name, method: method.name, documentedCodes: Set(method.errors.map(\.code))))
+                        service: descriptor.name, method: method.name, documentedCodes: Set(method.errors.map(\.code))),
+                    access: access.access(service: descriptor.name, method: method))
             }
             for event in descriptor.events {
                 let fullName = descriptor.name + "." + event.name

@@ -77,12 +77,15 @@ final class ChargedOutput {
 
     /// Writes one frame, charged until the socket has taken it; false (nothing written) when the account
     /// cannot cover it. `force` charges what was charged already under another name (a queued event on its
-    /// way out) and cannot be refused.
-    func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool) -> Bool {
+    /// way out) and cannot be refused. `holding` is what the account holds already for what this frame
+    /// answers (its request's frame): it becomes part of the frame's charge, and whatever is left of it is
+    /// given back, written or not.
+    func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool, holding: Int = 0) -> Bool {
         let bytes = framing.overhead + payload.readableBytes
         if force {
             account.forceCharge(bytes)
-        } else if !account.charge(bytes) {
+            if holding > 0 { account.release(holding) }
+        } else if !charge(bytes, holding: holding) {
             return false
         }
         flushPending = true
@@ -109,13 +112,13 @@ final class ChargedOutput {
     /// Writes one reply as `write(_:to:force:)` does; a small result (every reply of a call answered at once,
     /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its length, without a
     /// buffer of its own.
-    func write(_ reply: RPCReply, to context: ChannelHandlerContext) -> Bool {
+    func write(_ reply: RPCReply, to context: ChannelHandlerContext, holding: Int) -> Bool {
         guard framing == .lengthPrefixed, let length = reply.knownLength,
               length <= LengthPrefixedFrameEncoder.defaultCoalescingLimit else {
-            return write(reply.serialized, to: context, force: false)
+            return write(reply.serialized, to: context, force: false, holding: holding)
         }
         let bytes = framing.overhead + length
-        guard account.charge(bytes) else { return false }
+        guard charge(bytes, holding: holding) else { return false }
         flushPending = true
         uncounted += bytes
         pendingCharge += bytes
@@ -124,6 +127,21 @@ final class ChargedOutput {
         }
         pending!.writeInteger(UInt32(length), endianness: .big)
         reply.write(into: &pending!)
+        return true
+    }
+
+    /// Charges `bytes`, of which the account holds `holding` already: one change to the account (what a call
+    /// holds moves to its reply), checked against the limits as giving back `holding` and charging `bytes`
+    /// would be. Refused, `holding` is given back all the same.
+    private func charge(_ bytes: Int, holding: Int) -> Bool {
+        if bytes > holding {
+            guard account.charge(bytes - holding) else {
+                if holding > 0 { account.release(holding) }
+                return false
+            }
+        } else if bytes < holding {
+            account.release(holding - bytes)
+        }
         return true
     }
 

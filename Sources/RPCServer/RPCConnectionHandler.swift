@@ -259,21 +259,31 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
+    /// A message's calls are answered: its slots are free, and what its frame holds of the account goes to the
+    /// reply (or back, when there is none).
     private func complete(weight: Int, charge: Int, reply: RPCReply?) {
         callsInFlight -= weight
-        account.release(charge)
-        guard let context else { return }  // the connection is gone; the reply has nowhere to go
-        if let reply = reply ?? (output.framing == .messages ? .serialized(ByteBuffer()) : nil) {
-            guard output.write(reply, to: context) else {
-                // Made already, and more than the peer may have held for it: ending the connection frees it.
-                connection.rateLimitedLogger?.notice(
-                    "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
-                    metadata: [LogField.limit: "\(account.shareLimit)"])
-                context.close(promise: nil)
-                return
-            }
-            if !phase.batchesFlushes { flushIfPending() }
+        guard let context else {  // the connection is gone; the reply has nowhere to go
+            account.release(charge)
+            return
         }
+        guard let reply = reply ?? (output.framing == .messages ? .serialized(ByteBuffer()) : nil) else {
+            account.release(charge)
+            return finishedCalls(context: context)
+        }
+        guard output.write(reply, to: context, holding: charge) else {
+            // Made already, and more than the peer may have held for it: ending the connection frees it.
+            connection.rateLimitedLogger?.notice(
+                "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
+                metadata: [LogField.limit: "\(account.shareLimit)"])
+            context.close(promise: nil)
+            return
+        }
+        if !phase.batchesFlushes { flushIfPending() }
+        finishedCalls(context: context)
+    }
+
+    private func finishedCalls(context: ChannelHandlerContext) {
         // With nothing waiting, a drain would do nothing: the reply is flushed above or at the end of the burst.
         if !waitingFrames.isEmpty || readHeld { drainWaitingFrames(context: context) }
         closeIfQuiescedAndQuiet()
