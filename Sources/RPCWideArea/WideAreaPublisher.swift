@@ -12,10 +12,15 @@ import Synchronization
 ///   succeeds only if nobody has it. If the name exists but its SRV record is this host's (left from a
 ///   previous run of this rpcd, killed before it could withdraw), it is taken back; otherwise the name
 ///   belongs to another host and the instance is renamed (`calc on h1 #2`), as on mDNS.
-/// - **Refreshing** re-sends the records every `refreshInterval` (half the TTL), with the prerequisite that
+/// - **Refreshing** re-sends the records every `refreshInterval` (half the lease), with the prerequisite that
 ///   this host's SRV record is still there. A server restarted without its journal, or records deleted
 ///   by hand, fail that prerequisite: the instance is claimed again. An unreachable server is retried
-///   after 1 s, doubling up to the refresh interval.
+///   after 1 s, doubling up to the refresh interval. Each refresh starts with the host's own records: its
+///   addresses and its lease (`WideAreaLease`, `lease` seconds from now), every update asking for an RFC 9664
+///   Update Lease as well.
+/// - **Sweeping**: after each refresh, the records of other hosts whose lease passed (killed, never back) are
+///   deleted (`WideAreaSweep`), guarded by their lease record as read, so a host that refreshed in between
+///   keeps them.
 /// - **Withdrawing** (a service gone after a reload, or `stop()`) deletes the records, again only if the
 ///   SRV record is still this host's, so rpcd never deletes another host's instance.
 ///
@@ -28,6 +33,8 @@ package final class WideAreaPublisher: Sendable {
         package var server: DNSServerAddress
         package var key: TSIGKey
         package var ttl: Int
+        /// Seconds a host's records stand without a refresh (`[WideArea] Lease=`, `WideAreaLease`).
+        package var lease: Int
         package var instanceName: DNSSDInstanceNameTemplate
         /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`).
         package var hostName: String
@@ -38,13 +45,14 @@ package final class WideAreaPublisher: Sendable {
         package var tlsPorts: Set<Int>
 
         package init(
-            domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, instanceName: DNSSDInstanceNameTemplate,
+            domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, lease: Int, instanceName: DNSSDInstanceNameTemplate,
             hostName: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
         ) {
             self.domain = domain
             self.server = server
             self.key = key
             self.ttl = ttl
+            self.lease = lease
             self.instanceName = instanceName
             self.hostName = hostName
             self.addresses = addresses
@@ -52,8 +60,9 @@ package final class WideAreaPublisher: Sendable {
             self.tlsPorts = tlsPorts
         }
 
-        /// Half the TTL, at least a second: records are re-sent well before a cache would drop them.
-        package var refreshInterval: Duration { .seconds(max(1, ttl / 2)) }
+        /// Half the lease, at least a second: a live host's lease always has half of it left, the margin for
+        /// a slow update and for clocks that disagree.
+        package var refreshInterval: Duration { .seconds(max(1, lease / 2)) }
     }
 
     private struct Shared {
@@ -74,6 +83,7 @@ package final class WideAreaPublisher: Sendable {
         }
         var instances: [String: Instance] = [:]
         var serverAnswering = true
+        var grantedLeaseLogged = false
     }
 
     package let configuration: Configuration
@@ -140,6 +150,7 @@ package final class WideAreaPublisher: Sendable {
             let (desired, stopping) = shared.withLock { ($0.desired, $0.stopping) }
             if stopping { break }
             let ok = reconcile(desired)
+            if ok { sweep() }
             let wait = ok ? configuration.refreshInterval : retry
             retry = ok ? .seconds(1) : min(retry * 2, configuration.refreshInterval)
             let (seconds, attoseconds) = wait.components
@@ -148,8 +159,8 @@ package final class WideAreaPublisher: Sendable {
         for (key, instance) in zone.instances where withdraw(instance) {
             zone.instances[key] = nil
         }
-        _ = send([], [.deleteRRSet(name: records.hostName(configuration.hostName), type: "A"),
-                      .deleteRRSet(name: records.hostName(configuration.hostName), type: "AAAA")], context: [:])
+        let host = records.hostName(configuration.hostName)
+        _ = send([], ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }, context: [:])
         let waiting = shared.withLock { shared in
             shared.finished = true
             defer { shared.stopped = [] }
@@ -174,9 +185,11 @@ package final class WideAreaPublisher: Sendable {
         }
         guard !wanted.isEmpty else { return ok }
         let host = records.hostName(configuration.hostName)
+        let lease = WideAreaLease(duration: configuration.lease, from: WideAreaLease.now())
         let hostChanges: [DNSChange] =
-            [.deleteRRSet(name: host, type: "A"), .deleteRRSet(name: host, type: "AAAA")]
+            ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }
             + records.addresses(host: configuration.hostName, configuration.addresses).map { .add($0) }
+            + [.add(records.lease(host: configuration.hostName, lease))]
         if send([], hostChanges, context: [:]) != .noError { ok = false }
         for (key, (advertisement, port)) in wanted.sorted(by: { $0.key < $1.key }) {
             if let instance = zone.instances[key] {
@@ -261,6 +274,25 @@ package final class WideAreaPublisher: Sendable {
         return false
     }
 
+    /// Deletes the records of other hosts whose lease passed (`WideAreaSweep`), asking the primary server
+    /// itself: a resolver's cache could hold a lease already refreshed. Nothing to do is the usual case; a
+    /// failed query waits for the next round.
+    private func sweep() {
+        let browser = WideAreaBrowser(domain: configuration.domain, client: DNSQueryClient(server: configuration.server))
+        guard let found = try? browser.scan(type: RPCAdvertisement.serviceType, addresses: false) else { return }
+        let now = WideAreaLease.now()
+        for expired in WideAreaSweep.expired(found, at: now, own: records.hostName(configuration.hostName), records: records) {
+            let (prerequisites, changes) = WideAreaSweep.removal(expired, records: records)
+            let metadata: Logger.Metadata = [
+                LogField.host: "\(expired.target)", LogField.leaseExpires: "\(expired.lease.expires)",
+            ]
+            // NXRRSET: the host refreshed its lease meanwhile, or another publisher swept it first.
+            if send(prerequisites, changes, context: metadata) == .noError {
+                logger.notice("Expired wide-area records removed", metadata: fields.merging(metadata) { $1 })
+            }
+        }
+    }
+
     private func context(_ advertisement: RPCAdvertisement, _ name: String) -> Logger.Metadata {
         [LogField.service: "\(advertisement.service)", LogField.instance: "\(name)"]
     }
@@ -270,7 +302,10 @@ package final class WideAreaPublisher: Sendable {
     private func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
         let answer: DNSUpdateClient.Answer
         do {
-            answer = try client.send(zone: configuration.domain, prerequisites: prerequisites, changes: changes)
+            // The RFC 9664 lease is asked for on what adds records; deletions need none.
+            let adds = changes.contains { if case .add = $0 { true } else { false } }
+            answer = try client.send(
+                zone: configuration.domain, prerequisites: prerequisites, changes: changes, lease: adds ? configuration.lease : nil)
         } catch {
             if zone.serverAnswering {
                 zone.serverAnswering = false
@@ -283,6 +318,10 @@ package final class WideAreaPublisher: Sendable {
         if !zone.serverAnswering {
             zone.serverAnswering = true
             logger.notice("Wide-area DNS server answers again", metadata: fields)
+        }
+        if let granted = answer.grantedLease, !zone.grantedLeaseLogged {
+            zone.grantedLeaseLogged = true
+            logger.info("Wide-area DNS server grants update leases", metadata: fields.merging([LogField.leaseSeconds: "\(granted)"]) { $1 })
         }
         let expected = answer.rcode == .noError || (!prerequisites.isEmpty && (answer.rcode == .yxDomain || answer.rcode == .nxRRSet))
         switch expected {

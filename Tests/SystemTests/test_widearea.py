@@ -32,6 +32,8 @@ BIN = os.path.abspath(os.environ.get("RPCD_BIN_DIR", os.path.join(ROOT, ".build"
 HANDLERS = os.path.join(ROOT, "config", "handlers.d")
 DOMAIN = "rpcd.test"
 TTL = 10
+# Short, so that the kill -9 part takes seconds: refreshed every 3 s, gone within 1.5 x 6 s of a kill.
+LEASE = 6
 WAIT = 20
 TOOLS = ["ip", "unshare", "nsenter", "named", "dig", "tsig-keygen"]
 
@@ -208,14 +210,38 @@ class WideAreaTest(unittest.TestCase):
             file.write(f"[Server]\nListen=0.0.0.0:7390\nListen=/run/rpcd/rpcd.sock\nLogCalls=yes\n"
                        f"[Avahi]\nEnabled=no\nInstanceName={instance_name}\n"
                        f"[WideArea]\nDomain={DOMAIN}\nServer={host.server}\nKeyFile={key or self.key}\nTTL={TTL}\n"
+                       f"Lease={LEASE}\n"
                        "[Access]\nAllowRead=local 10.53.0.0/16\n")
+        # The host's rpcd.log is appended to: each process reads its own part (`log`).
+        start = len(netns.read(os.path.join(host.directory, "rpcd.log")))
         process = host.spawn([os.path.join(BIN, "rpcd"), "--config", config, "--handlers-dir", HANDLERS,
                               "--module-dir", BIN], "rpcd.log")
         process.started = time.monotonic()
+        process.log_start = start
         return process
 
+    @staticmethod
+    def log(process):
+        """What this rpcd process logged (not the host's earlier ones)."""
+        return netns.read(process.log_path)[process.log_start:]
+
+    def browsed(self, service="calc"):
+        """The addresses `rpcctl browse --domain` offers from the client's subnet."""
+        result = self.c.run([os.path.join(BIN, "rpcctl"), "browse", service, "--domain", DOMAIN, "--dns-server",
+                             self.c.server, "--json", "--timeout", "5"], timeout=30)
+        return sorted(re.findall(r'"address":"([0-9.]+)"', result.stdout.replace(" ", "")))
+
+    def lease(self, host):
+        """The `expires=` of a host's lease record (docs/DISCOVERY.md, "Leases"), or None without one."""
+        records = self.dig(f"{host}.{DOMAIN}", "TXT")
+        if not records:
+            return None
+        match = re.fullmatch(rf'{host}\.{re.escape(DOMAIN)}\. {TTL} IN TXT "lease={LEASE}" "expires=(\d+)"', records[0])
+        self.assertIsNotNone(match, records)
+        return int(match.group(1))
+
     def calls_logged(self, process):
-        return netns.read(process.log_path).count("rpcd_method=calc.add")
+        return self.log(process).count("rpcd_method=calc.add")
 
     def test_two_subnets_publish_browse_fail_over_and_recover(self):
         measured = {"start": [], "stop": [], "restart-named": []}
@@ -296,19 +322,59 @@ class WideAreaTest(unittest.TestCase):
         rpcd2.send_signal(signal.SIGTERM)
         rpcd2.wait(timeout=10)
 
-        # -- kill -9: nothing withdraws; the server keeps the records (BIND has no update lease); the host
-        # takes them back when it starts again (same SRV), without renaming --
+        # -- kill -9 with no other rpcd publishing: nothing withdraws and nobody sweeps, so the records stay in
+        # the zone; clients stop offering the host the moment its lease passes --
+        measured.update({"kill-9 to ignored by clients": [], "kill-9 to gone": []})
+        self.assertIsNotNone(self.lease("h1"), "h1 keeps a lease")
         rpcd1.send_signal(signal.SIGKILL)
+        killed = time.monotonic()
         rpcd1.wait(timeout=10)
-        self.assertTrue(self.srv("calc on h1"))
+        expires = self.lease("h1")
+        offered = self.browsed()
+        if time.time() < expires:  # (a machine slow enough may take the whole lease to start rpcctl)
+            self.assertEqual(offered, ["10.53.1.2"], "offered while its lease runs")
+        wait_for(lambda: self.browsed() == [], 2 * LEASE, interval=0.1, what="clients to ignore h1 once its lease passed")
+        measured["kill-9 to ignored by clients"].append(time.monotonic() - killed)
+        self.assertGreaterEqual(time.time(), expires, "not before the lease's end")
+        self.assertTrue(self.srv("calc on h1"), "no other publisher: the records are still in the zone")
+
+        # -- the host starts again: it takes its records back (same SRV) without renaming --
         rpcd1 = self.start_rpcd(self.h1)
-        wait_for(lambda: "Service advertised in DNS" in netns.read(rpcd1.log_path), WAIT, what="h1 to publish again")
-        self.assertNotIn("collision", netns.read(rpcd1.log_path))
+        wait_for(lambda: "Service advertised in DNS" in self.log(rpcd1), WAIT, what="h1 to publish again")
+        self.assertNotIn("collision", self.log(rpcd1))
+        self.assertEqual(self.browsed(), ["10.53.1.2"])
+
+        # -- kill -9 while another rpcd publishes: h2 deletes h1's records once h1's lease passed (twice, for
+        # the figures); h2's own stay --
+        rpcd2 = self.start_rpcd(self.h2)
+        wait_for(lambda: self.srv("calc on h2"), WAIT, interval=0.05, what="h2's records")
+        for run in range(2):
+            if run:
+                rpcd1 = self.start_rpcd(self.h1)
+                wait_for(lambda: self.srv("calc on h1") and self.lease("h1"), WAIT, interval=0.05, what="h1's records again")
+            rpcd1.send_signal(signal.SIGKILL)
+            killed = time.monotonic()
+            rpcd1.wait(timeout=10)
+            wait_for(lambda: not self.srv("calc on h1"), 1.5 * LEASE + 3, interval=0.05, what="h1's records to be swept")
+            measured["kill-9 to gone"].append(time.monotonic() - killed)
+            self.assertEqual(self.dig(f"_rpcd._tcp.{DOMAIN}", "PTR"),
+                             sorted(f"_rpcd._tcp.{DOMAIN}. {TTL} IN PTR {service}\\032on\\032h2._rpcd._tcp.{DOMAIN}."
+                                    for service in ("calc", "echo", "kv", "sysinfo")), "only h2's instances are left")
+            self.assertEqual(self.dig(f"_calc._sub._rpcd._tcp.{DOMAIN}", "PTR"),
+                             [f"_calc._sub._rpcd._tcp.{DOMAIN}. {TTL} IN PTR calc\\032on\\032h2._rpcd._tcp.{DOMAIN}."])
+            self.assertEqual(self.dig(f"h1.{DOMAIN}", "A") + self.dig(f"h1.{DOMAIN}", "TXT"), [], "h1's address and lease too")
+            self.assertTrue(self.srv("calc on h2"))
+            self.assertEqual(self.browsed(), ["10.53.2.2"])
+        log = self.log(rpcd2)
+        self.assertEqual(log.count("Expired wide-area records removed"), 2, log)
+        self.assertIn(f"rpcd_host=h1.{DOMAIN}.", log)
+        rpcd2.send_signal(signal.SIGTERM)
+        self.assertEqual(rpcd2.wait(timeout=10), 0)
 
         # -- a wrong key: named refuses, rpcd logs it with the documented fields --
         rpcd2 = self.start_rpcd(self.h2, key=self.wrong_key)
-        wait_for(lambda: "Wide-area DNS update refused" in netns.read(rpcd2.log_path), WAIT, what="the refusal")
-        log = netns.read(rpcd2.log_path)
+        wait_for(lambda: "Wide-area DNS update refused" in self.log(rpcd2), WAIT, what="the refusal")
+        log = self.log(rpcd2)
         self.assertIn("rpcd_dns_rcode=NOTAUTH", log)
         self.assertIn("rpcd_tsig_error=BADSIG", log)
         self.assertIn("rpcd_tsig_key=rpcd-update", log)
