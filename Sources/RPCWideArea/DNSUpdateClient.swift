@@ -81,7 +81,7 @@ package struct DNSUpdateClient: Sendable {
         // An answer that changes what rpcd does next (applied, name taken, records gone) is believed only when
         // its signature verifies, so nobody on the path can forge one. Refusals may come unsigned: believing a
         // forged one costs a retry.
-        if [.noError, .yxDomain, .nxRRSet, DNSResponseCode(7)].contains(rcode) {
+        if [.noError, .yxDomain, .yxRRSet, .nxRRSet].contains(rcode) {
             let mac = ldns_pkt_tsig(packet).flatMap { ldns_rr_rdf($0, 3) }
             guard ldns_pkt_tsig_verify(answer, wire, wireSize, key.name, key.secret, mac) != 0 else {
                 throw Failure(description: "the answer from \(server) is not signed with the key '\(key.name)'; ignored")
@@ -147,6 +147,8 @@ package struct DNSUpdateClient: Sendable {
             case .recordExists(let record):
                 rr = try Self.record(record)
                 ldns_rr_set_ttl(rr, 0)
+            case .recordSetAbsent(let name, let type):
+                rr = try Self.emptyRecord(name: name, type: ldns_get_rr_type_by_name(type), class: LDNS_RR_CLASS_NONE)
             }
             ldns_rr_list_push_rr(prerequisiteList, rr)
         }

@@ -8,6 +8,10 @@ import Synchronization
 /// subnets"): the same records as on the link (`WideAreaRecords`), refreshed, withdrawn and renamed the way
 /// avahi-daemon does it on the link.
 ///
+/// - **Holding the host name** `HOST.DOMAIN` (its A/AAAA records and lease) is the same: its lease record
+///   names the machine (`WideAreaHostID`). Free, this machine's, or a dead machine's (lease passed: swept
+///   first), it is taken; another live machine's, and the host is renamed `h1-2`, as avahi-daemon renames a
+///   host whose name is taken on the link (instances then say `calc on h1-2`).
 /// - **Claiming** an instance name is an update with the prerequisite "this name is not in use": it
 ///   succeeds only if nobody has it. If the name exists but its SRV record is this host's (left from a
 ///   previous run of this rpcd, killed before it could withdraw), it is taken back; otherwise the name
@@ -36,8 +40,10 @@ package final class WideAreaPublisher: Sendable {
         /// Seconds a host's records stand without a refresh (`[WideArea] Lease=`, `WideAreaLease`).
         package var lease: Int
         package var instanceName: DNSSDInstanceNameTemplate
-        /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`).
+        /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`), before any renaming.
         package var hostName: String
+        /// This machine in lease records (`WideAreaHostID`).
+        package var hostID: String
         /// The A/AAAA records of `HOST.DOMAIN`.
         package var addresses: [String]
         /// The ports of the reachable TCP listeners, first one without a suffix in the instance name.
@@ -46,7 +52,7 @@ package final class WideAreaPublisher: Sendable {
 
         package init(
             domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, lease: Int, instanceName: DNSSDInstanceNameTemplate,
-            hostName: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
+            hostName: String, hostID: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
         ) {
             self.domain = domain
             self.server = server
@@ -55,6 +61,7 @@ package final class WideAreaPublisher: Sendable {
             self.lease = lease
             self.instanceName = instanceName
             self.hostName = hostName
+            self.hostID = hostID
             self.addresses = addresses
             self.ports = ports
             self.tlsPorts = tlsPorts
@@ -84,6 +91,10 @@ package final class WideAreaPublisher: Sendable {
         var instances: [String: Instance] = [:]
         var serverAnswering = true
         var grantedLeaseLogged = false
+        /// The host's label in use: `hostName`, or its alternative after a collision.
+        var hostLabel = ""
+        /// The lease record this publisher wrote last, while it holds the host name.
+        var leaseRecord: DNSRecord?
     }
 
     package let configuration: Configuration
@@ -100,6 +111,7 @@ package final class WideAreaPublisher: Sendable {
         self.records = WideAreaRecords(domain: configuration.domain, ttl: configuration.ttl)
         self.client = DNSUpdateClient(server: configuration.server, key: configuration.key)
         self.logger = logger
+        zone.hostLabel = configuration.hostName
     }
 
     private var fields: Logger.Metadata {
@@ -149,9 +161,11 @@ package final class WideAreaPublisher: Sendable {
         while true {
             let (desired, stopping) = shared.withLock { ($0.desired, $0.stopping) }
             if stopping { break }
+            let started = ContinuousClock.now
             let ok = reconcile(desired)
             if ok { sweep() }
-            let wait = ok ? configuration.refreshInterval : retry
+            // From the round's start, when the lease was written: a slow round does not eat into its margin.
+            let wait = ok ? max(.zero, configuration.refreshInterval - (ContinuousClock.now - started)) : retry
             retry = ok ? .seconds(1) : min(retry * 2, configuration.refreshInterval)
             let (seconds, attoseconds) = wait.components
             _ = wake.wait(timeout: .now() + .milliseconds(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)))
@@ -159,8 +173,11 @@ package final class WideAreaPublisher: Sendable {
         for (key, instance) in zone.instances where withdraw(instance) {
             zone.instances[key] = nil
         }
-        let host = records.hostName(configuration.hostName)
-        _ = send([], ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }, context: [:])
+        if let lease = zone.leaseRecord {
+            // Only while the name is still this host's: never another machine's that took it meanwhile.
+            let host = records.hostName(zone.hostLabel)
+            _ = send([.recordExists(lease)], ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }, context: hostContext)
+        }
         let waiting = shared.withLock { shared in
             shared.finished = true
             defer { shared.stopped = [] }
@@ -184,13 +201,7 @@ package final class WideAreaPublisher: Sendable {
             if withdraw(instance) { zone.instances[key] = nil } else { ok = false }
         }
         guard !wanted.isEmpty else { return ok }
-        let host = records.hostName(configuration.hostName)
-        let lease = WideAreaLease(duration: configuration.lease, from: WideAreaLease.now())
-        let hostChanges: [DNSChange] =
-            ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }
-            + records.addresses(host: configuration.hostName, configuration.addresses).map { .add($0) }
-            + [.add(records.lease(host: configuration.hostName, lease))]
-        if send([], hostChanges, context: [:]) != .noError { ok = false }
+        guard holdHost() else { return false }
         for (key, (advertisement, port)) in wanted.sorted(by: { $0.key < $1.key }) {
             if let instance = zone.instances[key] {
                 if refresh(instance, advertisement: advertisement) { continue }
@@ -201,9 +212,76 @@ package final class WideAreaPublisher: Sendable {
         return ok
     }
 
+    /// Writes the host's addresses and lease (`WideAreaLease`) at `HOST.DOMAIN`: replacing the lease record it
+    /// wrote last round (prerequisite: still there), else claiming the name (see the type's comment). False when
+    /// the server did not take it; the round is then retried.
+    private func holdHost() -> Bool {
+        let lease = WideAreaLease(duration: configuration.lease, from: WideAreaLease.nextSecond(), owner: configuration.hostID)
+        func changes(_ label: String) -> [DNSChange] {
+            let host = records.hostName(label)
+            return ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }
+                + records.addresses(host: label, configuration.addresses).map { .add($0) }
+                + [.add(records.lease(host: label, lease))]
+        }
+        if let previous = zone.leaseRecord {
+            switch send([.recordExists(previous)], changes(zone.hostLabel), context: hostContext) {
+            case .noError?:
+                zone.leaseRecord = records.lease(host: zone.hostLabel, lease)
+                return true
+            case .nxRRSet?:
+                zone.leaseRecord = nil  // gone: the server lost it, a sweeper took it (clocks?), or by hand
+            default:
+                return false
+            }
+        }
+        var label = zone.hostLabel
+        var alternative = 2
+        for _ in 0..<32 {
+            let host = records.hostName(label)
+            var answer = send([.recordSetAbsent(name: host, type: "TXT")], changes(label), context: [LogField.host: "\(label)"])
+            if answer == .yxRRSet {
+                guard let texts = try? DNSQueryClient(server: configuration.server).texts(host) else { return false }
+                if let held = WideAreaLease(txt: texts), held.owner == configuration.hostID || held.isExpired(at: WideAreaLease.now()) {
+                    // A dead machine's: its instances are swept first (that removes the name too, when any
+                    // pointed at it). Then, or if it is this machine's from a run killed before it could
+                    // withdraw, the name is taken over, guarded by the lease as read.
+                    if held.owner != configuration.hostID { sweep(own: "") }
+                    let asRead = DNSRecord(owner: host, ttl: 0, type: "TXT", data: WideAreaRecords.text(texts))
+                    answer = send([.recordExists(asRead)], changes(label), context: [LogField.host: "\(label)"])
+                } else {
+                    let next = DNSSDName.truncated(configuration.hostName, maxBytes: DNSSDName.maxLabelBytes - 4) + "-\(alternative)"
+                    alternative += 1
+                    logger.warning(
+                        "Host name taken in DNS by another machine; using an alternative name",
+                        metadata: fields.merging([LogField.host: "\(next)", LogField.collision: "network"]) { $1 })
+                    label = next
+                    continue
+                }
+            }
+            switch answer {
+            case .noError?:
+                if label != zone.hostLabel {
+                    // Instances point at the old name: withdrawn here, claimed again under the new one.
+                    for (key, instance) in zone.instances where withdraw(instance) { zone.instances[key] = nil }
+                    zone.hostLabel = label
+                }
+                zone.leaseRecord = records.lease(host: label, lease)
+                return true
+            case .yxRRSet?, .nxRRSet?:
+                continue  // changed between the two updates: look again
+            default:
+                return false
+            }
+        }
+        logger.error("Cannot hold a host name in DNS: every alternative is taken", metadata: fields.merging(hostContext) { $1 })
+        return false
+    }
+
+    private var hostContext: Logger.Metadata { [LogField.host: "\(zone.hostLabel)"] }
+
     /// Re-sends an instance's records (the TXT replaced when the advertisement changed), if it is still ours.
     private func refresh(_ instance: Zone.Instance, advertisement: RPCAdvertisement) -> Bool {
-        guard let current = records.service(instance: instance.name, advertisement: advertisement, host: configuration.hostName, port: instance.port),
+        guard let current = records.service(instance: instance.name, advertisement: advertisement, host: zone.hostLabel, port: instance.port),
               let srv = current.first(where: { $0.type == "SRV" })
         else { return false }
         var changes: [DNSChange] = []
@@ -222,14 +300,14 @@ package final class WideAreaPublisher: Sendable {
 
     /// Takes an instance name for the service: the template's, else `NAME #2`, `NAME #3`...
     private func claim(_ advertisement: RPCAdvertisement, port: Int) -> Zone.Instance? {
-        var base = configuration.instanceName.expand(service: advertisement.service, host: configuration.hostName)
+        var base = configuration.instanceName.expand(service: advertisement.service, host: zone.hostLabel)
         if configuration.ports.first != port {
             let suffix = " (\(port))"
             base = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - suffix.utf8.count) + suffix
         }
         var name = base
         for attempt in 2...17 {
-            guard let set = records.service(instance: name, advertisement: advertisement, host: configuration.hostName, port: port),
+            guard let set = records.service(instance: name, advertisement: advertisement, host: zone.hostLabel, port: port),
                   let srv = set.first(where: { $0.type == "SRV" })
             else { return nil }
             let changes = set.map { DNSChange.add($0) }
@@ -277,11 +355,11 @@ package final class WideAreaPublisher: Sendable {
     /// Deletes the records of other hosts whose lease passed (`WideAreaSweep`), asking the primary server
     /// itself: a resolver's cache could hold a lease already refreshed. Nothing to do is the usual case; a
     /// failed query waits for the next round.
-    private func sweep() {
+    private func sweep(own: String? = nil) {
         let browser = WideAreaBrowser(domain: configuration.domain, client: DNSQueryClient(server: configuration.server))
         guard let found = try? browser.scan(type: RPCAdvertisement.serviceType, addresses: false) else { return }
         let now = WideAreaLease.now()
-        for expired in WideAreaSweep.expired(found, at: now, own: records.hostName(configuration.hostName), records: records) {
+        for expired in WideAreaSweep.expired(found, at: now, own: own ?? records.hostName(zone.hostLabel), records: records) {
             let (prerequisites, changes) = WideAreaSweep.removal(expired, records: records)
             let metadata: Logger.Metadata = [
                 LogField.host: "\(expired.target)", LogField.leaseExpires: "\(expired.lease.expires)",
@@ -323,7 +401,7 @@ package final class WideAreaPublisher: Sendable {
             zone.grantedLeaseLogged = true
             logger.info("Wide-area DNS server grants update leases", metadata: fields.merging([LogField.leaseSeconds: "\(granted)"]) { $1 })
         }
-        let expected = answer.rcode == .noError || (!prerequisites.isEmpty && (answer.rcode == .yxDomain || answer.rcode == .nxRRSet))
+        let expected = answer.rcode == .noError || (!prerequisites.isEmpty && [.yxDomain, .yxRRSet, .nxRRSet].contains(answer.rcode))
         switch expected {
         case true:
             return answer.rcode

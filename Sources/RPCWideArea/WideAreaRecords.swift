@@ -8,7 +8,7 @@ import RPCDNSSD
 ///     calc\032on\032h1._rpcd._tcp.DOMAIN.       SRV  0 0 7390 h1.DOMAIN.
 ///     calc\032on\032h1._rpcd._tcp.DOMAIN.       TXT  "txtvers=1" "proto=1" "service=calc" "version=1.0.0" "fp=..."
 ///     h1.DOMAIN.                                A    10.0.1.2          (and AAAA)
-///     h1.DOMAIN.                                TXT  "lease=120" "expires=1764141234"   (WideAreaLease)
+///     h1.DOMAIN.                                TXT  "lease=120" "expires=1764141234" "owner=5f0c2a9e41b7d3c8"   (WideAreaLease)
 ///
 /// Pure data: sending them is `DNSUpdateClient`'s, deciding when is `WideAreaPublisher`'s.
 package struct WideAreaRecords: Hashable, Sendable {

@@ -1,3 +1,4 @@
+import Foundation
 import RPCDNSSD
 import RPCWideArea
 import XCTest
@@ -6,24 +7,29 @@ final class WideAreaLeaseTests: XCTestCase {
     let records = WideAreaRecords(domain: "rpcd.test", ttl: 10)
 
     func testTheLeaseRecordAsDigShowsIt() {
-        let lease = WideAreaLease(duration: 120, from: 1_764_141_114)
+        let lease = WideAreaLease(duration: 120, from: 1_764_141_114, owner: "5f0c2a9e41b7d3c8")
         XCTAssertEqual(lease.expires, 1_764_141_234)
-        XCTAssertEqual(records.lease(host: "h1", lease).description, #"h1.rpcd.test. 10 IN TXT "lease=120" "expires=1764141234""#)
+        XCTAssertEqual(
+            records.lease(host: "h1", lease).description, #"h1.rpcd.test. 10 IN TXT "lease=120" "expires=1764141234" "owner=5f0c2a9e41b7d3c8""#)
         XCTAssertEqual(WideAreaLease(txt: lease.txt), lease)
     }
 
     func testOnlyRpcdsOwnStringsAreALease() {
         XCTAssertNil(WideAreaLease(txt: []))
         XCTAssertNil(WideAreaLease(txt: [Array("v=spf1 -all".utf8)]))
-        XCTAssertNil(WideAreaLease(txt: [Array("expires=10".utf8), Array("lease=5".utf8)]))
-        XCTAssertNil(WideAreaLease(txt: [Array("lease=+5".utf8), Array("expires=10".utf8)]))
-        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=-1".utf8)]))
-        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8), Array("x".utf8)]))
-        XCTAssertEqual(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8)]), WideAreaLease(duration: 5, expires: 10))
+        let owner = Array("owner=ab".utf8)
+        XCTAssertNil(WideAreaLease(txt: [Array("expires=10".utf8), Array("lease=5".utf8), owner]))
+        XCTAssertNil(WideAreaLease(txt: [Array("lease=+5".utf8), Array("expires=10".utf8), owner]))
+        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=-1".utf8), owner]))
+        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8)]))
+        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8), Array("owner=".utf8)]))
+        XCTAssertNil(WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8), owner, Array("x".utf8)]))
+        XCTAssertEqual(
+            WideAreaLease(txt: [Array("lease=5".utf8), Array("expires=10".utf8), owner]), WideAreaLease(duration: 5, expires: 10, owner: "ab"))
     }
 
     func testExpiredFromItsEndOn() {
-        let lease = WideAreaLease(duration: 6, expires: 100)
+        let lease = WideAreaLease(duration: 6, expires: 100, owner: "ab")
         XCTAssertFalse(lease.isExpired(at: 99))
         XCTAssertTrue(lease.isExpired(at: 100))
     }
@@ -37,8 +43,8 @@ final class WideAreaLeaseTests: XCTestCase {
 
     /// Only other hosts' passed leases, inside the zone; a host without a lease is never rpcd's to remove.
     func testTheSweepTakesOnlyOtherHostsWhoseLeasePassed() {
-        let passed = WideAreaLease(duration: 6, expires: 100)
-        let live = WideAreaLease(duration: 6, expires: 103)
+        let passed = WideAreaLease(duration: 6, expires: 100, owner: "ab")
+        let live = WideAreaLease(duration: 6, expires: 103, owner: "cd")
         var foreign = instance("web on www", host: "www", service: "web", lease: passed)
         foreign.target = "www.example.net."
         let found = [
@@ -57,11 +63,11 @@ final class WideAreaLeaseTests: XCTestCase {
 
     /// One update per host, guarded by the lease record exactly as read.
     func testTheRemovalIsGuardedByTheLeaseAsRead() throws {
-        let passed = WideAreaLease(duration: 6, expires: 100)
+        let passed = WideAreaLease(duration: 6, expires: 100, owner: "ab")
         let expired = try XCTUnwrap(WideAreaSweep.expired(
             [instance("calc on h1", host: "h1", service: "calc", lease: passed)], at: 100, own: "h2.rpcd.test.", records: records).first)
         let (prerequisites, changes) = WideAreaSweep.removal(expired, records: records)
-        XCTAssertEqual(prerequisites, [.recordExists(DNSRecord(owner: "h1.rpcd.test.", ttl: 0, type: "TXT", data: #""lease=6" "expires=100""#))])
+        XCTAssertEqual(prerequisites, [.recordExists(DNSRecord(owner: "h1.rpcd.test.", ttl: 0, type: "TXT", data: #""lease=6" "expires=100" "owner=ab""#))])
         let owner = #"calc\032on\032h1._rpcd._tcp.rpcd.test."#
         XCTAssertEqual(changes, [
             .delete(DNSRecord(owner: "_rpcd._tcp.rpcd.test.", ttl: 0, type: "PTR", data: owner)),
@@ -75,7 +81,7 @@ final class WideAreaLeaseTests: XCTestCase {
     /// RFC 9664: the update carries EDNS option 2 with the lease, inside what TSIG signs.
     func testUpdatesAskForAnUpdateLease() throws {
         let client = DNSUpdateClient(server: DNSServerAddress(address: "192.0.2.53"), key: try TSIGKey(parsing: TSIGKeyTests.keygenOutput))
-        let record = records.lease(host: "h1", WideAreaLease(duration: 6, expires: 100))
+        let record = records.lease(host: "h1", WideAreaLease(duration: 6, expires: 100, owner: "ab"))
         let leased = try client.wire(zone: "rpcd.test", prerequisites: [], changes: [.add(record)], lease: 7200)
         let option: [UInt8] = [0, 2, 0, 4, 0, 0, 0x1C, 0x20]
         XCTAssertTrue(contains(leased, option), "no Update Lease option in \(leased)")
@@ -89,6 +95,23 @@ final class WideAreaLeaseTests: XCTestCase {
         XCTAssertEqual(DNSUpdateClient.updateLease(in: [0, 10, 0, 2, 1, 2, 0, 2, 0, 8, 0, 0, 0x0E, 0x10, 0, 0, 0, 0]), 3600)
         XCTAssertNil(DNSUpdateClient.updateLease(in: [0, 10, 0, 2, 1, 2]))
         XCTAssertNil(DNSUpdateClient.updateLease(in: [0, 2, 0, 9, 0]))
+    }
+
+    /// Stable per machine and zone, different across machines and zones, and not the machine id itself.
+    func testTheHostIDIsDerivedFromTheMachineID() throws {
+        let id = WideAreaHostID.derive(machineID: "0123456789abcdef0123456789abcdef", domain: "rpcd.test")
+        XCTAssertEqual(id.count, 16)
+        XCTAssertTrue(id.allSatisfy(\.isHexDigit))
+        XCTAssertEqual(WideAreaHostID.derive(machineID: "0123456789abcdef0123456789abcdef", domain: "RPCD.test."), id)
+        XCTAssertNotEqual(WideAreaHostID.derive(machineID: "fedcba9876543210fedcba9876543210", domain: "rpcd.test"), id)
+        XCTAssertNotEqual(WideAreaHostID.derive(machineID: "0123456789abcdef0123456789abcdef", domain: "other.test"), id)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("machine-id-\(getpid())")
+        try "0123456789abcdef0123456789abcdef\n".write(to: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: file) }
+        XCTAssertEqual(WideAreaHostID.current(domain: "rpcd.test", machineIDPath: file.path), id)
+        XCTAssertNotEqual(
+            WideAreaHostID.current(domain: "rpcd.test", machineIDPath: "/nonexistent"),
+            WideAreaHostID.current(domain: "rpcd.test", machineIDPath: "/nonexistent"), "random without a machine id")
     }
 
     private func contains(_ bytes: [UInt8], _ part: [UInt8]) -> Bool {

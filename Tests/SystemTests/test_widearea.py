@@ -237,7 +237,7 @@ class WideAreaTest(unittest.TestCase):
         records = self.dig(f"{host}.{DOMAIN}", "TXT")
         if not records:
             return None
-        match = re.fullmatch(rf'{host}\.{re.escape(DOMAIN)}\. {TTL} IN TXT "lease={LEASE}" "expires=(\d+)"', records[0])
+        match = re.fullmatch(rf'{host}\.{re.escape(DOMAIN)}\. {TTL} IN TXT "lease={LEASE}" "expires=(\d+)" "owner=[0-9a-f]{{16}}"', records[0])
         self.assertIsNotNone(match, records)
         return int(match.group(1))
 
@@ -323,6 +323,26 @@ class WideAreaTest(unittest.TestCase):
         rpcd2.send_signal(signal.SIGTERM)
         rpcd2.wait(timeout=10)
 
+        # -- a host name another machine holds (same host name, another machine id): this host is renamed, as
+        # avahi-daemon renames a host on the link; h1 keeps its name, address and instances --
+        self.c.run(["mount", "--bind", self.write("machine-id", "0123456789abcdef0123456789abcdef\n"), "/etc/machine-id"],
+                   check=True)
+        self.c.run(["hostname", "h1"], check=True)
+        try:
+            rpcdc = self.start_rpcd(self.c)
+            wait_for(lambda: self.srv("calc on h1-2"), WAIT, interval=0.05, what="the second h1 renamed h1-2")
+        finally:
+            self.c.run(["hostname", "c"], check=True)
+        self.assertEqual(self.srv("calc on h1-2")[0].split()[-1], f"h1-2.{DOMAIN}.")
+        self.assertEqual(self.dig(f"h1-2.{DOMAIN}", "A"), [f"h1-2.{DOMAIN}. {TTL} IN A 10.53.3.2"])
+        self.assertEqual(self.dig(f"h1.{DOMAIN}", "A"), [f"h1.{DOMAIN}. {TTL} IN A 10.53.1.2"], "h1 keeps its address")
+        self.assertEqual(self.srv("calc on h1")[0].split()[-1], f"h1.{DOMAIN}.", "and its instance")
+        self.assertIn("Host name taken in DNS by another machine; using an alternative name", self.log(rpcdc))
+        rpcdc.send_signal(signal.SIGTERM)
+        self.assertEqual(rpcdc.wait(timeout=10), 0)
+        self.assertEqual(self.dig(f"h1-2.{DOMAIN}", "A") + self.srv("calc on h1-2"), [])
+        self.assertTrue(self.dig(f"h1.{DOMAIN}", "A") and self.lease("h1"), "the other h1's stop leaves h1's name alone")
+
         # -- kill -9 with no other rpcd publishing: nothing withdraws and nobody sweeps, so the records stay in
         # the zone; clients stop offering the host the moment its lease passes --
         measured.update({"kill-9 to ignored by clients": [], "kill-9 to gone": []})
@@ -356,7 +376,8 @@ class WideAreaTest(unittest.TestCase):
             rpcd1.send_signal(signal.SIGKILL)
             killed = time.monotonic()
             rpcd1.wait(timeout=10)
-            wait_for(lambda: not self.srv("calc on h1"), 1.5 * LEASE + 3, interval=0.05, what="h1's records to be swept")
+            # The documented bound is 1.5 x LEASE + 1 s; the rest is slack for a loaded machine's rounds.
+            wait_for(lambda: not self.srv("calc on h1"), 1.5 * LEASE + 5, interval=0.05, what="h1's records to be swept")
             measured["kill-9 to gone"].append(time.monotonic() - killed)
             self.assertEqual(self.dig(f"_rpcd._tcp.{DOMAIN}", "PTR"),
                              sorted(f"_rpcd._tcp.{DOMAIN}. {TTL} IN PTR {service}\\032on\\032h2._rpcd._tcp.{DOMAIN}."
