@@ -81,7 +81,7 @@ package final class WideAreaPublisher: Sendable {
     }
 
     /// What is in the zone now, as this publisher put it there; touched on `queue` only.
-    private final class Zone: @unchecked Sendable {
+    final class Zone: @unchecked Sendable {
         struct Instance {
             var name: String
             var advertisement: RPCAdvertisement
@@ -98,13 +98,13 @@ package final class WideAreaPublisher: Sendable {
     }
 
     package let configuration: Configuration
-    private let records: WideAreaRecords
+    let records: WideAreaRecords
     private let client: DNSUpdateClient
-    private let logger: Logger
+    let logger: Logger
     private let shared = Mutex(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let queue = DispatchQueue(label: "rpcd.widearea.publisher")
-    private let zone = Zone()
+    let zone = Zone()
 
     package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
@@ -114,7 +114,7 @@ package final class WideAreaPublisher: Sendable {
         zone.hostLabel = configuration.hostName
     }
 
-    private var fields: Logger.Metadata {
+    var fields: Logger.Metadata {
         [LogField.dnsServer: "\(configuration.server)", LogField.dnsZone: "\(configuration.domain)",
          LogField.tsigKey: "\(configuration.key.name)"]
     }
@@ -212,73 +212,6 @@ package final class WideAreaPublisher: Sendable {
         return ok
     }
 
-    /// Writes the host's addresses and lease (`WideAreaLease`) at `HOST.DOMAIN`: replacing the lease record it
-    /// wrote last round (prerequisite: still there), else claiming the name (see the type's comment). False when
-    /// the server did not take it; the round is then retried.
-    private func holdHost() -> Bool {
-        let lease = WideAreaLease(duration: configuration.lease, from: WideAreaLease.nextSecond(), owner: configuration.hostID)
-        func changes(_ label: String) -> [DNSChange] {
-            let host = records.hostName(label)
-            return ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }
-                + records.addresses(host: label, configuration.addresses).map { .add($0) }
-                + [.add(records.lease(host: label, lease))]
-        }
-        if let previous = zone.leaseRecord {
-            switch send([.recordExists(previous)], changes(zone.hostLabel), context: hostContext) {
-            case .noError?:
-                zone.leaseRecord = records.lease(host: zone.hostLabel, lease)
-                return true
-            case .nxRRSet?:
-                zone.leaseRecord = nil  // gone: the server lost it, a sweeper took it (clocks?), or by hand
-            default:
-                return false
-            }
-        }
-        var label = zone.hostLabel
-        var alternative = 2
-        for _ in 0..<32 {
-            let host = records.hostName(label)
-            var answer = send([.recordSetAbsent(name: host, type: "TXT")], changes(label), context: [LogField.host: "\(label)"])
-            if answer == .yxRRSet {
-                guard let texts = try? DNSQueryClient(server: configuration.server).texts(host) else { return false }
-                if let held = WideAreaLease(txt: texts), held.owner == configuration.hostID || held.isExpired(at: WideAreaLease.now()) {
-                    // A dead machine's: its instances are swept first (that removes the name too, when any
-                    // pointed at it). Then, or if it is this machine's from a run killed before it could
-                    // withdraw, the name is taken over, guarded by the lease as read.
-                    if held.owner != configuration.hostID { sweep(own: "") }
-                    let asRead = DNSRecord(owner: host, ttl: 0, type: "TXT", data: WideAreaRecords.text(texts))
-                    answer = send([.recordExists(asRead)], changes(label), context: [LogField.host: "\(label)"])
-                } else {
-                    let next = DNSSDName.truncated(configuration.hostName, maxBytes: DNSSDName.maxLabelBytes - 4) + "-\(alternative)"
-                    alternative += 1
-                    logger.warning(
-                        "Host name taken in DNS by another machine; using an alternative name",
-                        metadata: fields.merging([LogField.host: "\(next)", LogField.collision: "network"]) { $1 })
-                    label = next
-                    continue
-                }
-            }
-            switch answer {
-            case .noError?:
-                if label != zone.hostLabel {
-                    // Instances point at the old name: withdrawn here, claimed again under the new one.
-                    for (key, instance) in zone.instances where withdraw(instance) { zone.instances[key] = nil }
-                    zone.hostLabel = label
-                }
-                zone.leaseRecord = records.lease(host: label, lease)
-                return true
-            case .yxRRSet?, .nxRRSet?:
-                continue  // changed between the two updates: look again
-            default:
-                return false
-            }
-        }
-        logger.error("Cannot hold a host name in DNS: every alternative is taken", metadata: fields.merging(hostContext) { $1 })
-        return false
-    }
-
-    private var hostContext: Logger.Metadata { [LogField.host: "\(zone.hostLabel)"] }
-
     /// Re-sends an instance's records (the TXT replaced when the advertisement changed), if it is still ours.
     private func refresh(_ instance: Zone.Instance, advertisement: RPCAdvertisement) -> Bool {
         guard let current = records.service(instance: instance.name, advertisement: advertisement, host: zone.hostLabel, port: instance.port),
@@ -338,7 +271,7 @@ package final class WideAreaPublisher: Sendable {
     }
 
     /// Deletes an instance's records if its SRV record is still this host's; true when they are gone.
-    private func withdraw(_ instance: Zone.Instance) -> Bool {
+    func withdraw(_ instance: Zone.Instance) -> Bool {
         guard let srv = instance.records.first(where: { $0.type == "SRV" }) else { return true }
         let owner = records.instanceName(instance.name)
         let changes: [DNSChange] =
@@ -352,32 +285,13 @@ package final class WideAreaPublisher: Sendable {
         return false
     }
 
-    /// Deletes the records of other hosts whose lease passed (`WideAreaSweep`), asking the primary server
-    /// itself: a resolver's cache could hold a lease already refreshed. Nothing to do is the usual case; a
-    /// failed query waits for the next round.
-    private func sweep(own: String? = nil) {
-        let browser = WideAreaBrowser(domain: configuration.domain, client: DNSQueryClient(server: configuration.server))
-        guard let found = try? browser.scan(type: RPCAdvertisement.serviceType, addresses: false) else { return }
-        let now = WideAreaLease.now()
-        for expired in WideAreaSweep.expired(found, at: now, own: own ?? records.hostName(zone.hostLabel), records: records) {
-            let (prerequisites, changes) = WideAreaSweep.removal(expired, records: records)
-            let metadata: Logger.Metadata = [
-                LogField.host: "\(expired.target)", LogField.leaseExpires: "\(expired.lease.expires)",
-            ]
-            // NXRRSET: the host refreshed its lease meanwhile, or another publisher swept it first.
-            if send(prerequisites, changes, context: metadata) == .noError {
-                logger.notice("Expired wide-area records removed", metadata: fields.merging(metadata) { $1 })
-            }
-        }
-    }
-
     private func context(_ advertisement: RPCAdvertisement, _ name: String) -> Logger.Metadata {
         [LogField.service: "\(advertisement.service)", LogField.instance: "\(name)"]
     }
 
     /// One update; nil when no answer came. Refusals other than the prerequisite answers the callers handle
     /// are logged here, with the server's code and TSIG error.
-    private func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
+    func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
         let answer: DNSUpdateClient.Answer
         do {
             // The RFC 9664 lease is asked for on what adds records; deletions need none.
