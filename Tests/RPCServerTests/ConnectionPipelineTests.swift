@@ -8,6 +8,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -114,9 +115,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testOversizeFrameIsAnsweredThenClosed() throws {
         try makeChannel(maxFrameSize: 64)
-        var header = ByteBuffer()
-        header.writeInteger(UInt32(1 << 30), endianness: .big)
-        _ = try? channel.writeInbound(header)
+        _ = try? channel.writeInbound(ByteBuffer(bytes: WireFrame.header(announcing: 1 << 30)))
         let replies = try outboundFrames()
         XCTAssertEqual(replies.count, 1)
         let reply = try JSONValue(parsing: replies[0])

@@ -39,10 +39,7 @@ final class DaemonServiceTests: XCTestCase {
         var request = #"{"jsonrpc":"2.0","method":"\#(method)","id":1"#
         if let params { request += #","params":\#(params)"# }
         request += "}"
-        var frame = ByteBuffer()
-        frame.writeInteger(UInt32(request.utf8.count))
-        frame.writeString(request)
-        try channel.writeInbound(frame)
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: request))
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
         let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))

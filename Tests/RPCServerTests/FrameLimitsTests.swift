@@ -7,6 +7,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -79,9 +80,7 @@ final class FrameLimitsTests: XCTestCase {
     }
 
     private func header(announcing length: Int) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(UInt32(length), endianness: .big)
-        return buffer
+        ByteBuffer(bytes: WireFrame.header(announcing: length))
     }
 
     private func call(_ id: Int) -> ByteBuffer {
