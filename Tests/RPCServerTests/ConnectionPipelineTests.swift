@@ -80,11 +80,7 @@ final class ConnectionPipelineTests: XCTestCase {
         let written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the burst")
         var frames = written
-        var ids: [String] = []
-        while let length = frames.readInteger(endianness: .big, as: UInt32.self) {
-            ids.append(String(try XCTUnwrap(frames.readString(length: Int(length))).suffix(2).prefix(1)))
-        }
-        XCTAssertEqual(ids, ["1", "2", "3"])
+        XCTAssertEqual(WireFrame.payloads(in: &frames).map { String($0.suffix(2).prefix(1)) }, ["1", "2", "3"])
         XCTAssertEqual(ledger.charged(to: .unixSocket()), 0, "written replies are given back")
 
         let large = String(repeating: "x", count: 8192)

@@ -7,6 +7,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -42,8 +43,7 @@ final class DaemonServiceTests: XCTestCase {
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: request))
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))
-        return try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length))))
+        return try JSONValue(parsing: XCTUnwrap(WireFrame.payloads(in: &bytes).first))
     }
 
     /// `rpcd.info` lists what `rpc.discover` shows the same caller (issue 21): here a local peer with read-only

@@ -72,11 +72,7 @@ final class FrameLimitsTests: XCTestCase {
     private func replies(_ channel: EmbeddedChannel) throws -> [JSONValue] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var replies: [JSONValue] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            replies.append(try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length)))))
-        }
-        return replies
+        return try WireFrame.payloads(in: &bytes).map { try JSONValue(parsing: $0) }
     }
 
     private func header(announcing length: Int) -> ByteBuffer {
