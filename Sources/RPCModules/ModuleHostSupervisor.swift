@@ -65,10 +65,12 @@ final class ModuleHostSupervisor: Sendable {
     private struct LinkedCall {
         let responder: RPCResponder
         let method: String
-        /// The caller's peer, charged `linkCharge` for the copy of the params the link and the host hold until
-        /// the host answers (`PeerLedger`: one account for everything rpcd holds for a peer).
-        let account: PeerAccount
+        /// The caller's connection: its peer's account is charged `linkCharge` for the copy of the params the
+        /// link and the host hold until the host answers (`PeerLedger`: one account for everything rpcd holds
+        /// for a peer), and its log is rate-limited per peer.
+        let connection: RPCConnectionInfo
         let linkCharge: Int
+        var account: PeerAccount { connection.account }
         /// The caller's connection's loop, where a reply's charge passes to the connection's output.
         let eventLoop: any EventLoop
         /// The caller has its answer already: it cancelled, or `Timeout=` passed.
@@ -142,7 +144,7 @@ final class ModuleHostSupervisor: Sendable {
             let token = state.nextToken
             state.nextToken += 1
             state.calls[token] = LinkedCall(
-                responder: responder, method: call.request.method, account: account, linkCharge: linkCharge,
+                responder: responder, method: call.request.method, connection: call.connection, linkCharge: linkCharge,
                 eventLoop: call.eventLoop)
             return .admitted(token, outbox)
         }
@@ -226,9 +228,10 @@ final class ModuleHostSupervisor: Sendable {
         case .success(let json):
             let bytes = json.readableBytes
             guard call.account.charge(bytes) else {
-                logger.notice(
+                call.connection.rateLimitedLogger?.notice(
                     "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
-                    metadata: [LogField.method: "\(call.method)", LogField.limit: "\(call.account.shareLimit)"])
+                    metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
+                               LogField.limit: "\(call.account.shareLimit)"])
                 return call.responder.fail(RPCError.serverBusy(limit: call.account.shareLimit))
             }
             let handOver: @Sendable () -> Void = { [account = call.account, responder = call.responder] in
