@@ -19,7 +19,8 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
                 without and with the client offering its previous session (TLS 1.3 resumption)
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
     isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
-                (every module in a module host process) against the same handlers with Isolation=none
+                (every module in a module host process) against the same handlers with Isolation=none, and each
+                idle module host's RSS, PSS and private dirty memory
     metrics     rpcd.ping and calc.add (in-process) at 50 x 16 and 1 x 1 with metrics kept (the default) against
                 the same rpcd with Metrics=no: what counting and timing every call costs
     http        rpcd.ping over HTTP/1.1 keep-alive (POST /rpc, wrk with 50 connections) against a minimal
@@ -113,6 +114,33 @@ def in_process_handlers(workdir):
             with open(os.path.join(directory, name), "w") as file:
                 file.write(text)
     return directory
+
+
+def module_host_memory(server):
+    """Each module host of `server` (its children running rpcd-module-host), before any call: RSS, PSS (shared
+    pages divided among the processes mapping them) and private dirty memory, from /proc/PID/smaps_rollup."""
+    hosts = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as file:
+                parent = int(file.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as file:
+                argv = file.read().split(b"\0")
+            if parent != server.process.pid or not argv[0].endswith(b"rpcd-module-host"):
+                continue
+            fields = {}
+            with open(f"/proc/{entry}/smaps_rollup") as file:
+                for line in file:
+                    parts = line.split()
+                    if len(parts) == 3 and parts[2] == "kB":
+                        fields[parts[0].rstrip(":")] = int(parts[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        hosts.append({"handler": argv[1].decode(), "rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
+                      "private_dirty_kib": fields.get("Private_Dirty", 0)})
+    return sorted(hosts, key=lambda host: host["handler"])
 
 
 def one_mib_params(workdir):
@@ -383,6 +411,7 @@ def main():
             ref = run("reference 1MiB", reference, "echo.echo", "@" + params_path, 1, 1)
             rows.append(("echo.echo 1 MiB, 1 connection (MB/s each way)", echo, "raw NIO echo", ref))
         if want("isolation"):
+            record["module_hosts_idle"] = module_host_memory(rpcd)
             in_process = start_rpcd(args.bin_dir, workdir, handlers=in_process_handlers(workdir))
             servers.append(in_process)
             for shape in ((50, 16), (50, 1), (1, 1)):
@@ -467,6 +496,9 @@ def main():
               f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "
               f"{idle['rpcd'][0] / idle['reference'][0] if idle['reference'][0] else 0:>6.2f}")
     print(f"exec to Started (4 example modules): {record['ready_ms']} ms")
+    for host in record.get("module_hosts_idle", []):
+        print(f"module host {host['handler']}, idle: RSS {host['rss_kib'] / 1024:.1f} MiB, PSS {host['pss_kib'] / 1024:.1f} MiB, "
+              f"private dirty {host['private_dirty_kib'] / 1024:.1f} MiB")
     if want("events"):
         events = record["events"] = events_workload(args, workdir, eventload)
         for subscribers in (1, 100):

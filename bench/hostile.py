@@ -21,6 +21,9 @@ Administrators=, as root would be):
     discover    4 connections each send a batch of 1024 rpc.discover
     events      8 subscribers to kv.changed never read while 900 KB values are set 300 times
     connections N connections from the loopback addresses, then the administrator connects
+    module-calls  4 connections each pipeline 128 echo.echo calls with 512 KB params to the isolated echo
+                module and never read (params crossing the link to the module host, replies coming back)
+    websocket   N WebSocket connections (an http:// listener) each send 1 MiB of a 4 MiB frame, and hold
 
 Prints one line per scenario and a JSON summary. A measurement, not a test. Bounded: every scenario stops by
 itself (the trickle waits at most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
@@ -75,16 +78,17 @@ def read_frame(s, timeout=10):
 
 
 def start(bin_dir, workdir):
-    port = free_port()
+    port, http_port = free_port(), free_port()
     socket_path = os.path.join(workdir, f"rpcd-{port}.sock")
     config = os.path.join(workdir, f"rpcd-{port}.conf")
     with open(config, "w") as file:
-        file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nThreads=1\n"
-                   f"Administrators=user:{os.getuid()}\n")
+        file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nListen=http://127.0.0.1:{http_port}\n"
+                   f"Threads=1\nAdministrators=user:{os.getuid()}\n")
     server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
                              "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
                     port, workdir, "Started")
     server.socket_path = socket_path
+    server.http_port = http_port
     return server
 
 
@@ -313,6 +317,47 @@ def events(server, count=8):
     return under_attack(server, attack)
 
 
+def module_calls(server, count=4):
+    params = json.dumps(["x" * 512_000])
+    payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":{params},"id":{n}}}') for n in range(128))
+
+    def attack():
+        sockets = []
+        for index in range(count):
+            s = connect(server.port, index)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            send_quietly(s, payload)
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack)
+
+
+def websocket(server, count):
+    upgrade = (b"GET /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+               b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+    # A masked text frame announcing 4 MiB (the 64-bit length form), then 1 MiB of it.
+    partial = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", 4 << 20) + b"\x01\x02\x03\x04" + b"x" * (1 << 20)
+
+    def attack():
+        sockets = []
+        for index in range(count):
+            try:
+                s = socket.socket()
+                s.bind((SOURCES[index % len(SOURCES)], 0))
+                s.connect(("127.0.0.1", server.http_port))
+                s.sendall(upgrade)
+                s.settimeout(5)
+                if b"101" not in s.recv(4096):
+                    s.close()
+                    continue
+            except OSError:
+                break
+            send_quietly(s, partial)
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack)
+
+
 def connections(server, count):
     def attack():
         sockets = []
@@ -330,7 +375,7 @@ def main():
     parser.add_argument("bin_dir")
     parser.add_argument("--connections", type=int, default=1000)
     parser.add_argument("--only", nargs="*", default=["trickle", "no-read", "batch", "announce", "pipeline", "discover",
-                                                       "events", "connections"])
+                                                       "events", "connections", "module-calls", "websocket"])
     args = parser.parse_args()
     if not 1 <= args.connections <= 2000:
         sys.exit("hostile.py: --connections must be 1 to 2000 (MaxConnections= is 4096, 256 per address)")
@@ -359,6 +404,10 @@ def main():
                     results[name] = events(server)
                 elif name == "connections":
                     results[name] = connections(server, args.connections)
+                elif name == "module-calls":
+                    results[name] = module_calls(server)
+                elif name == "websocket":
+                    results[name] = websocket(server, args.connections)
                 print(f"{name}: {json.dumps(results[name])}", flush=True)
             finally:
                 server.stop()

@@ -4,8 +4,9 @@ import RPCProtocol
 import Synchronization
 
 /// What rpcd holds for its peers, charged to the peer it is held for: the one account every part that keeps
-/// bytes for a peer charges (frames arriving, frames waiting or running, replies not yet taken by the socket,
-/// queued events), and the connections each peer has open.
+/// bytes for a peer charges (frames arriving, WebSocket frames arriving, frames waiting or running, calls and
+/// replies crossing the link to a module host, replies not yet taken by the socket, queued events), and the
+/// connections each peer has open.
 ///
 /// Every connection opens a `PeerAccount` on its peer's share when it is accepted and closes it when it
 /// ends; closing gives back whatever the connection still held, so nothing stays charged after a peer leaves.

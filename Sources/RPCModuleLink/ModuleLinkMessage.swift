@@ -1,5 +1,6 @@
 import NIOCore
 import RPCJSON
+import RPCWire
 
 /// One message on the link between rpcd and a module host process (`ModuleLinkCodec` frames it).
 ///
@@ -36,6 +37,10 @@ package enum ModuleLinkMessage: Equatable, Sendable {
     case emit(event: String, payload: ByteBuffer)
     case ping(UInt64)
     case pong(UInt64)
+
+    /// The bytes a `call` frame takes besides its params: the length, the kind, the token, the method and
+    /// whether params follow. What rpcd charges a call for crossing the link is this plus the params.
+    package static let callFrameOverhead = LengthPrefixedFrameDecoder.headerSize + 1 + 8 + 4 + 1
 
     package struct LogEntryField: Equatable, Sendable {
         package var name: String

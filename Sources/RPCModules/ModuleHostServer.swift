@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCLogging
@@ -88,6 +89,16 @@ final class ModuleHostServer: ChannelInboundHandler {
         }
         do {
             let image = try ModuleLoader().load(path: start.modulePath)
+            if start.checkOnly {
+                // `rpcd --check-config`: what loading tells, without the module's init (no file opened, no thread).
+                try image.checkConfig(of: start.configuration)
+                let descriptor = RPCServiceDescriptor(
+                    name: start.service ?? image.name, version: image.version, summary: image.summary,
+                    methods: image.methods, events: image.events)
+                state = .stopped
+                context.writeAndFlush(wrapOutboundOut(.ready(descriptor.linkJSON.linkBuffer)), promise: nil)
+                return
+            }
             let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
                 event, payload in
                 outbox.send(.emit(event: event, payload: payload))

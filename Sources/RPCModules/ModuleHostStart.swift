@@ -1,3 +1,4 @@
+import RPCConfig
 import RPCJSON
 import RPCModuleLink
 
@@ -10,18 +11,29 @@ struct ModuleHostStart: Equatable, Sendable {
     var handler: String
     var service: String?
     var config: [String: String]
+    /// The `[Config]` assignments with their files and lines: the host checks them against the keys the module
+    /// declares before its `init` runs, with the errors rpcd itself gives (file, line, "did you mean").
+    var configEntries: [INIEntry]
+    /// `rpcd --check-config`: load and check the module, report its descriptor, and never call its `init`.
+    var checkOnly: Bool
 
-    init(modulePath: String, configuration: HandlerConfiguration) {
+    init(modulePath: String, configuration: HandlerConfiguration, checkOnly: Bool = false) {
         self.modulePath = modulePath
         self.handler = configuration.name
         self.service = configuration.service
         self.config = configuration.config
+        self.configEntries = configuration.configEntries
+        self.checkOnly = checkOnly
     }
 
     var json: JSONValue {
         [
             "module": .string(modulePath), "handler": .string(handler), "service": service.map(JSONValue.string) ?? .null,
             "config": .object(config.mapValues(JSONValue.string)),
+            "configEntries": .array(configEntries.map { entry in
+                ["key": .string(entry.key), "value": .string(entry.value), "file": .string(entry.file), "line": .number(entry.line)]
+            }),
+            "check": .bool(checkOnly),
         ]
     }
 
@@ -32,6 +44,12 @@ struct ModuleHostStart: Equatable, Sendable {
         self.handler = handler
         self.service = json["service"]?.stringValue
         self.config = config.compactMapValues(\.stringValue)
+        self.configEntries = (json["configEntries"]?.arrayValue ?? []).compactMap { entry in
+            guard let key = entry["key"]?.stringValue, let value = entry["value"]?.stringValue,
+                  let file = entry["file"]?.stringValue, let line = entry["line"]?.intValue else { return nil }
+            return INIEntry(section: "Config", key: key, value: value, file: file, line: line)
+        }
+        self.checkOnly = json["check"] == .bool(true)
     }
 
     /// The configuration the host's in-process `ModuleService` runs with: no timeout and no concurrency limit of
@@ -41,6 +59,7 @@ struct ModuleHostStart: Equatable, Sendable {
         configuration.module = modulePath
         configuration.service = service
         configuration.config = config
+        configuration.configEntries = configEntries
         configuration.isolation = .none
         configuration.maxConcurrency = HandlerConfiguration.maxConcurrencyRange.upperBound
         return configuration

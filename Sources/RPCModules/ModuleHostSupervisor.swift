@@ -65,6 +65,14 @@ final class ModuleHostSupervisor: Sendable {
     private struct LinkedCall {
         let responder: RPCResponder
         let method: String
+        /// The caller's connection: its peer's account is charged `linkCharge` for the copy of the params the
+        /// link and the host hold until the host answers (`PeerLedger`: one account for everything rpcd holds
+        /// for a peer), and its log is rate-limited per peer.
+        let connection: RPCConnectionInfo
+        let linkCharge: Int
+        var account: PeerAccount { connection.account }
+        /// The caller's connection's loop, where a reply's charge passes to the connection's output.
+        let eventLoop: any EventLoop
         /// The caller has its answer already: it cancelled, or `Timeout=` passed.
         var clientAnswered = false
         /// Counted against `MaxConcurrency=`: until the host answers it, or it is cancelled.
@@ -122,6 +130,11 @@ final class ModuleHostSupervisor: Sendable {
             case admitted(UInt64, ModuleLinkOutbox)
             case refused(RPCError)
         }
+        // What the call makes rpcd and the host hold besides its frame: the link's copy of its params, then the
+        // host's, until the host answers. Charged to the caller's peer like a frame, refused like one.
+        let account = call.connection.account
+        let linkCharge = ModuleLinkMessage.callFrameOverhead + (call.params?.readableBytes ?? 0)
+        guard account.charge(linkCharge) else { return responder.fail(RPCError.serverBusy(limit: account.shareLimit)) }
         let admission = state.withLock { state -> Admission in
             guard case .running(let outbox) = state.phase else {
                 return .refused(unavailable(state.phase, service: service))
@@ -130,10 +143,13 @@ final class ModuleHostSupervisor: Sendable {
             state.admitted += 1
             let token = state.nextToken
             state.nextToken += 1
-            state.calls[token] = LinkedCall(responder: responder, method: call.request.method)
+            state.calls[token] = LinkedCall(
+                responder: responder, method: call.request.method, connection: call.connection, linkCharge: linkCharge,
+                eventLoop: call.eventLoop)
             return .admitted(token, outbox)
         }
         guard case .admitted(let token, let outbox) = admission else {
+            account.release(linkCharge)
             if case .refused(let error) = admission { responder.fail(error) }
             return
         }
@@ -197,16 +213,38 @@ final class ModuleHostSupervisor: Sendable {
             guard case .retired = state.phase else { return (call, false) }
             return (call, state.calls.isEmpty)
         }
-        if let call = found, !call.clientAnswered {
-            switch outcome {
-            case .success(let json): call.responder.succeed(rawJSON: json)
-            case .failure(let error): call.responder.fail(error)
-            case nil:
-                logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
-                call.responder.fail(RPCError.internalError)
-            }
+        if let call = found {
+            call.account.release(call.linkCharge)
+            if !call.clientAnswered { deliver(outcome, of: call) }
         }
         if drained { stopHost() }
+    }
+
+    /// Hands the host's answer to the caller. A result is charged to the caller's peer from the link on, as the
+    /// frame it will become is: one the peer's share cannot cover is refused (-32009), not held. The charge is
+    /// given back on the connection's loop, right before the connection's output charges the reply itself.
+    private func deliver(_ outcome: RPCOutcome?, of call: LinkedCall) {
+        switch outcome {
+        case .success(let json):
+            let bytes = json.readableBytes
+            guard call.account.charge(bytes) else {
+                call.connection.rateLimitedLogger?.notice(
+                    "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
+                    metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
+                               LogField.limit: "\(call.account.shareLimit)"])
+                return call.responder.fail(RPCError.serverBusy(limit: call.account.shareLimit))
+            }
+            let handOver: @Sendable () -> Void = { [account = call.account, responder = call.responder] in
+                account.release(bytes)
+                responder.succeed(rawJSON: json)
+            }
+            if call.eventLoop.inEventLoop { handOver() } else { call.eventLoop.execute(handOver) }
+        case .failure(let error):
+            call.responder.fail(error)
+        case nil:
+            logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
+            call.responder.fail(RPCError.internalError)
+        }
     }
 
     // MARK: Host life
@@ -408,6 +446,7 @@ final class ModuleHostSupervisor: Sendable {
             for call in calls {
                 if call.holdsSlot { state.admitted -= 1 }
                 call.timeout?.cancel()
+                call.account.release(call.linkCharge)
             }
             let next: Next
             switch state.phase {

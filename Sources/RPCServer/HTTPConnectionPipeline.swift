@@ -19,7 +19,9 @@ import RPCProtocol
 ///
 /// A WebSocket upgrade replaces everything after the idle handler with:
 ///
-///     WebSocketFrameEncoder, WebSocketFrameDecoder, WebSocketProtocolErrorHandler    NIOWebSocket
+///     WebSocketFrameEncoder       NIOWebSocket
+///     WebSocketInputCharge        charges the frame still arriving, which the decoder holds
+///     WebSocketFrameDecoder, WebSocketProtocolErrorHandler                           NIOWebSocket
 ///     WebSocketMessageHandler     text messages <-> messages; ping, close codes, charges
 ///     RPCConnectionHandler        a fresh one, with subscriptions and events
 ///     ProtocolErrorHandler
@@ -76,6 +78,10 @@ enum HTTPConnectionPipeline {
         try operations.removeHandler(context: operations.context(handlerType: RPCConnectionHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: ProtocolErrorHandler.self), promise: nil)
         let limits = setup.configuration.limits
+        // The frame still arriving, in the decoder's buffer, is the peer's to pay for.
+        try operations.addHandler(
+            WebSocketInputCharge(account: setup.connection.account),
+            position: .before(operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)))
         try operations.addHandlers(
             WebSocketMessageHandler(
                 connection: setup.connection, maxMessageSize: limits.maxFrameSize, statistics: setup.router.statistics,

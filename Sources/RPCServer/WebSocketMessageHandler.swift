@@ -13,7 +13,8 @@ import RPCProtocol
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
 /// A message is charged to the peer's account as its fragments arrive and handed on charged its length, as a
-/// frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered. Refusals end the connection
+/// frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered. The frame still arriving
+/// in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a refusal here. Refusals end the connection
 /// with a close frame saying why:
 ///
 ///     1003  a binary message (JSON-RPC is text)
@@ -109,6 +110,11 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is WebSocketInputRefused else { return context.fireUserInboundEventTriggered(event) }
+        refuseOverBudget(context: context)
+    }
+
     /// A reply or event of `RPCConnectionHandler`; an empty one (notifications only) is not sent.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let payload = unwrapOutboundIn(data)
@@ -131,27 +137,25 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     }
 
     private func deliver(_ message: ByteBuffer, context: ChannelHandlerContext) {
-        guard connection.account.charge(message.readableBytes) else {
-            return refuse(
-                .policyViolation, .serverBusy(limit: connection.account.shareLimit),
-                "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
-                refusal: .overBudget, context: context)
-        }
+        guard connection.account.charge(message.readableBytes) else { return refuseOverBudget(context: context) }
         context.fireChannelRead(wrapInboundOut(message))
     }
 
     private func charge(_ holding: Int, context: ChannelHandlerContext) {
         if holding > charged {
-            guard connection.account.charge(holding - charged) else {
-                return refuse(
-                    .policyViolation, .serverBusy(limit: connection.account.shareLimit),
-                    "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
-                    refusal: .overBudget, context: context)
-            }
+            guard connection.account.charge(holding - charged) else { return refuseOverBudget(context: context) }
         } else {
             connection.account.release(charged - holding)
         }
         charged = holding
+    }
+
+    /// A message, or the frame arriving (`WebSocketInputCharge`), would pass the peer's share: 1008.
+    private func refuseOverBudget(context: ChannelHandlerContext) {
+        refuse(
+            .policyViolation, .serverBusy(limit: connection.account.shareLimit),
+            "Refused WebSocket message: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection",
+            refusal: .overBudget, context: context)
     }
 
     private func release() {

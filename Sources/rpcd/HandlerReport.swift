@@ -1,14 +1,16 @@
+import NIOPosix
 import RPCModules
 
 /// The handler part of `rpcd --check-config`: every handler with the files it came from, masked handlers,
 /// and whatever would stop one from starting (configuration errors, missing or incompatible modules).
-/// Modules are loaded and their descriptors checked, but not initialised.
+/// Each module is loaded and its descriptor and `[Config]` keys checked in a module host process of its own,
+/// sandboxed as its handler's would be (`ModuleHostCheck`), never in this process, and never initialised.
 enum HandlerReport {
     /// Prints the report; returns false when any handler has a problem.
     /// `reservedServices` are the built-in services' names, which no handler may serve.
     static func print(directories: HandlerDirectories, moduleDirectories: ModuleDirectories, reservedServices: Set<String>) -> Bool {
         let scan = directories.scan()
-        let loader = ModuleLoader()
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
         var ok = true
         // Service name → the enabled handler serving it, in the order rpcd starts them: a later one is refused.
         var served: [String: String] = Dictionary(uniqueKeysWithValues: reservedServices.map { ($0, "rpcd itself") })
@@ -18,10 +20,9 @@ enum HandlerReport {
             Swift.print(handler.rendered(), terminator: "")
             let path = moduleDirectories.path(for: handler.module)
             do {
-                let image = try loader.load(path: path)
-                Swift.print("# module \(path): \(image.name) \(image.version), \(image.methods.count) methods")
-                try image.checkConfig(of: handler)
-                let service = handler.service ?? image.name
+                let descriptor = try ModuleHostCheck.check(handler, modulePath: path, eventLoop: loop).get()
+                Swift.print("# module \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
+                let service = descriptor.name
                 if handler.enabled {
                     if let first = served[service] {
                         ok = false

@@ -128,6 +128,30 @@ final class DaemonLifecycleTests: XCTestCase {
             typo.stdout)
     }
 
+    /// `--check-config` never runs a module's code in its own process: each module is loaded in a module host
+    /// (sandboxed, not initialised), so a library that crashes while it loads is reported by name, with the
+    /// signal, and the check goes on to the next handler.
+    func testCheckConfigLoadsModulesInAModuleHostNotItself() throws {
+        let (directory, handlers, _) = try checkConfigSetUp()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
+        try "[Handler]\nModule=faulty\n".write(to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
+        let arguments = [
+            "--config", directory.appendingPathComponent("rpcd.conf").path, "--check-config", "--handlers-dir", handlers.path,
+            "--module-dir", DaemonProcess.productsDirectory.path,
+        ]
+        let fine = try DaemonProcess.runTool("rpcd", arguments)
+        XCTAssertEqual(fine.status, 0, fine.stdout + fine.stderr)
+        XCTAssertTrue(fine.stdout.contains("libfaulty.so: faulty 1.0.0, 11 methods"), fine.stdout)
+
+        var environment = ProcessInfo.processInfo.environment
+        environment["RPCD_FAULTY_LOAD"] = "crash"
+        let crashing = try DaemonProcess.runTool("rpcd", arguments, environment: environment)
+        XCTAssertEqual(crashing.status, 78, "rpcd --check-config itself survives: \(crashing.stdout) \(crashing.stderr)")
+        XCTAssertTrue(crashing.stdout.contains("libfaulty.so refused: its module host ended (SIGSEGV) while it loaded the module"), crashing.stdout)
+        XCTAssertTrue(crashing.stdout.contains("libcalc.so: calc"), "the other handlers are still checked: \(crashing.stdout)")
+    }
+
     func testBindFailureIsReportedWithTheAddress() throws {
         let first = try DaemonProcess()
         let taken = first.tcpEndpoint!

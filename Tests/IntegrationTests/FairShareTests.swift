@@ -78,6 +78,32 @@ final class FairShareTests: XCTestCase {
         try assertNothingStaysCharged(daemon)
     }
 
+    /// A call to an isolated module makes rpcd and the module host hold its params again (the link's copy, then
+    /// the host's) until the host answers: that is charged to the caller's peer as its frame is. With the host
+    /// stuck, the second 220 KB call no longer fits a 1 MiB share (frame + link copy, twice, while its frame is
+    /// still being handed on) and is answered -32009 at once, on a connection that stays open; nothing stays
+    /// charged once the peer leaves.
+    func testModuleCallsInFlightAreChargedToTheirPeer() throws {
+        let daemon = try startDaemon("MaxFrameSize=512K\nMaxBufferedBytesPerPeer=1M\n", modules: ["faulty"])
+        var attacker = try RawConnection(daemon.tcpEndpoint)
+        let params = String(repeating: "x", count: 220_000)
+        try attacker.send(
+            RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.hang","id":1}"#)
+                + RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":2}"#)
+                + RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":3}"#))
+        let refused = try attacker.receiveJSON()
+        XCTAssertEqual(refused["id"], 3, "\(refused)")
+        XCTAssertEqual(refused["error"]?["code"], -32009, "\(refused)")
+        XCTAssertEqual(refused["error"]?["data"]?["limit"], 1_048_576)
+        let info = try RawConnection(.unix(path: daemon.socketPath)).call(#"{"jsonrpc":"2.0","method":"rpcd.info","id":1}"#)
+        XCTAssertGreaterThan(
+            info["result"]?["frames"]?["buffered_bytes"]?.intValue ?? 0, 400_000, "call 2's frame and its copy on the link")
+        try rootPing(daemon)
+        attacker = try RawConnection(daemon.tcpEndpoint)  // the first one closes, its calls still in the stuck host
+        try assertNothingStaysCharged(daemon)
+        _ = attacker
+    }
+
     /// Batches of 1024 rpc.discover (read-only, allowed to every local peer) once kept rpcd busy for seconds:
     /// the refused reply stops the batch, and each connection waits its turn on the loop.
     func testBatchesOfDiscoverDoNotStarveRoot() throws {

@@ -132,6 +132,18 @@ final class IsolationTests: XCTestCase {
         XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
         XCTAssertTrue(daemon.stderr.contains("no such file"), daemon.stderr)
     }
+
+    /// A `[Config]` key the module does not declare refuses an isolated handler as it does an in-process one:
+    /// in its host, before the module's init, naming the file and the line.
+    func testAnUnknownConfigKeyRefusesAnIsolatedHandlerBeforeItsInit() throws {
+        let kv = handlers.appendingPathComponent("kv.conf")
+        try "[Handler]\nModule=kv\n[Config]\nMaxKyes=5\n".write(to: kv, atomically: true, encoding: .utf8)
+        let daemon = try startDaemon()
+        let c = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try c.call(request("kv.get", id: 1, params: #"["k"]"#))["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
+        XCTAssertTrue(daemon.stderr.contains("\(kv.path):4: unknown key 'MaxKyes' in section [Config]"), daemon.stderr)
+    }
 }
 
 extension IsolationTests {

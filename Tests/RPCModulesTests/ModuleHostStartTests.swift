@@ -1,3 +1,4 @@
+import RPCConfig
 import RPCJSON
 import RPCModuleLink
 @testable import RPCModules
@@ -9,10 +10,19 @@ final class ModuleHostStartTests: XCTestCase {
         var configuration = HandlerConfiguration(name: "store")
         configuration.service = "kv2"
         configuration.config = ["File": "/var/lib/rpcd/kv.json", "MaxKeys": "5"]
+        // Where each [Config] key was written: the host checks them before init, with rpcd's own errors.
+        configuration.configEntries = [
+            INIEntry(section: "Config", key: "File", value: "/var/lib/rpcd/kv.json", file: "/etc/rpcd/handlers.d/store.conf", line: 4),
+            INIEntry(section: "Config", key: "MaxKyes", value: "5", file: "/etc/rpcd/handlers.d/store.conf", line: 5),
+        ]
         configuration.timeout = .seconds(3)
         let start = ModuleHostStart(modulePath: "/usr/lib/rpcd/modules/libkv.so", configuration: configuration)
         let decoded = try XCTUnwrap(JSONValue(linkBuffer: start.json.linkBuffer).flatMap(ModuleHostStart.init(json:)))
         XCTAssertEqual(decoded, start)
+        XCTAssertEqual(decoded.configuration.configEntries, configuration.configEntries)
+        XCTAssertFalse(decoded.checkOnly)
+        let check = ModuleHostStart(modulePath: "/usr/lib/rpcd/modules/libkv.so", configuration: configuration, checkOnly: true)
+        XCTAssertEqual(JSONValue(linkBuffer: check.json.linkBuffer).flatMap(ModuleHostStart.init(json:))?.checkOnly, true)
         // The host's own configuration has no limits: rpcd applies them before a call crosses the link.
         XCTAssertNil(decoded.configuration.timeout)
         XCTAssertEqual(decoded.configuration.isolation, .none)

@@ -314,6 +314,40 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// A WebSocket frame still arriving sits in NIO's decoder: it is charged to the peer by what has arrived
+    /// (never by the length it announces), given back once whole, and one the peer's share cannot cover ends the
+    /// connection with 1008 and gives everything back.
+    func testWebSocketFrameStillArrivingIsChargedToThePeer() throws {
+        try makeChannel { $0.maxBufferedBytesPerPeer = 4096 }
+        try send(
+            "GET /rpc HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        channel.embeddedEventLoop.run()
+        _ = try written()
+        let call = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1"# + String(repeating: " ", count: 2900) + "}"
+        var frame = Self.clientFrame(opcode: 0x1, call)
+        let total = frame.readableBytes
+        try channel.writeInbound(frame.readSlice(length: 1)!)  // half a header: nothing known, one byte held
+        XCTAssertEqual(ledger.charged, 1)
+        try channel.writeInbound(frame.readSlice(length: 999)!)
+        XCTAssertEqual(ledger.charged, 1000, "what has arrived, not the 2 950 bytes announced")
+        try channel.writeInbound(frame)
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":"pong","id":1}"#)])
+        XCTAssertEqual(ledger.charged, 0, "a whole frame of \(total) bytes is the message handler's, and answered")
+
+        // Another connection of the same peer holds most of its share: the next frame arriving cannot be held.
+        let other = try XCTUnwrap(ledger.open(.ip("127.0.0.1", port: 6)))
+        XCTAssertTrue(other.charge(3000))
+        frame = Self.clientFrame(opcode: 0x1, call)
+        try channel.writeInbound(frame.readSlice(length: 1000)!)
+        try channel.writeInbound(frame.readSlice(length: 1000)!)
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xF0])])  // 1008
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 3000, "the refused connection holds nothing")
+        other.close()
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
     func testWebSocketUpgradeFromAForeignOriginIsRefused() throws {
         try makeChannel()
         try send(

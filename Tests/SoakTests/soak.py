@@ -1,28 +1,38 @@
 #!/usr/bin/env python3
-"""Soak test: valid calls that must all succeed while rpcd is reloaded and attacked, for a bounded time.
+"""Soak test: valid calls that must all succeed while rpcd is reloaded and attacked and its module hosts are
+killed, for a bounded time.
 
-    Tests/SoakTests/soak.py BIN_DIR [--seconds N]
+    Tests/SoakTests/soak.py BIN_DIR [--seconds N] [--chaos-seconds N]
 
-Starts rpcd (from BIN_DIR, with the example modules and the shipped limits, pinned to CPU 0) on a loopback
-port and a Unix socket of its own, then, for N seconds (default 30, at most 7200):
+Starts rpcd (from BIN_DIR, with the example modules as shipped, every one isolated in a module host process,
+kv with a File= of its own, and the shipped limits, pinned to CPU 0) on a loopback port and a Unix socket of
+its own, then, for N seconds (default 30, at most 7200):
 
-    valid       4 clients from 127.0.0.1 and the socket, one call in flight each, checking every answer:
-                calc.add, echo.echo of random bytes, kv.set then kv.get, a batch of 10 calc.add
+    valid       5 clients from 127.0.0.1 and the socket, one call in flight each, checking every answer:
+                calc.add, echo.echo of random bytes, kv.set then kv.get, sysinfo.loadavg, a batch of 10 calc.add
+    chaos       for the first --chaos-seconds (default: all N), every 2.5 s the module host of the next of calc,
+                echo, kv and sysinfo is killed with SIGKILL (each module every 10 s, within its start limit);
+                a probe times how long the killed service takes to answer again, and kv's File= is read while
+                its host is dead: it must parse, and hold every write kv.set acknowledged
     reloads     SIGHUP every 3 s
     hostile     from 127.0.0.2-9, continuously: oversize lengths, random bytes, frames trickled a byte a
                 second, clients that send 1 MiB of calls and never read, amplifying kv.get batches, and
                 issue 21's mixes: lengths announced and nothing sent, calls with 1 MB ids never read,
                 batches of rpc.discover, subscribers that never read
 
-Fails (exit 1) if any valid call fails or gets a wrong answer, if rpcd dies, or if its RSS at the end, once
-the hostile clients are gone, is more than 64 MiB above the RSS after the warm-up. Prints the counts and
-RSS (start, peak, end) as JSON. Loopback only; every loop stops at the deadline; rpcd is stopped on exit.
+Fails (exit 1) if any valid call fails or gets a wrong answer (a call to a module whose host was just
+killed may get -32005 naming that service, and nothing else: docs/MODULES.md, "Isolation"), if kv's file
+ever misses an acknowledged write or does not parse, if a killed service does not answer again within 5 s,
+if rpcd dies, or if its RSS at the end, once the hostile clients are gone, is more than 64 MiB above the RSS
+after the warm-up. Prints the counts, the crash-to-answer times and RSS (start, peak, end) as JSON.
+Loopback only; every loop stops at the deadline; rpcd is stopped on exit.
 """
 
 import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -36,6 +46,13 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 from bench import Server, free_port  # noqa: E402
 HOSTILE_SOURCES = [f"127.0.0.{host}" for host in range(2, 10)]
 RSS_GROWTH_LIMIT_KIB = 64 * 1024
+# The chaos: one module host killed every CHAOS_INTERVAL, in turn, so each is killed every 10 s: within the
+# supervisor's start limit (5 starts in 10 s, docs/MODULES.md), so every kill is followed by a restart.
+CHAOS_MODULES = ["calc", "echo", "kv", "sysinfo"]
+CHAOS_INTERVAL = 2.5
+# A killed service must answer again within this; -32005 naming it is expected only this long after a kill.
+# (A restart takes 100-200 ms; the limit leaves room for a debug build on a loaded CI machine.)
+RECOVERY_LIMIT = 8.0
 
 
 def frame(payload):
@@ -66,9 +83,17 @@ class Daemon:
         with open(config, "w") as file:
             file.write(f"[Server]\nListen=127.0.0.1:{self.port}\nListen={self.socket_path}\n"
                        f"[Access]\nAllow=user:root group:rpcd user:{os.getuid()}\n")
+        # The shipped handler files, and a drop-in giving kv a file (and its isolated host the right to write it).
+        handlers = os.path.join(workdir, "handlers.d")
+        shutil.copytree(os.path.join(ROOT, "config", "handlers.d"), handlers)
+        store = os.path.join(workdir, "kv")
+        os.mkdir(store)
+        self.kv_file = os.path.join(store, "kv.json")
+        os.mkdir(os.path.join(handlers, "kv.conf.d"))
+        with open(os.path.join(handlers, "kv.conf.d", "50-soak.conf"), "w") as file:
+            file.write(f"[Handler]\nReadWritePaths={store}\n[Config]\nFile={self.kv_file}\n")
         self.server = Server(
-            "rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config, "--handlers-dir",
-                     os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+            "rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config, "--handlers-dir", handlers, "--module-dir", bin_dir],
             self.port, workdir, "Started")
         self.process = self.server.process
 
@@ -88,8 +113,80 @@ class Daemon:
         s.connect(self.socket_path)
         return s
 
+    def host_pid(self, handler):
+        """The pid of `handler`'s module host: a child of rpcd started as `rpcd-module-host HANDLER ...`."""
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    parent = int(file.read().rsplit(")", 1)[1].split()[1])
+                with open(f"/proc/{entry}/cmdline", "rb") as file:
+                    argv = file.read().split(b"\0")
+            except (OSError, IndexError, ValueError):
+                continue
+            if parent == self.process.pid and len(argv) > 1 and argv[0].endswith(b"rpcd-module-host") \
+                    and argv[1].decode() == handler:
+                return int(entry)
+        return None
+
     def stop(self):
         self.server.stop()
+
+
+class KVLedger:
+    """What kv's file may hold for each key the kv client wrote: the value kv.set last acknowledged (None: none
+    yet) and any value sent after it (unanswered, or answered -32005 because its host was killed: the write may
+    or may not have reached the file). Checked against the file whenever kv's host is dead, and at the end."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lock = threading.Lock()
+        self.allowed = {}
+        self.checks = 0
+
+    def sending(self, key, value):
+        with self.lock:
+            self.allowed.setdefault(key, {None}).add(value)
+
+    def acknowledged(self, key, value):
+        with self.lock:
+            self.allowed[key] = {value}
+
+    def check(self):
+        """A problem with the file, or None."""
+        with self.lock:
+            self.checks += 1
+            try:
+                with open(self.path) as file:
+                    store = json.load(file)
+            except FileNotFoundError:
+                store = {}
+            except ValueError as error:
+                return f"kv's file does not parse: {error}"
+            for key, allowed in self.allowed.items():
+                if store.get(key) not in allowed:
+                    return f"kv's file has {key}={store.get(key)!r}, not one of {sorted(map(str, allowed))}"
+            return None
+
+
+class Chaos:
+    """When each module's host was last killed, and how long each took to answer again."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.killed_at = {}
+        self.recoveries = []
+
+    def killed(self, service):
+        with self.lock:
+            self.killed_at[service] = time.monotonic()
+
+    def expects_unavailable(self, service):
+        """Whether -32005 from `service` is the documented answer now: its host was killed a moment ago."""
+        with self.lock:
+            killed = self.killed_at.get(service)
+        return killed is not None and time.monotonic() - killed < RECOVERY_LIMIT
 
 
 class Counters:
@@ -108,7 +205,7 @@ class Counters:
             self.values["valid_failed"] = self.values.get("valid_failed", 0) + 1
 
 
-def valid_client(daemon, kind, stop, counters):
+def valid_client(daemon, kind, stop, counters, chaos, ledger):
     rng = random.Random(kind)
     connection = daemon.unix() if kind == "kv" else daemon.tcp()
     call_id = 0
@@ -119,23 +216,39 @@ def valid_client(daemon, kind, stop, counters):
         connection.sendall(frame(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": call_id})))
         return read_frame(connection)
 
+    def killed(reply, service):
+        """`reply` is the documented answer of a service whose host was just killed (counted), not a failure."""
+        error = reply.get("error") if isinstance(reply, dict) else None
+        if error and error.get("code") == -32005 and (error.get("data") or {}).get("service") == service \
+                and chaos.expects_unavailable(service):
+            counters.add(f"killed_{service}_answers")
+            return True
+        return False
+
     while not stop.is_set():
         try:
             if kind == "calc":
                 a, b = rng.randint(-10**6, 10**6), rng.randint(-10**6, 10**6)
                 reply = call("calc.add", [a, b])
-                ok = reply.get("result") == a + b
+                ok = reply.get("result") == a + b or killed(reply, "calc")
             elif kind == "echo":
                 text = "".join(chr(rng.randint(32, 0x2FFF)) for _ in range(rng.randint(0, 2000)))
                 reply = call("echo.echo", [text])
-                ok = reply.get("result") == [text]
+                ok = reply.get("result") == [text] or killed(reply, "echo")
             elif kind == "kv":
                 key, value = f"k{rng.randint(0, 50)}", rng.randint(0, 10**9)
+                ledger.sending(key, value)
                 reply = call("kv.set", [key, value])
-                ok = "error" not in reply
-                if ok:
+                if reply.get("result") is True:
+                    ledger.acknowledged(key, value)
                     reply = call("kv.get", [key])
-                    ok = reply.get("result") == value
+                    ok = reply.get("result") == value or killed(reply, "kv")
+                else:
+                    ok = killed(reply, "kv")
+            elif kind == "sysinfo":
+                reply = call("sysinfo.loadavg", [])
+                result = reply.get("result")
+                ok = (isinstance(result, list) and len(result) == 3) or killed(reply, "sysinfo")
             else:  # batch
                 pairs = [(rng.randint(0, 1000), rng.randint(0, 1000)) for _ in range(10)]
                 call_id += 1
@@ -143,8 +256,9 @@ def valid_client(daemon, kind, stop, counters):
                          for i, p in enumerate(pairs)]
                 connection.sendall(frame(json.dumps(batch)))
                 reply = read_frame(connection)
-                answers = {entry["id"]: entry.get("result") for entry in reply} if isinstance(reply, list) else {}
-                ok = all(answers.get(call_id * 100 + i) == a + b for i, (a, b) in enumerate(pairs))
+                answers = {entry["id"]: entry for entry in reply} if isinstance(reply, list) else {}
+                ok = all(answers.get(call_id * 100 + i, {}).get("result") == a + b
+                         or killed(answers.get(call_id * 100 + i, {}), "calc") for i, (a, b) in enumerate(pairs))
             counters.add("valid_calls")
             if not ok:
                 counters.fail(f"{kind}: {str(reply)[:200]}")
@@ -156,6 +270,46 @@ def valid_client(daemon, kind, stop, counters):
             except OSError:
                 time.sleep(0.1)
     connection.close()
+
+
+def chaos_monkey(daemon, stop, counters, chaos, ledger):
+    """Kills the module hosts in turn with SIGKILL, times each service's return, and checks kv's file while its
+    host is dead."""
+    probes = {"calc": ("calc.add", [1, 2]), "echo": ("echo.echo", ["probe"]), "kv": ("kv.get", ["k0"]),
+              "sysinfo": ("sysinfo.loadavg", [])}
+    turn = 0
+    while not stop.wait(CHAOS_INTERVAL):
+        service = CHAOS_MODULES[turn % len(CHAOS_MODULES)]
+        turn += 1
+        pid = daemon.host_pid(service)
+        if pid is None:
+            counters.fail(f"chaos: no module host for {service}")
+            continue
+        chaos.killed(service)
+        os.kill(pid, signal.SIGKILL)
+        killed_at = time.monotonic()
+        counters.add("chaos_kills")
+        if service == "kv":
+            while os.path.exists(f"/proc/{pid}"):  # until rpcd has reaped it: the file as the kill left it
+                time.sleep(0.001)
+            problem = ledger.check()
+            if problem:
+                counters.fail(f"chaos: {problem}")
+        method, params = probes[service]
+        with daemon.unix(timeout=RECOVERY_LIMIT) as probe:
+            probe_id = 0
+            while True:
+                probe_id += 1
+                probe.sendall(frame(json.dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": probe_id})))
+                reply = read_frame(probe)
+                if "result" in reply:
+                    with chaos.lock:
+                        chaos.recoveries.append((time.monotonic() - killed_at, service))
+                    break
+                if reply.get("error", {}).get("code") != -32005 or time.monotonic() - killed_at > RECOVERY_LIMIT:
+                    counters.fail(f"chaos: {service} did not answer again: {str(reply)[:200]}")
+                    break
+                time.sleep(0.005)
 
 
 def reloader(daemon, stop, counters):
@@ -248,7 +402,8 @@ def hostile(daemon, stop, counters):
                     s.sendall(frame(json.dumps(entries)))
                     counters.add("hostile_batch")
                     reply = read_frame(s)
-                    if reply.get("error", {}).get("code") != -32008:
+                    # A list: kv's host was killed meanwhile, and the entries were answered -32005 (small).
+                    if not isinstance(reply, dict) or reply.get("error", {}).get("code") != -32008:
                         counters.add("hostile_batch_unexpected")
             for s in list(trickling):
                 try:
@@ -266,17 +421,30 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bin_dir")
     parser.add_argument("--seconds", type=int, default=30)
+    parser.add_argument("--chaos-seconds", type=int, default=None,
+                        help="kill module hosts during the first N seconds (default: the whole run; 0: never)")
     args = parser.parse_args()
     if not 10 <= args.seconds <= 7200:
         sys.exit("soak.py: --seconds must be 10 to 7200")
+    chaos_seconds = args.seconds if args.chaos_seconds is None else args.chaos_seconds
+    if not 0 <= chaos_seconds <= args.seconds:
+        sys.exit("soak.py: --chaos-seconds must be 0 to --seconds")
     counters = Counters()
+    chaos = Chaos()
     with tempfile.TemporaryDirectory() as workdir:
         daemon = Daemon(args.bin_dir, workdir)
         try:
-            stop, hostile_stop = threading.Event(), threading.Event()
-            threads = [threading.Thread(target=valid_client, args=(daemon, kind, stop, counters))
-                       for kind in ("calc", "echo", "kv", "batch")]
+            ledger = KVLedger(daemon.kv_file)
+            stop, hostile_stop, chaos_stop = threading.Event(), threading.Event(), threading.Event()
+            threads = [threading.Thread(target=valid_client, args=(daemon, kind, stop, counters, chaos, ledger))
+                       for kind in ("calc", "echo", "kv", "sysinfo", "batch")]
             threads.append(threading.Thread(target=reloader, args=(daemon, stop, counters)))
+            monkey = threading.Thread(target=chaos_monkey, args=(daemon, chaos_stop, counters, chaos, ledger))
+            if chaos_seconds:
+                monkey.start()
+                timer = threading.Timer(chaos_seconds, chaos_stop.set)
+                timer.daemon = True
+                timer.start()
             attacker = threading.Thread(target=hostile, args=(daemon, hostile_stop, counters))
             for thread in threads + [attacker]:
                 thread.start()
@@ -288,7 +456,10 @@ def main():
                 peak = max(peak, daemon.rss_kib())
                 time.sleep(1)
             hostile_stop.set()
+            chaos_stop.set()
             attacker.join(timeout=60)
+            if chaos_seconds:
+                monkey.join(timeout=60)
             time.sleep(2)  # rpcd notices the closed connections
             stop.set()
             for thread in threads:
@@ -297,9 +468,19 @@ def main():
             end_rss = daemon.rss_kib() if alive else 0
         finally:
             daemon.stop()
+        problem = ledger.check()  # as rpcd's shutdown left it
+        if problem:
+            counters.fail(problem)
+        recoveries = sorted(seconds for seconds, _ in chaos.recoveries)
+        slowest = max(chaos.recoveries, default=(0, None))[1]
         result = {"seconds": args.seconds, "rss_start_mib": round(start_rss / 1024, 1),
                   "rss_peak_mib": round(peak / 1024, 1), "rss_end_mib": round(end_rss / 1024, 1),
-                  "alive": alive, **counters.values, "first_failures": counters.failures[:5]}
+                  "alive": alive, **counters.values, "kv_file_checks": ledger.checks,
+                  "crash_to_answer_ms": {"count": len(recoveries),
+                                         "median": round(recoveries[len(recoveries) // 2] * 1000, 1) if recoveries else None,
+                                         "max": round(recoveries[-1] * 1000, 1) if recoveries else None,
+                                         "slowest": slowest},
+                  "first_failures": counters.failures[:5]}
         print(json.dumps(result, indent=2))
         problems = []
         if counters.failures:
@@ -310,6 +491,8 @@ def main():
             problems.append(f"RSS grew from {start_rss} KiB to {end_rss} KiB")
         if counters.values.get("valid_calls", 0) == 0:
             problems.append("no valid call was made")
+        if chaos_seconds and not recoveries:
+            problems.append("no module host was killed and answered again")
         if problems:
             print("soak: FAILED: " + "; ".join(problems), file=sys.stderr)
             sys.exit(1)

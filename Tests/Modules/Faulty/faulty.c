@@ -49,6 +49,17 @@ static int first_string(const char *params, size_t len, char *path, size_t size)
 
 static const rpcd_host *host_table;
 
+/* RPCD_FAULTY_LOAD=crash: the library crashes while it is being loaded (a constructor runs at dlopen, before
+ * anyone has seen its descriptor), which `rpcd --check-config` must report rather than die of. */
+__attribute__((constructor)) static void faulty_loaded(void)
+{
+    const char *mode = getenv("RPCD_FAULTY_LOAD");
+    if (mode != NULL && strcmp(mode, "crash") == 0) {
+        volatile int *nowhere = NULL;
+        *nowhere = 1;
+    }
+}
+
 static int faulty_init(const rpcd_host *host, rpcd_handler *handler, void **instance, char *error, size_t error_size)
 {
     (void)handler;

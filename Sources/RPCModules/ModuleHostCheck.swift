@@ -1,0 +1,93 @@
+import Logging
+import NIOCore
+import RPCBinding
+import RPCJSON
+import RPCModuleLink
+import Synchronization
+
+/// `rpcd --check-config`'s look at a handler's module, taken in a module host process rather than in the
+/// checking process: the host is sandboxed as the handler's own would be, loads the module with the same checks
+/// (ownership, mode, ABI, descriptor, `[Config]` keys), reports its descriptor and exits, and the module's
+/// `init` never runs. Loading a library runs its constructors, with the rights of whoever loads it: an
+/// administrator checking a module as root must not run its code as root, and a module that crashes while it
+/// loads makes the check report it, not fail.
+///
+/// Blocks the calling thread until the host has answered, ended, or `timeout` has passed (then it is killed);
+/// call it off the event loops of `eventLoop`'s group.
+package enum ModuleHostCheck {
+    /// The module's descriptor as `configuration` would serve it, or why rpcd would refuse the handler.
+    package static func check(
+        _ configuration: HandlerConfiguration, modulePath: String, executable: String = ModuleHostExecutable.locate(),
+        eventLoop: any EventLoop, timeout: Duration? = nil
+    ) -> Result<RPCServiceDescriptor, ModuleLoadError> {
+        // As long as the daemon gives a host to start its module (whose init it also waits for).
+        let timeout = timeout ?? ModuleHostPolicy.standard.startTimeout
+        let spawned: (ModuleHostProcess, Int32)
+        do {
+            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: arguments.arguments)
+        } catch {
+            return .failure(ModuleLoadError(modulePath, "\(error)"))
+        }
+        let (process, link) = spawned
+        let answer = eventLoop.makePromise(of: RPCServiceDescriptor.self)
+        let start = ModuleHostStart(modulePath: modulePath, configuration: configuration, checkOnly: true)
+        let channel = ModuleHostProcess.attach(link: link, on: eventLoop) { CheckClient(answer: answer) }
+        channel.whenSuccess { $0.writeAndFlush(ModuleLinkMessage.start(start.json.linkBuffer), promise: nil) }
+        channel.whenFailure { answer.fail($0) }
+        let timer = eventLoop.scheduleTask(in: timeout.timeAmount) {
+            answer.fail(CheckFailure(reason: "the module did not load within \(timeout)"))
+        }
+        let result = Result { try answer.futureResult.wait() }
+        timer.cancel()
+        if case .failure = result { process.kill() }
+        // Closing the link ends a host that answered; one that did not was killed above.
+        if let channel = try? channel.wait() { try? channel.close().wait() }
+        let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
+        process.reap { ended.succeed($0) }
+        let termination = try? ended.futureResult.wait()
+        return result.mapError { error in
+            if let failure = error as? CheckFailure { return ModuleLoadError(modulePath, failure.reason) }
+            return ModuleLoadError(
+                modulePath, "its module host ended (\(termination.map { "\($0)" } ?? "not reaped")) while it loaded the module")
+        }
+    }
+
+    private struct CheckFailure: Error {
+        var reason: String
+    }
+
+    /// rpcd's end of a checking host's link: the first answer settles the check; an early close means the host died.
+    private final class CheckClient: ChannelInboundHandler {
+        typealias InboundIn = ModuleLinkMessage
+        private let answer: EventLoopPromise<RPCServiceDescriptor>
+
+        init(answer: EventLoopPromise<RPCServiceDescriptor>) {
+            self.answer = answer
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            switch unwrapInboundIn(data) {
+            case .ready(let json):
+                if let descriptor = JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)) {
+                    answer.succeed(descriptor)
+                } else {
+                    answer.fail(CheckFailure(reason: "its module host sent an invalid descriptor"))
+                }
+            case .startFailed(let reason):
+                answer.fail(CheckFailure(reason: reason))
+            default:
+                break  // log entries of the host (a missing Landlock, say) are the daemon's business, not the check's
+            }
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            context.close(promise: nil)
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            answer.fail(ChannelError.eof)
+            context.fireChannelInactive()
+        }
+    }
+}
