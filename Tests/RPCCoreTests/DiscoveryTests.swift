@@ -1,6 +1,7 @@
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCServer
 import XCTest
 
 final class DiscoveryTests: XCTestCase {

@@ -1,4 +1,5 @@
 import RPCBinding
+import RPCCore
 import RPCJSON
 import RPCProtocol
 
