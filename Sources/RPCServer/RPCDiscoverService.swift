@@ -22,7 +22,7 @@ package struct RPCDiscoverService: RPCTypedService {
     private static let discover: RPCServiceMethod<RPCDiscoverService> =
         .method(
             "discover", summary: "Returns an OpenRPC document describing every method the caller may call",
-            result: RPCParam("document", schema: ["type": "object"]), readOnly: true
+            result: RPCParam("document", schema: ["type": "object"]), flags: .readOnly
         ) { _, call in
             let access = call.registry.access
             return OpenRPCDocument.make(
