@@ -76,9 +76,10 @@ extension RPCMethod where Input == RPCParamsText {
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, JSONValue) async throws -> JSONValue
     ) -> RPCMethod {
-        RPCMethod(
-            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
-            body: .suspending { module, input in try await body(module, try input.paramsValue()).checkedSerialization() })
+        // A pass-through method whose body sees the tree of what passes.
+        rawJSON(name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            module, text async throws -> RPCRawJSON in try RPCRawJSON(await body(module, try text.tree()))
+        }
     }
 
     /// A pass-through method: the body gets the params' JSON text exactly as sent (`null` when the call has
@@ -122,9 +123,9 @@ extension RPCMethod where Input == RPCParamsText {
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, JSONValue) throws -> JSONValue
     ) -> RPCMethod {
-        RPCMethod(
-            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
-            body: .now { module, input in try body(module, try input.paramsValue()).checkedSerialization() })
+        rawJSON(name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            module, text throws -> RPCRawJSON in try RPCRawJSON(body(module, try text.tree()))
+        }
     }
 
     public static func rawJSON(
@@ -163,6 +164,11 @@ extension RPCRawJSON {
     /// A pass-through method's params: `null` when the call has none.
     fileprivate init(params: RPCParamsText) {
         self = params.bytes.isEmpty ? .null : RPCRawJSON(trusted: params.bytes)
+    }
+
+    /// A raw method's params as a tree; text that is not JSON (which rpcd never passes on) is -32602.
+    fileprivate func tree() throws -> JSONValue {
+        try RPCParamsText(bytes).paramsValue()
     }
 }
 
