@@ -78,7 +78,7 @@ package struct DaemonService: RPCTypedService {
         ) { service, _ in
             guard let reloads = service.reloads else { throw RPCError.reloadFailed("this rpcd does not reload") }
             return try await reloads.reload().result()
-        },
+        }.documenting([.reloadFailed("the previous configuration keeps serving")]),
     ]
 
     private struct MetricsFormat: Decodable {
