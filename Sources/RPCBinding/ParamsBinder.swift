@@ -80,6 +80,13 @@ public struct ParamsBinder: Sendable {
         return scanner.consume(close) && scanner.peekNonWhitespace() == nil
     }
 
+    /// -32602 unless params text is absent or an empty array or object: binding to no parameters, without
+    /// building anything for what clients send to methods without parameters.
+    public static func requireNone(_ text: UnsafeRawBufferPointer) throws {
+        guard !isEmpty(text) else { return }
+        _ = try ParamsBinder([]).bind(text: text)
+    }
+
     /// A member of a params object into its parameter's place. Of several names that are not declared, the
     /// first in sorted order is reported, whatever order the object's members come in.
     private func place(_ value: JSONValue, named name: String, in values: inout [JSONValue?], unknown: inout String?) {

@@ -23,6 +23,9 @@ public struct RPCMethod<Target, Input: RPCMethodInput>: Sendable {
 
     /// How a method answers: on the calling thread, or from a task.
     public enum Body: Sendable {
+        /// The same answer for every call, which must come without params (`rpcd.ping`): a caller may answer
+        /// it without making an `Input` at all.
+        case constant(Input.Output)
         /// A body that never suspends: a plain function call, with no task, no executor and no hop.
         case now(@Sendable (Target, Input) throws -> Input.Output)
         /// A body that `await`s: its caller runs it in a task.
@@ -36,13 +39,21 @@ public struct RPCMethod<Target, Input: RPCMethodInput>: Sendable {
 
     /// The body when it answers on the calling thread; nil when it suspends.
     public var runNow: (@Sendable (Target, Input) throws -> Input.Output)? {
-        if case .now(let run) = body { run } else { nil }
+        switch body {
+        case .constant(let answer):
+            { _, input in
+                try input.requireNoParams()
+                return answer
+            }
+        case .now(let run): run
+        case .suspending: nil
+        }
     }
 
     /// Runs the method to its answer, whichever its body.
     public func run(_ target: Target, _ input: Input) async throws -> Input.Output {
         switch body {
-        case .now(let run): try run(target, input)
+        case .constant, .now: try runNow!(target, input)
         case .suspending(let run): try await run(target, input)
         }
     }

@@ -33,10 +33,7 @@ extension RPCMethodInput {
     /// building a value: they are what clients send to methods without parameters, `rpcd.ping` among them.
     @inlinable
     public func requireNoParams() throws {
-        try withParamsText { text in
-            guard !ParamsBinder.isEmpty(text) else { return }
-            _ = try ParamsBinder([]).bind(text: text)
-        }
+        try withParamsText { try ParamsBinder.requireNone($0) }
     }
 
     /// The params bound to `binder`'s parameters, checked, and decoded into `Params` (whose coding keys are

@@ -10,8 +10,9 @@ import RPCProtocol
 /// factories (`RPCMethod.method`). The daemon's built-in services are written this way, so they describe
 /// themselves and bind params exactly as modules do.
 ///
-/// Methods whose body does not suspend run on the connection's event loop and answer at once: they must not
-/// block. A body that `await`s runs in a task of its own, and the call holds its slot until it answers.
+/// Methods whose body does not suspend run on the connection's event loop and answer at once (inline, without
+/// a responder: `answerAtOnce`): they must not block. A body that `await`s runs in a task of its own, and the
+/// call holds its slot until it answers.
 package protocol RPCTypedService: RPCService {
     /// The service name (`rpcd`), its version and a one-line summary.
     static var name: String { get }
@@ -39,15 +40,9 @@ extension RPCTypedService {
     // the metadata of `[RPCServiceMethod<Self>]` on every call.
     @inlinable
     package func handle(_ call: RPCCall, responder: RPCResponder) {
-        // The router found the method in `descriptor`, built from `methods` in the same order.
-        switch Self.methods[call.methodIndex].body {
-        case .now(let run):
-            do {
-                responder.succeed(rawJSON: try run(self, call))
-            } catch {
-                responder.fail(error)
-            }
-        case .suspending(let run):
+        if let answer = answerAtOnce(methodIndex: call.methodIndex, request: call.request, call: { call }) {
+            responder.complete(answer)
+        } else if case .suspending(let run) = Self.methods[call.methodIndex].body {
             Task {
                 do {
                     responder.succeed(rawJSON: try await run(self, call))
@@ -55,6 +50,29 @@ extension RPCTypedService {
                     responder.fail(error)
                 }
             }
+        }
+    }
+
+    /// Every method but the suspending ones answers at once; a constant one without an `RPCCall`.
+    @inlinable
+    package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? {
+        // The router found the method in `descriptor`, built from `methods` in the same order.
+        switch Self.methods[methodIndex].body {
+        case .constant(let json):
+            do {
+                try RPCCall.requireNoParams(request.params)
+                return RPCAnswer(result: json)
+            } catch {
+                return RPCAnswer(failure: error)
+            }
+        case .now(let run):
+            do {
+                return RPCAnswer(result: try run(self, call()))
+            } catch {
+                return RPCAnswer(failure: error)
+            }
+        case .suspending:
+            return nil
         }
     }
 }
@@ -72,13 +90,17 @@ extension RPCCall: RPCMethodInput {
 
 extension RPCMethod where Input == RPCCall {
     /// A read-only method without parameters whose result is already JSON text, for answers that must cost
-    /// nothing beyond writing them (`rpcd.ping`).
+    /// nothing beyond writing them (`rpcd.ping`): answered without an `RPCCall`.
     package static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCMethod {
-        RPCMethod(
-            RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly),
-            body: .now { _, call in
-                try call.requireNoParams()
-                return json
-            })
+        RPCMethod(RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly), body: .constant(json))
+    }
+}
+
+extension RPCCall {
+    /// `RPCMethodInput.requireNoParams` for params not (yet) in an `RPCCall`.
+    @usableFromInline
+    static func requireNoParams(_ params: ByteBuffer?) throws {
+        guard let params else { return }
+        try params.withUnsafeReadableBytes { try ParamsBinder.requireNone($0) }
     }
 }
