@@ -43,6 +43,13 @@ final class RPCMethodTests: XCTestCase {
         XCTAssertEqual(answer, Array("true".utf8))
     }
 
+    func testAConstantAnswersTheSameToCallsWithoutParams() throws {
+        let ping = RPCMethod<Adder, RPCParamsText>(RPCMethodDescriptor(name: "ping"), body: .constant(Array(#""pong""#.utf8)))
+        let run = try XCTUnwrap(ping.runNow)
+        XCTAssertEqual(try run(Adder(), text("[]")), Array(#""pong""#.utf8))
+        XCTAssertEqual(message { try run(Adder(), text("[1]")) }, "this method takes no parameters")
+    }
+
     func testTypedParamsBindByPositionOrNameFromTheText() throws {
         let run = try XCTUnwrap(add.runNow)
         XCTAssertEqual(try run(Adder(), text("[1, 2]")), Array("3".utf8))
