@@ -315,7 +315,7 @@ let package = Package(
         .testTarget(
             name: "RPCCoreTests",
             dependencies: ["RPCProtocol", "RPCLogging", "RPCBinding", "RPCTestSupport",
-                "RPCCore", "JSONRPC", "RPCJSON",
+                "RPCCore", "RPCServer", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -343,7 +343,7 @@ let package = Package(
         .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", "RPCTestSupport",
-                "RPCModules", "RPCModuleLink", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON",
+                "RPCModules", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -399,7 +399,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCClientTests",
-            dependencies: ["RPCProtocol", "RPCClientInProcess", "RPCCore", "JSONRPC", "RPCBinding",
+            dependencies: ["RPCProtocol", "RPCClientInProcess", "RPCCore", "RPCServer", "JSONRPC", "RPCBinding",
                 "RPCTestSupport",
                 "RPCClient", "RPCJSON", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),

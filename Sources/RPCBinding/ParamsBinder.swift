@@ -65,6 +65,28 @@ public struct ParamsBinder: Sendable {
         return try checked(values)
     }
 
+    /// Whether params text is absent or an empty array or object (`[]`, `{}`, with any whitespace): what binds
+    /// to no parameters, recognised without building anything.
+    public static func isEmpty(_ text: UnsafeRawBufferPointer) -> Bool {
+        var scanner = JSONScanner(bytes: text, maxDepth: 1)
+        let close: UInt8
+        switch scanner.peekNonWhitespace() {
+        case nil: return true
+        case UInt8(ascii: "{"): close = UInt8(ascii: "}")
+        case UInt8(ascii: "["): close = UInt8(ascii: "]")
+        default: return false
+        }
+        scanner.offset += 1
+        return scanner.consume(close) && scanner.peekNonWhitespace() == nil
+    }
+
+    /// -32602 unless params text is absent or an empty array or object: binding to no parameters, without
+    /// building anything for what clients send to methods without parameters.
+    public static func requireNone(_ text: UnsafeRawBufferPointer) throws {
+        guard !isEmpty(text) else { return }
+        _ = try ParamsBinder([]).bind(text: text)
+    }
+
     /// A member of a params object into its parameter's place. Of several names that are not declared, the
     /// first in sorted order is reported, whatever order the object's members come in.
     private func place(_ value: JSONValue, named name: String, in values: inout [JSONValue?], unknown: inout String?) {

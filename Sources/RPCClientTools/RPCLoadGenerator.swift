@@ -145,9 +145,7 @@ package enum RPCLoadGenerator {
         (0..<max(1, configuration.depth)).map { slot in
             let payload = RPCRequestEncoding.request(method: configuration.method, params: configuration.params, id: slot)
             var frame = ByteBuffer()
-            frame.reserveCapacity(payload.count + 4)
-            frame.writeInteger(UInt32(payload.count), endianness: .big)
-            frame.writeBytes(payload)
+            frame.writeLengthPrefixedFrame(ByteBuffer(bytes: payload))
             return frame
         }
     }

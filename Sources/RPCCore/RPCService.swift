@@ -101,21 +101,6 @@ package final class RPCCall: Sendable {
         if let id = request.id { logger[metadataKey: LogField.callID] = "\(LogValue.truncated("\(id)"))" }
         return logger
     }
-
-    /// The params as a JSON value tree (slow path, for handlers that want it); `.null` when absent.
-    package func paramsValue() throws(RPCError) -> JSONValue {
-        try Self.value(ofParams: params)
-    }
-
-    /// `params` as a JSON value tree; `.null` when absent.
-    static func value(ofParams params: ByteBuffer?) throws(RPCError) -> JSONValue {
-        guard let params else { return .null }
-        do {
-            return try params.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue(parsing: bytes) }
-        } catch {
-            throw .invalidParams(error.description)  // unreachable for frames the envelope parser accepted
-        }
-    }
 }
 
 /// Who is calling: one client connection. Immutable, and a class: every call of the connection refers to it

@@ -4,12 +4,15 @@ import RPCBinding
 import RPCJSON
 import RPCProtocol
 
-/// A service whose methods are declared once, with typed parameters: its descriptor (what `rpc.discover`
-/// lists and the fingerprint covers) is derived from `methods`, and every call's params are bound, checked and
-/// decoded by `ParamsBinding`, the binder the Swift module SDK uses too. The daemon's built-in services are
-/// written this way, so they describe themselves and bind params exactly as modules do.
+/// A service whose methods are declared once, with typed parameters, as `RPCMethod`s (the declaration
+/// modules and typed interfaces use too): its descriptor (what `rpc.discover` lists and the fingerprint
+/// covers) is derived from `methods`, and every call's params are bound, checked and decoded by the same
+/// factories (`RPCMethod.method`). The daemon's built-in services are written this way, so they describe
+/// themselves and bind params exactly as modules do.
 ///
-/// Methods run on the connection's event loop and answer at once: they must not block.
+/// Methods whose body does not suspend run on the connection's event loop and answer at once (inline, without
+/// a responder: `answerAtOnce`): they must not block. A body that `await`s runs in a task of its own, and the
+/// call holds its slot until it answers.
 package protocol RPCTypedService: RPCService {
     /// The service name (`rpcd`), its version and a one-line summary.
     static var name: String { get }
@@ -21,6 +24,9 @@ package protocol RPCTypedService: RPCService {
     /// that they are discovered and fingerprinted the same way. Default: none.
     static var events: [RPCEventDescriptor] { get }
 }
+
+/// A method of a built-in service: the one method declaration, run on the service for a routed call.
+package typealias RPCServiceMethod<Service> = RPCMethod<Service, RPCCall>
 
 extension RPCTypedService {
     package static var events: [RPCEventDescriptor] { [] }
@@ -36,12 +42,18 @@ extension RPCTypedService {
     package func handle(_ call: RPCCall, responder: RPCResponder) {
         if let answer = answerAtOnce(methodIndex: call.methodIndex, request: call.request, call: { call }) {
             responder.complete(answer)
-        } else if case .later(let start) = Self.methods[call.methodIndex].body {
-            start(self, call, responder)
+        } else if case .suspending(let run) = Self.methods[call.methodIndex].body {
+            Task {
+                do {
+                    responder.succeed(rawJSON: try await run(self, call))
+                } catch {
+                    responder.fail(error)
+                }
+            }
         }
     }
 
-    /// Every method but the `later` ones answers at once; a constant one without an `RPCCall`.
+    /// Every method but the suspending ones answers at once; a constant one without an `RPCCall`.
     @inlinable
     package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? {
         // The router found the method in `descriptor`, built from `methods` in the same order.
@@ -53,140 +65,42 @@ extension RPCTypedService {
             } catch {
                 return RPCAnswer(failure: error)
             }
-        case .immediate(let run):
+        case .now(let run):
             do {
                 return RPCAnswer(result: try run(self, call()))
             } catch {
                 return RPCAnswer(failure: error)
             }
-        case .later:
+        case .suspending:
             return nil
         }
     }
 }
 
-/// One method of an `RPCTypedService`: how it is described, and the code that runs it.
-package struct RPCServiceMethod<Service: Sendable>: Sendable {
-    package let descriptor: RPCMethodDescriptor
-    @usableFromInline let body: Body
-
-    /// How a method answers: at once, on the event loop (every method but a few), or later from a task.
-    @usableFromInline enum Body: Sendable {
-        /// The same result for every call, which must come without params (`rpcd.ping`): answered without
-        /// an `RPCCall`.
-        case constant(ByteBuffer)
-        case immediate(@Sendable (Service, RPCCall) throws -> ByteBuffer)
-        case later(@Sendable (Service, RPCCall, RPCResponder) -> Void)
+/// A routed call as a built-in method's body receives it: the params as the client sent them, and the
+/// caller's connection and registry beside them.
+extension RPCCall: RPCMethodInput {
+    package func withParamsText<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        guard let params else { return try body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return try params.withUnsafeReadableBytes(body)
     }
 
-    init(descriptor: RPCMethodDescriptor, run: @escaping @Sendable (Service, RPCCall) throws -> ByteBuffer) {
-        self.descriptor = descriptor
-        self.body = .immediate(run)
-    }
+    package static func output(_ json: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: json) }
+}
 
-    /// A method without parameters that answers when `body` returns, from a task of its own: for work the
-    /// event loop must not wait for (`rpcd.reload`). The call holds its slot until then.
-    package static func asyncMethod<Output: Encodable>(
-        _ name: String, summary: String = "", result: RPCParam? = nil,
-        _ body: @escaping @Sendable (Service, RPCCall) async throws -> Output
-    ) -> RPCServiceMethod {
-        RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result),
-            body: .later { service, call, responder in
-                do {
-                    try call.requireNoParams()
-                } catch {
-                    return responder.fail(error)
-                }
-                Task {
-                    do {
-                        responder.succeed(rawJSON: ByteBuffer(bytes: try ResultEncoding.encode(try await body(service, call))))
-                    } catch {
-                        responder.fail(error)
-                    }
-                }
-            })
-    }
-
-    private init(descriptor: RPCMethodDescriptor, body: Body) {
-        self.descriptor = descriptor
-        self.body = body
-    }
-
-    /// A method with parameters: the call's params are bound to `params` (by position or by name), checked
-    /// against their schemas and decoded into `Params`, whose coding keys are the parameter names.
-    package static func method<Params: Decodable, Output: Encodable>(
-        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil, readOnly: Bool = false,
-        _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
-    ) -> RPCServiceMethod {
-        method(name, summary: summary, params: params, result: result, flags: readOnly ? .readOnly : [], body)
-    }
-
-    /// A method with parameters and any flags (`.anyPeer` is for methods that reach only the caller's own
-    /// connection).
-    package static func method<Params: Decodable, Output: Encodable>(
-        _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
-        flags: RPCMethodDescriptor.Flags, _ body: @escaping @Sendable (Service, Params, RPCCall) throws -> Output
-    ) -> RPCServiceMethod {
-        let binder = ParamsBinder(params)
-        return RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: flags)
-        ) { service, call in
-            let members = try binder.bind(try call.paramsValue()).members
-            let decoded = try ParamsBinding.decode(Params.self, from: members)
-            return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, decoded, call)))
-        }
-    }
-
-    /// A method without parameters: any params other than none, `[]` or `{}` are -32602.
-    package static func method<Output: Encodable>(
-        _ name: String, summary: String = "", result: RPCParam? = nil, readOnly: Bool = false,
-        _ body: @escaping @Sendable (Service, RPCCall) throws -> Output
-    ) -> RPCServiceMethod {
-        RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: readOnly ? .readOnly : [])
-        ) { service, call in
-            try call.requireNoParams()
-            return ByteBuffer(bytes: try ResultEncoding.encode(try body(service, call)))
-        }
-    }
-
+extension RPCMethod where Input == RPCCall {
     /// A read-only method without parameters whose result is already JSON text, for answers that must cost
-    /// nothing beyond writing them (`rpcd.ping`).
-    package static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
-        RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly),
-            body: .constant(json))
+    /// nothing beyond writing them (`rpcd.ping`): answered without an `RPCCall`.
+    package static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCMethod {
+        RPCMethod(RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly), body: .constant(json))
     }
 }
 
 extension RPCCall {
-    /// -32602 unless the params are absent, `[]` or `{}` (with any whitespace), which are checked without
-    /// building a value tree: they are what clients send to methods without parameters, `rpcd.ping` among them.
-    func requireNoParams() throws(RPCError) {
-        try Self.requireNoParams(params)
-    }
-
+    /// `RPCMethodInput.requireNoParams` for params not (yet) in an `RPCCall`.
     @usableFromInline
-    static func requireNoParams(_ params: ByteBuffer?) throws(RPCError) {
-        guard let params, !params.isEmptyJSONContainer else { return }
-        _ = try ParamsBinding.bind(try value(ofParams: params), to: [])
-    }
-}
-
-extension ByteBuffer {
-    /// `[]` or `{}`, with any JSON whitespace around and inside.
-    var isEmptyJSONContainer: Bool {
-        withUnsafeReadableBytes { bytes in
-            var scanner = JSONScanner(bytes: bytes, maxDepth: 1)
-            let close: UInt8
-            switch scanner.peekNonWhitespace() {
-            case UInt8(ascii: "{"): close = UInt8(ascii: "}")
-            case UInt8(ascii: "["): close = UInt8(ascii: "]")
-            default: return false
-            }
-            scanner.offset += 1
-            return scanner.consume(close) && scanner.peekNonWhitespace() == nil
-        }
+    static func requireNoParams(_ params: ByteBuffer?) throws {
+        guard let params else { return }
+        try params.withUnsafeReadableBytes { try ParamsBinder.requireNone($0) }
     }
 }

@@ -20,7 +20,7 @@ import RPCJSON
 /// conforming type has; nothing to implement but the protocol's methods. Conform to the protocol itself
 /// (`Calculator`) when methods `await`; to its `Sync` form (`SyncCalculator`) when none does, and each call is
 /// a plain function call on rpcd's thread, without a task. Calls are bound, checked and mapped
-/// to errors exactly as for `RPCModuleMethod.method` (the same `ParamsBinding`).
+/// to errors exactly as for `RPCModuleMethod.method` (the same `RPCMethod`, the same `ParamsBinding`).
 public protocol RPCInterfaceModule: RPCModule {
     static var rpcInterface: RPCInterfaceDeclaration { get }
     static var rpcImplementations: [RPCMethodImplementation<Self>] { get }
@@ -29,34 +29,12 @@ public protocol RPCInterfaceModule: RPCModule {
 extension RPCInterfaceModule {
     public static var name: String { rpcInterface.service }
     public static var summary: String { rpcInterface.summary }
-    public static var methods: [RPCModuleMethod<Self>] { rpcImplementations.map(RPCModuleMethod.init(implementing:)) }
+    /// The declared methods as they are: an interface's methods and a module's are the one `RPCMethod` type.
+    public static var methods: [RPCModuleMethod<Self>] { rpcImplementations }
     /// The interface's events (`@RPCInterface(service:events:)`): the declaration is their one source, so the
     /// module emits what a proxy of the same protocol expects. Leave `events` out: a module's own `events` that
     /// differ from the interface's is a problem `RPCModuleExport.problems` reports.
     public static var events: [any RPCModuleEventDeclaration] { rpcInterface.events.map(RPCModuleEvent<JSONValue>.init) }
-}
-
-extension RPCModuleMethod {
-    /// The module method that runs one declared method of an interface. A method of a module that conforms to the interface's `Sync` protocol runs without a task, as a body
-    /// that is not `async` does (`RPCModuleMethod.method`).
-    public init(implementing method: RPCMethodImplementation<Module>) {
-        let descriptor = method.descriptor
-        let mayBlock = descriptor.flags.contains(.mayBlock)
-        let readOnly = descriptor.flags.contains(.readOnly)
-        if method.runsNow {
-            self.init(
-                name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
-                result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
-                runNow: { module, text in try text.withUnsafeBytes { try method.runNow(module, paramsText: $0) } })
-        } else {
-            self.init(
-                name: descriptor.name, summary: descriptor.summary, params: descriptor.params,
-                result: descriptor.result, mayBlock: mayBlock, readOnly: readOnly,
-                run: { module, text in try await method.run(module, paramsText: text) })
-        }
-        errors = descriptor.errors
-        byPosition = descriptor.flags.contains(.byPosition)
-    }
 }
 
 extension RPCModuleEvent {

@@ -108,11 +108,11 @@ struct ModuleFactory: Sendable {
             let bound = methods.map { method -> BoundMethod in
                 var runNow: (@Sendable ([UInt8]) throws -> [UInt8])?
                 if let body = method.runNow {
-                    runNow = { params in try body(module, params) }
+                    runNow = { params in try body(module, RPCParamsText(params)) }
                 }
                 return BoundMethod(
-                    name: method.name, mayBlock: method.mayBlock, run: { params in try await method.run(module, params) },
-                    runNow: runNow)
+                    name: method.name, mayBlock: method.mayBlock,
+                    run: { params in try await method.run(module, RPCParamsText(params)) }, runNow: runNow)
             }
             return (bound, { module.shutdown() })
         }
@@ -201,7 +201,7 @@ enum DescriptorBuilder {
                     n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
                         | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
-                        | (method.byPosition ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
+                        | (method.descriptor.flags.contains(.byPosition) ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
                     errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors)),
                     result_name: method.result.map { permanent($0.name) }))
         }

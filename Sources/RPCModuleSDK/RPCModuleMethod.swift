@@ -1,13 +1,18 @@
 import RPCJSON
 import RPCProtocol
 
-/// One method of a module: how it is described (name, parameters, schemas, flags) and the code that runs it.
+/// One method of a module: rpcd's one method declaration (`RPCMethod`: name, parameters, schemas, result,
+/// documented errors, flags, and the code that runs it), run on the module's instance for the params' text.
+/// The daemon's own services and typed interfaces declare their methods with the same type.
 ///
 /// Build methods with the static factories:
 /// - ``method(_:summary:params:result:mayBlock:readOnly:_:)``: typed. The call's params are bound to the declared
 ///   parameter names (see ``RPCParam``), checked against their schemas, and decoded into `Params`.
 /// - ``method(_:summary:result:mayBlock:readOnly:_:)``: typed, without parameters.
 /// - ``raw(_:summary:params:result:mayBlock:readOnly:_:)``: untyped, for variadic or free-form params.
+/// - ``rawJSON(_:summary:params:result:mayBlock:readOnly:_:)``: the params' text in, JSON text out.
+/// A body that does not `await` is run as a plain function call on the thread rpcd calls the module on, with
+/// no task; one that does runs in a task (`RPCMethod.Body`). `documenting(_:)` lists the errors it answers with.
 ///
 /// Binding rules for typed methods:
 /// - by position (`[1, 2]`): element *i* is the *i*-th declared parameter; more elements than parameters is
@@ -21,100 +26,46 @@ import RPCProtocol
 ///   then `Params` is decoded from them (a `JSONValue` property gets its value exactly as sent; integer
 ///   properties accept only exact integers in range); a `DecodingError` is -32602 with a detail naming the
 ///   field. `Params`' coding keys must be the declared names.
-public struct RPCModuleMethod<Module: RPCModule>: Sendable {
+public typealias RPCModuleMethod<Module: RPCModule> = RPCMethod<Module, RPCParamsText>
+
+extension RPCMethod where Input == RPCParamsText {
     /// The name within the service: "add" serves "calc.add".
-    public let name: String
-    public let summary: String
+    public var name: String { descriptor.name }
+    public var summary: String { descriptor.summary }
     /// In positional order.
-    public let params: [RPCParam]
+    public var params: [RPCParam] { descriptor.params }
     /// The result: its name and schema reach `rpc.discover` (`rpcd_method.result_name`, `result_schema_json`);
     /// its summary is documentation in Swift only.
-    public let result: RPCParam?
+    public var result: RPCParam? { descriptor.result }
     /// Whether the body may block its thread. Such calls are run by rpcd on its bounded worker pool, and the
     /// SDK runs the body on that worker thread (instead of Swift's shared cooperative pool), which blocks
     /// until the body finishes. Use it for blocking system calls, file I/O, or CPU-heavy work.
-    public let mayBlock: Bool
+    public var mayBlock: Bool { descriptor.flags.contains(.mayBlock) }
     /// Whether the method changes nothing (it only reads or computes). Access rules let `AllowRead=` peers call
     /// read-only methods; every other method needs `Allow=` (docs/SECURITY.md). Declare it only when true.
-    public let readOnly: Bool
+    public var readOnly: Bool { descriptor.flags.contains(.readOnly) }
     /// The errors the method answers with beyond the standard ones (code and message), listed by `rpc.discover`
     /// under the method's `errors`; set with ``documenting(_:)``, or from the interface's `@RPCMethod(errors:)`.
-    public internal(set) var errors: [RPCError] = []
-    /// Whether the params are a list by position only (`@RPCMethod(paramsList: true)`): `rpc.discover` says
-    /// `"paramStructure": "by-position"`.
-    var byPosition = false
-
-    /// Runs the method: the params' JSON text as the client sent it (empty when absent) → result JSON text.
-    /// Binding problems throw `RPCError`s (-32602); errors from the body pass through unchanged.
-    let run: @Sendable (Module, [UInt8]) async throws -> [UInt8]
-    /// The same, for a body that is not `async`: the SDK calls it straight on the calling thread, without
-    /// making a task at all.
-    let runNow: (@Sendable (Module, [UInt8]) throws -> [UInt8])?
-
-    private init(
-        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
-        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8],
-        runNow: (@Sendable (Module, [UInt8]) throws -> [UInt8])?
-    ) {
-        self.name = name
-        self.summary = summary
-        self.params = params
-        self.result = result
-        self.mayBlock = mayBlock
-        self.readOnly = readOnly
-        self.run = run
-        self.runNow = runNow
-    }
-
-    init(
-        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
-        run: @escaping @Sendable (Module, [UInt8]) async throws -> [UInt8]
-    ) {
-        self.init(
-            name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly,
-            run: run, runNow: nil)
-    }
-
-    /// A method whose body never suspends.
-    init(
-        name: String, summary: String, params: [RPCParam], result: RPCParam?, mayBlock: Bool, readOnly: Bool,
-        runNow: @escaping @Sendable (Module, [UInt8]) throws -> [UInt8]
-    ) {
-        self.init(
-            name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly,
-            run: { module, text in try runNow(module, text) }, runNow: runNow)
-    }
+    public var errors: [RPCError] { descriptor.errors }
 
     /// A typed method: `Params` is a `Decodable` type whose properties are the declared `params`. (Both types
     /// must be `Sendable`, which internal structs of `Sendable` members are implicitly.)
-    /// This method, listing `errors` (each one's code and message) in `rpc.discover`.
-    public func documenting(_ errors: [RPCError]) -> Self {
-        var method = self
-        method.errors = errors
-        return method
-    }
-
-    public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
+    public static func method<Params: Decodable & Sendable, Value: Encodable & Sendable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
-        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) async throws -> Output
-    ) -> RPCModuleMethod {
-        let binder = ParamsBinder(params)
-        return RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, text in
-            let decoded = try ParamsBinding.decode(Params.self, from: try binder.bind(try Self.parse(text)).members)
-            return try ResultEncoding.encode(try await body(module, decoded))
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, Params) async throws -> Value
+    ) -> RPCMethod {
+        method(name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)) {
+            (module, params: Params, _) async throws -> Value in try await body(module, params)
         }
     }
 
     /// A typed method without parameters: any params other than none, `[]` or `{}` are -32602.
-    public static func method<Output: Encodable & Sendable>(
+    public static func method<Value: Encodable & Sendable>(
         _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false, readOnly: Bool = false,
-        _ body: @escaping @Sendable (Module) async throws -> Output
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, text in
-            _ = try ParamsBinding.bind(try Self.parse(text), to: [])
-            return try ResultEncoding.encode(try await body(module))
+        _ body: @escaping @Sendable (Target) async throws -> Value
+    ) -> RPCMethod {
+        method(name, summary: summary, result: result, flags: .init(mayBlock, readOnly)) {
+            (module, _) async throws -> Value in try await body(module)
         }
     }
 
@@ -123,11 +74,11 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     /// bound or checked. Throw `RPCError.invalidParams(_:)` to reject them.
     public static func raw(
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
-        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) async throws -> JSONValue
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, text in
-            try await body(module, try Self.parse(text)).checkedSerialization()
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, JSONValue) async throws -> JSONValue
+    ) -> RPCMethod {
+        // A pass-through method whose body sees the tree of what passes.
+        rawJSON(name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            module, text async throws -> RPCRawJSON in try RPCRawJSON(await body(module, try text.tree()))
         }
     }
 
@@ -137,12 +88,11 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     public static func rawJSON(
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
         mayBlock: Bool = false, readOnly: Bool = false,
-        _ body: @escaping @Sendable (Module, RPCRawJSON) async throws -> RPCRawJSON
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            module, text in
-            try await body(module, text.isEmpty ? .null : RPCRawJSON(trusted: text)).bytes
-        }
+        _ body: @escaping @Sendable (Target, RPCRawJSON) async throws -> RPCRawJSON
+    ) -> RPCMethod {
+        RPCMethod(
+            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
+            body: .suspending { module, input in try await body(module, RPCRawJSON(params: input)).bytes })
     }
 
     // MARK: Bodies that are not async
@@ -151,71 +101,74 @@ public struct RPCModuleMethod<Module: RPCModule>: Sendable {
     // not suspend: such a method is run as a plain function call on the thread rpcd calls the module on, with
     // no task, no executor and no hop. The binding and encoding are the same.
 
-    public static func method<Params: Decodable & Sendable, Output: Encodable & Sendable>(
+    public static func method<Params: Decodable & Sendable, Value: Encodable & Sendable>(
         _ name: String, summary: String = "", params: [RPCParam], result: RPCParam? = nil,
-        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, Params) throws -> Output
-    ) -> RPCModuleMethod {
-        let binder = ParamsBinder(params)
-        return RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            (module: Module, text: [UInt8]) throws -> [UInt8] in
-            let bound = try binder.bind(try Self.parse(text)).members
-            return try ResultEncoding.encode(try body(module, try ParamsBinding.decode(Params.self, from: bound)))
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, Params) throws -> Value
+    ) -> RPCMethod {
+        method(name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)) {
+            (module, params: Params, _) throws -> Value in try body(module, params)
         }
     }
 
-    public static func method<Output: Encodable & Sendable>(
+    public static func method<Value: Encodable & Sendable>(
         _ name: String, summary: String = "", result: RPCParam? = nil, mayBlock: Bool = false, readOnly: Bool = false,
-        _ body: @escaping @Sendable (Module) throws -> Output
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: [], result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            (module: Module, text: [UInt8]) throws -> [UInt8] in
-            _ = try ParamsBinding.bind(try Self.parse(text), to: [])
-            return try ResultEncoding.encode(try body(module))
+        _ body: @escaping @Sendable (Target) throws -> Value
+    ) -> RPCMethod {
+        method(name, summary: summary, result: result, flags: .init(mayBlock, readOnly)) {
+            (module, _) throws -> Value in try body(module)
         }
     }
 
     public static func raw(
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
-        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, JSONValue) throws -> JSONValue
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            (module: Module, text: [UInt8]) throws -> [UInt8] in
-            try body(module, try Self.parse(text)).checkedSerialization()
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, JSONValue) throws -> JSONValue
+    ) -> RPCMethod {
+        rawJSON(name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
+            module, text throws -> RPCRawJSON in try RPCRawJSON(body(module, try text.tree()))
         }
     }
 
     public static func rawJSON(
         _ name: String, summary: String = "", params: [RPCParam] = [], result: RPCParam? = nil,
-        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Module, RPCRawJSON) throws -> RPCRawJSON
-    ) -> RPCModuleMethod {
-        RPCModuleMethod(name: name, summary: summary, params: params, result: result, mayBlock: mayBlock, readOnly: readOnly) {
-            (module: Module, text: [UInt8]) throws -> [UInt8] in
-            try body(module, text.isEmpty ? .null : RPCRawJSON(trusted: text)).bytes
-        }
-    }
-
-    /// The params as a tree: `.null` when the call has none. rpcd validated them with the frame, so a syntax
-    /// error means a host that broke the ABI's promise.
-    static func parse(_ text: [UInt8]) throws -> JSONValue {
-        guard !text.isEmpty else { return .null }
-        do {
-            return try JSONValue(parsing: text)
-        } catch {
-            throw RPCError.invalidParams("params are not valid JSON: \(error)")
-        }
+        mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, RPCRawJSON) throws -> RPCRawJSON
+    ) -> RPCMethod {
+        RPCMethod(
+            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
+            body: .now { module, input in try body(module, RPCRawJSON(params: input)).bytes })
     }
 
     /// Runs the method in-process as rpcd would (binding, checking, error mapping), without the C ABI: for
     /// unit tests of a module. `params` is `.null` for a call without params.
-    public func call(_ module: Module, params: JSONValue = .null) async -> RPCModuleReply {
-        let text = params == .null ? [] : params.serialized()
-        switch await CallOutcome.run({ try await run(module, text) }) {
+    public func call(_ module: Target, params: JSONValue = .null) async -> RPCModuleReply {
+        let input = RPCParamsText(params == .null ? [] : params.serialized())
+        switch await CallOutcome.run({ try await run(module, input) }) {
         case .result(let bytes):
             // The SDK produced these bytes itself, so they parse.
             return .result((try? JSONValue(parsing: bytes)) ?? .null)
         case .error(let error, _):
             return .error(error)
         }
+    }
+}
+
+extension RPCMethodDescriptor.Flags {
+    /// The flags a module method declares with `mayBlock:` and `readOnly:`.
+    fileprivate init(_ mayBlock: Bool, _ readOnly: Bool) {
+        self = []
+        if mayBlock { insert(.mayBlock) }
+        if readOnly { insert(.readOnly) }
+    }
+}
+
+extension RPCRawJSON {
+    /// A pass-through method's params: `null` when the call has none.
+    fileprivate init(params: RPCParamsText) {
+        self = params.bytes.isEmpty ? .null : RPCRawJSON(trusted: params.bytes)
+    }
+
+    /// A raw method's params as a tree; text that is not JSON (which rpcd never passes on) is -32602.
+    fileprivate func tree() throws -> JSONValue {
+        try RPCParamsText(bytes).paramsValue()
     }
 }
 

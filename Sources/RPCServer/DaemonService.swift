@@ -48,19 +48,19 @@ package struct DaemonService: RPCTypedService {
             json: ByteBuffer(string: #""pong""#)),
         .method(
             "info", summary: "Version, uptime, listeners, services and counters",
-            result: RPCParam("info", schema: ["type": "object"]), readOnly: true
+            result: RPCParam("info", schema: ["type": "object"]), flags: .readOnly
         ) { service, call in service.info(call.registry, peer: call.connection.peer) },
         .method(
             "metrics",
             summary: "Calls, latencies, connections, the heaviest peers, events and handlers, as rpcctl top shows them; with format \"prometheus\", the text a scrape of /metrics gets",
             params: [RPCParam("format", schema: ["enum": ["json", "prometheus"]], optional: true)],
-            result: RPCParam("metrics", schema: ["type": ["object", "string"]]), readOnly: true
+            result: RPCParam("metrics", schema: ["type": ["object", "string"]]), flags: .readOnly
         ) { (service, params: MetricsFormat, call) -> JSONValue in
             params.format == "prometheus"
                 ? .string(service.statistics.metrics.exposition())
                 : service.metricsSnapshot(call.registry, peer: call.connection.peer)
         },
-        .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), readOnly: true) {
+        .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), flags: .readOnly) {
             service, _ in service.logLevel.level.rawValue
         },
         .method(
@@ -73,13 +73,13 @@ package struct DaemonService: RPCTypedService {
                 "Log level changed", metadata: [LogField.logLevel: "\(params.level)", LogField.previousLogLevel: "\(previous)"])
             return previous.rawValue
         },
-        .asyncMethod(
+        .method(
             "reload", summary: "Reloads the configuration as SIGHUP does, and answers when the reload is over",
             result: RPCParam("reloaded", schema: ["type": "object"])
         ) { service, _ in
             guard let reloads = service.reloads else { throw RPCError.reloadFailed("this rpcd does not reload") }
             return try await reloads.reload().result()
-        },
+        }.documenting([.reloadFailed("the previous configuration keeps serving")]),
     ]
 
     private struct MetricsFormat: Decodable {

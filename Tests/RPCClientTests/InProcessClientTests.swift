@@ -5,6 +5,7 @@ import RPCBinding
 import RPCClientInProcess
 import RPCCore
 import RPCJSON
+import RPCServer
 import RPCProtocol
 import Synchronization
 import XCTest

@@ -1,6 +1,7 @@
 import NIOCore
 import RPCCore
 import RPCJSON
+import RPCServer
 import XCTest
 
 final class DiscoveryTests: XCTestCase {
@@ -74,7 +75,7 @@ final class DiscoveryTests: XCTestCase {
             static let name = "clock"
             static let version = "1"
             static let summary = "Ticks"
-            static let methods: [RPCServiceMethod<Clock>] = [.method("now", readOnly: true) { _, _ in 0 }]
+            static let methods: [RPCServiceMethod<Clock>] = [.method("now", flags: .readOnly) { _, _ in 0 }]
             static let events = [RPCEventDescriptor(name: "tick", schema: ["type": "integer"])]
             let descriptor = Self.makeDescriptor()
         }

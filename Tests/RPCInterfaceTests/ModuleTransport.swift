@@ -29,14 +29,7 @@ struct ModuleTransport: RPCProxyTransport {
         }
         let descriptor = RPCServiceDescriptor(
             name: service, version: Module.version, summary: Module.summary,
-            methods: Module.methods.map { method in
-                var flags: RPCMethodDescriptor.Flags = []
-                if method.mayBlock { flags.insert(.mayBlock) }
-                if method.readOnly { flags.insert(.readOnly) }
-                return RPCMethodDescriptor(
-                    name: method.name, summary: method.summary, params: method.params, result: method.result,
-                    flags: flags)
-            })
+            methods: Module.methods.map(\.descriptor))
         return ModuleTransport(routes: routes, descriptors: descriptors + [descriptor])
     }
 

@@ -10,6 +10,6 @@ final class SyncBodyTests: XCTestCase {
         XCTAssertNotNil(methods["add"]?.runNow)
         XCTAssertNil(methods["sleep"]?.runNow, "sleep awaits: it runs in a task")
         let module = try TestModule(context: RPCModuleContext(config: [:]) { _, _, _ in })
-        XCTAssertEqual(try methods["taskless"]?.runNow?(module, []), Array("true".utf8))
+        XCTAssertEqual(try methods["taskless"]?.runNow?(module, RPCParamsText([])), Array("true".utf8))
     }
 }

@@ -6,6 +6,7 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCJSON
+import RPCServer
 import RPCTestSupport
 import RPCLogging
 @testable import RPCModules

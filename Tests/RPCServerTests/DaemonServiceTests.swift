@@ -157,5 +157,8 @@ final class DaemonServiceTests: XCTestCase {
         let discover = try call("rpc.discover")["result"]
         let names = discover?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue }
         XCTAssertEqual(names, ["rpc.discover", "rpc.cancel", "rpc.subscribe", "rpc.unsubscribe", "rpcd.ping", "rpcd.info", "rpcd.metrics", "rpcd.logLevel", "rpcd.setLogLevel", "rpcd.reload"])
+        // A built-in documents the errors it answers with as a module's method does (`documenting`).
+        let reload = discover?["methods"]?.arrayValue?.first { $0["name"] == "rpcd.reload" }
+        XCTAssertEqual(reload?["errors"], [["code": -32013, "message": "Reload failed"]])
     }
 }

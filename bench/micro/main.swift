@@ -73,7 +73,7 @@ let benchmarks: [String: () throws -> Void] = [
         sink &+= try ResultEncoding.encode(params.a + params.b).count
     },
     "interface": {
-        sink &+= try paramsText.withUnsafeBytes { try add.runNow(Adder(), paramsText: $0) }.count
+        sink &+= try add.runNow!(Adder(), RPCParamsText(paramsText)).count
     },
     "ping16": {
         sink &+= try pings.run()

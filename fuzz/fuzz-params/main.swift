@@ -1,14 +1,15 @@
 // libFuzzer harness for the module SDK's parameter binding: params JSON is bound to declared parameters
-// (RPCBinding's ParamsBinding.bind, shared by the module SDK and the built-in services: positions, names, optional, schema checks), then decoded with JSONValueDecoder into a
-// few representative Codable types, exactly as a typed `RPCModuleMethod` does for every call.
+// (RPCBinding's ParamsBinder, shared by every typed `RPCMethod`: the built-in services, modules and typed interfaces;
+// positions, names, optional, schema checks), then decoded with JSONValueDecoder into a few representative
+// Codable types, as a typed method does for every call.
 //
 // Input layout: byte 0 picks the method shape; the rest is the params text. Inputs that are not JSON are
 // skipped (the envelope and JSON harnesses cover those).
 //
 // Properties: binding and decoding either succeed or throw RPCError.invalidParams; nothing traps, nothing
 // else is thrown (anything else would reach the caller as -32603). Binding the params' text member by member
-// (`ParamsBinder.bind(text:)`, what a module's typed interface does) agrees with binding the parsed tree: the
-// same values, or the same error.
+// (`ParamsBinder.bind(text:)`, what every typed method does, `RPCMethodInput.decode`) agrees with binding the
+// parsed tree (what `raw` bodies and `ParamsBinding.bind` see): the same values, or the same error.
 import FuzzDriver
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import RPCBinding
+import RPCCore
 import RPCJSON
 import RPCProtocol
 
@@ -13,7 +14,7 @@ extension RPCDiscoverService {
                 RPCParam("event", schema: ["type": "string"], summary: "The full event name, e.g. kv.changed"),
                 RPCParam("filter", schema: ["type": "object"], optional: true, summary: "Reserved; no service supports one yet"),
             ],
-            result: RPCParam("subscription", schema: subscriptionSchema), readOnly: true
+            result: RPCParam("subscription", schema: subscriptionSchema), flags: .readOnly
         ) { (_, params: Subscribe, call) in
             // No service declares a filter yet: refusing one keeps a client from believing it applies.
             if params.filter != nil { throw RPCError.invalidParams("'\(params.event)' supports no filter") }
@@ -27,7 +28,7 @@ extension RPCDiscoverService {
         .method(
             "unsubscribe", summary: "Ends one of this connection's subscriptions; false when there is no such subscription",
             params: [RPCParam("subscription", schema: ["type": "integer"])],
-            result: RPCParam("ended", schema: ["type": "boolean"]), readOnly: true
+            result: RPCParam("ended", schema: ["type": "boolean"]), flags: .readOnly
         ) { (_, params: Unsubscribe, call) in
             call.output?.subscriptions?.unsubscribe(params.subscription) ?? false
         },
