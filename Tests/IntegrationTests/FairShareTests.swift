@@ -84,13 +84,14 @@ final class FairShareTests: XCTestCase {
     /// still being handed on) and is answered -32009 at once, on a connection that stays open; nothing stays
     /// charged once the peer leaves.
     func testModuleCallsInFlightAreChargedToTheirPeer() throws {
-        let daemon = try startDaemon("MaxFrameSize=512K\nMaxBufferedBytesPerPeer=1M\n", modules: ["faulty"])
+        let daemon = try DaemonProcess(
+            DaemonOptions(config: administrator + "MaxFrameSize=512K\nMaxBufferedBytesPerPeer=1M\n", modules: ["faulty"]))
         var attacker = try RawConnection(daemon.tcpEndpoint)
         let params = String(repeating: "x", count: 220_000)
         try attacker.send(
-            RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.hang","id":1}"#)
-                + RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":2}"#)
-                + RawConnection.frame(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":3}"#))
+            WireFrame.bytes(#"{"jsonrpc":"2.0","method":"faulty.hang","id":1}"#)
+                + WireFrame.bytes(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":2}"#)
+                + WireFrame.bytes(#"{"jsonrpc":"2.0","method":"faulty.ok","params":["\#(params)"],"id":3}"#))
         let refused = try attacker.receiveJSON()
         XCTAssertEqual(refused["id"], 3, "\(refused)")
         XCTAssertEqual(refused["error"]?["code"], -32009, "\(refused)")

@@ -138,7 +138,7 @@ final class IsolationTests: XCTestCase {
     func testAnUnknownConfigKeyRefusesAnIsolatedHandlerBeforeItsInit() throws {
         let kv = handlers.appendingPathComponent("kv.conf")
         try "[Handler]\nModule=kv\n[Config]\nMaxKyes=5\n".write(to: kv, atomically: true, encoding: .utf8)
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(request("kv.get", id: 1, params: #"["k"]"#))["error"]?["code"], -32005)
         XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")

@@ -269,9 +269,12 @@ final class ModuleServiceTests: XCTestCase {
         let callsBefore = cancelCalls.pointee
         let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("wait_cancel"))))
         XCTAssertEqual(reply["error"]?["code"], -32003)
-        XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, when the timeout answered")
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
+        // call_cancelled() turns 1 just before cancel() is called; the module's polling thread (every 1 ms) may
+        // answer the cancellation in between, and a call the module has answered gets no cancel(). So cancel()
+        // ran once, or not at all because the module had already answered: never twice.
+        XCTAssertLessThanOrEqual(cancelCalls.pointee - callsBefore, 1, "cancel() ran at most once")
         try waitUntilTheModuleAnswered(service)
         XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
     }
