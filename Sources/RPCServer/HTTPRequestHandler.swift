@@ -140,8 +140,13 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             case .receiving(let arriving):
                 stopBodyTimer()
                 let message = arriving.body ?? context.channel.allocator.buffer(capacity: 0)
-                releaseBody()
-                guard connection.account.charge(message.readableBytes) else {
+                let chargedItsLength = arriving.body != nil && charged == message.readableBytes
+                if chargedItsLength {
+                    charged = 0  // a slice of the read, charged its length already: the message takes the charge over
+                } else {
+                    releaseBody()
+                }
+                guard chargedItsLength || connection.account.charge(message.readableBytes) else {
                     return refuse(
                         .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), arriving.exchange, closing: true,
                         log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
