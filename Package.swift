@@ -7,8 +7,9 @@
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
 //               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
-//   RPCMetrics  the metrics catalogue (names, help, labels), per-method handles, the Prometheus exposition and
-//               process metrics (RPCProtocol, swift-metrics, swift-prometheus); knows no socket or peer
+//   RPCMetrics  the metrics catalogue (names, help, labels), rpcd's registry of series and its typed snapshot,
+//               per-method handles, the Prometheus exposition and process metrics (RPCProtocol, swift-metrics,
+//               swift-prometheus for what libraries record); knows no socket or peer
 //   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
 //               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
 //   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
@@ -351,7 +352,7 @@ let package = Package(
         .testTarget(
             name: "RPCServerTests",
             dependencies: [
-                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
+                "RPCServer", "RPCCore", "RPCMetrics", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -10,14 +10,15 @@ import XCTest
 /// An `EmbeddedChannel` with exactly the per-connection pipeline the server installs, connected, for tests
 /// that drive it with frames.
 enum PipelineChannel {
-    /// `first` (a probe, say) goes in before the server's handlers. The connection's account is opened in
-    /// `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
+    /// `first` (a probe, say) goes in before the server's handlers. The connection (of `peer`)'s account is
+    /// opened in `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
     static func make(
-        configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil
+        configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil,
+        peer: RPCPeer = .unixSocket()
     ) throws -> EmbeddedChannel {
         let ledger = ledger ?? PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: router.statistics)
-        let account = try XCTUnwrap(ledger.open(.unixSocket()))
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"), account: account)
+        let account = try XCTUnwrap(ledger.open(peer))
+        let connection = RPCConnectionInfo(id: 1, peer: peer, logger: Logger(label: "test"), account: account)
         let channel = EmbeddedChannel()
         channel.closeFuture.whenComplete { _ in account.close() }
         if let first { try channel.pipeline.syncOperations.addHandler(first) }
