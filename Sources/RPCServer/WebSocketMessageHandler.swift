@@ -20,7 +20,7 @@ import RPCProtocol
 ///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
 ///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
 ///     1001  the server is stopping, or the connection was idle for IdleTimeout=
-///     1002  a protocol error (NIO's WebSocketProtocolErrorHandler, before this handler)
+///     1002  a protocol error: an unmasked frame, fragments out of order, a malformed control frame
 ///
 /// Closing from behind (the connection handler's idle and shutdown closes) sends the close frame first,
 /// in `close(context:mode:promise:)`, so every end a client sees has its code. NIO's decoder's errors (a
@@ -85,6 +85,11 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         switch (frame.opcode, state) {
         case (_, .closing):
             return
+        case _ where frame.maskKey == nil:
+            // NIO's decoder takes unmasked frames; a server must refuse them (RFC 6455 §5.1).
+            refuse(
+                .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
+                "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
         case (.text, .open) where frame.fin:
             deliver(frame.unmaskedData, context: context)
         case (.text, .open):

@@ -348,6 +348,14 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    func testUnmaskedWebSocketFrameIsClosed1002() throws {
+        try makeUpgradedChannel()
+        let payload = Array(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#.utf8)
+        try? channel.writeInbound(ByteBuffer(bytes: [0x81, UInt8(payload.count)] + payload))
+        XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xEA])])  // 1002, and no reply
+        XCTAssertFalse(channel.isActive)
+    }
+
     func testWebSocketUpgradeFromAForeignOriginIsRefused() throws {
         try makeChannel()
         try send(
