@@ -322,7 +322,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
-        .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON", "RPCTestSupport"]),
         // The macros' expansions and diagnostics, as text.
         .testTarget(
             name: "RPCMacrosPluginTests",
@@ -336,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "RPCModuleLinkTests",
             dependencies: [
-                "RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                "RPCModuleLink", "RPCBinding", "RPCJSON", "RPCTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
@@ -353,6 +353,7 @@ let package = Package(
             name: "RPCServerTests",
             dependencies: [
                 "RPCServer", "RPCCore", "RPCMetrics", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
+                "RPCTestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -373,14 +374,15 @@ let package = Package(
         .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCWire", "RPCTestSupport"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCTestSupport"]
         ),
-        // What several test targets share (a library, so that each can use it): an in-process JSON-RPC server,
-        // futures on an EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
+        // What several test targets share (a library, so that each can use it): a real rpcd process started from
+        // one options value, a raw socket and the frames sent on it, an in-process JSON-RPC server, futures on an
+        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
         .target(
             name: "RPCTestSupport",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCProtocol",
+                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

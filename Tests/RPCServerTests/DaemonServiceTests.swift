@@ -8,6 +8,7 @@ import RPCLogging
 import RPCMetrics
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -40,14 +41,10 @@ final class DaemonServiceTests: XCTestCase {
         var request = #"{"jsonrpc":"2.0","method":"\#(method)","id":1"#
         if let params { request += #","params":\#(params)"# }
         request += "}"
-        var frame = ByteBuffer()
-        frame.writeInteger(UInt32(request.utf8.count))
-        frame.writeString(request)
-        try channel.writeInbound(frame)
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: request))
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))
-        return try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length))))
+        return try JSONValue(parsing: XCTUnwrap(WireFrame.payloads(in: &bytes).first))
     }
 
     /// `rpcd.info` lists what `rpc.discover` shows the same caller (issue 21): here a local peer with read-only

@@ -7,6 +7,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -71,17 +72,11 @@ final class FrameLimitsTests: XCTestCase {
     private func replies(_ channel: EmbeddedChannel) throws -> [JSONValue] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var replies: [JSONValue] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            replies.append(try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length)))))
-        }
-        return replies
+        return try WireFrame.payloads(in: &bytes).map { try JSONValue(parsing: $0) }
     }
 
     private func header(announcing length: Int) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(UInt32(length), endianness: .big)
-        return buffer
+        ByteBuffer(bytes: WireFrame.header(announcing: length))
     }
 
     private func call(_ id: Int) -> ByteBuffer {

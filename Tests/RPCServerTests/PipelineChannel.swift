@@ -4,6 +4,7 @@ import NIOEmbedded
 import RPCCore
 import RPCLogging
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -34,10 +35,7 @@ enum PipelineChannel {
     static func writtenFrames(_ channel: EmbeddedChannel, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var frames: [String] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            frames.append(try XCTUnwrap(bytes.readString(length: Int(length)), file: file, line: line))
-        }
+        let frames = WireFrame.payloads(in: &bytes)
         XCTAssertEqual(bytes.readableBytes, 0, "no partial frame", file: file, line: line)
         return frames
     }
