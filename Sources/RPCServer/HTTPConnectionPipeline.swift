@@ -19,15 +19,17 @@ import RPCProtocol
 ///
 /// A WebSocket upgrade replaces everything after the idle handler with:
 ///
-///     WebSocketFrameEncoder       NIOWebSocket
 ///     WebSocketInputCharge        charges the frame still arriving, which the decoder holds
-///     WebSocketFrameDecoder, WebSocketProtocolErrorHandler                           NIOWebSocket
-///     WebSocketMessageHandler     text messages <-> messages; ping, close codes, charges
+///     WebSocketFrameDecoder       NIOWebSocket
+///     WebSocketMessageHandler     text messages <-> messages; ping, close codes (NIO's decoder's errors
+///                                 too), charges; writes its frames itself, coalesced per flush
 ///     RPCConnectionHandler        a fresh one, with subscriptions and events
 ///     ProtocolErrorHandler
 ///
 /// NIO's upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced
 /// rather than kept: nothing is in flight at that point (the upgrade request is the connection's first).
+/// `WebSocketUpgrader` does NIO's handshake and adds NIO's frame decoder, but not its encoder:
+/// `WebSocketMessageHandler` writes bytes.
 ///
 /// Why NIO's own HTTP and WebSocket rather than Hummingbird: the same pipeline, accounts, limits and turns as
 /// framed connections, no new package, and a connection that costs a handful of handlers (docs/ARCHITECTURE.md).
@@ -47,8 +49,8 @@ enum HTTPConnectionPipeline {
         if let idle = limits.idleTimeout {
             try operations.addHandler(IdleTimeoutHandler(timeout: idle))
         }
-        let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: max(limits.maxFrameSize, 125), automaticErrorHandling: true,
+        let upgrader = WebSocketUpgrader(
+            maxFrameSize: max(limits.maxFrameSize, 125),
             shouldUpgrade: { channel, head in
                 let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 // A refused upgrade goes on as a plain GET, which HTTPRequestHandler answers with the reason.
@@ -57,9 +59,7 @@ enum HTTPConnectionPipeline {
                 }
                 return channel.eventLoop.makeSucceededFuture(HTTPHeaders())
             },
-            upgradePipelineHandler: { channel, _ in
-                channel.eventLoop.makeCompletedFuture { try upgradeToWebSocket(channel, setup) }
-            })
+            pipeline: { channel in try upgradeToWebSocket(channel, setup) })
         try operations.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }),
             withErrorHandling: true)

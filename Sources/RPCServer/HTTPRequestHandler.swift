@@ -20,12 +20,18 @@ import RPCProtocol
 /// hands on one request at a time and holds the next until this one's response has ended, so pipelined
 /// requests are answered in order while a batch still runs its calls concurrently.
 ///
-/// A body is charged to the peer's account as it arrives (the capacity of the buffer that holds it), refused
-/// past `MaxFrameSize=` (413) or when the account cannot cover it (503), and must arrive whole within
-/// `FrameTimeout=` of the request head (408); the whole message is charged its length when handed on, and
+/// A body is charged to the peer's account as it arrives, refused past `MaxFrameSize=` (413) or when the account
+/// cannot cover it (503), and must arrive whole within `FrameTimeout=` of the request head (408); the whole
+/// message is charged its length when handed on, and
 /// `RPCConnectionHandler` gives that back once it is answered, as for a frame. Replies are charged until the
 /// socket takes them (`ChargedOutput`). A refusal while the body may still be arriving closes the connection
 /// after its answer: what is left of the request cannot be told from the next one without reading it.
+///
+/// What every request costs is kept small, as on framed connections (bench/README.md): the headers read are
+/// found in one pass (`HTTPRequestFields`); a connection's `Host:` is checked once, not on each request; a
+/// body that arrives in the same read burst as its head is handed on as a slice of what was read, copied
+/// into a buffer of its own (charged its capacity) only when the burst ends with the body incomplete; and the
+/// `FrameTimeout=` timer is scheduled only then, so a request read whole costs no timer.
 ///
 /// Event-loop confined.
 final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -46,13 +52,24 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// Waiting for a request head.
         case idle
         /// A `POST`'s body is arriving.
-        case receiving(Exchange, body: ByteBuffer?)
+        case receiving(Arriving)
         /// The message is with `RPCConnectionHandler`; its reply is awaited.
         case answering(Exchange)
         /// Answered (or being answered) otherwise: the rest of the request is read and dropped until its end.
         case skipping
         /// Refused mid-request: nothing more is read; the connection closes once the answer is out.
         case closing
+    }
+
+    /// A `POST` whose body is arriving.
+    private struct Arriving {
+        var exchange: Exchange
+        /// What arrived so far: nil before the first part; a slice of what was read until the read burst
+        /// ends (`owned` false), then a buffer of its own.
+        var body: ByteBuffer?
+        var owned = false
+        /// `FrameTimeout=` after the head.
+        var deadline: NIODeadline
     }
 
     private let connection: RPCConnectionInfo
@@ -66,6 +83,8 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var charged = 0
     private var bodyTimer: Scheduled<Void>?
     private var context: ChannelHandlerContext?
+    /// The `Host:` this connection's requests were last accepted with (`HTTPRequestPolicy`).
+    private var acceptedHost: String?
 
     init(
         connection: RPCConnectionInfo, limits: ConnectionLimits, policy: HTTPRequestPolicy, resources: [HTTPResource],
@@ -95,37 +114,44 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             guard case .idle = state else { return }
             begin(head, context: context)
         case .body(var part):
-            guard case .receiving(let exchange, var body) = state else { return }
-            let size = (body?.readableBytes ?? 0) + part.readableBytes
+            guard case .receiving(var arriving) = state else { return }
+            let size = (arriving.body?.readableBytes ?? 0) + part.readableBytes
             guard size <= limits.maxFrameSize else {
                 return refuse(
-                    .payloadTooLarge, .frameTooLarge(announced: size, limit: limits.maxFrameSize), exchange, closing: true,
-                    log: "Refused oversize HTTP request body; closing connection", countedAsRefusedFrame: false)
+                    .payloadTooLarge, .frameTooLarge(announced: size, limit: limits.maxFrameSize), arriving.exchange,
+                    closing: true, log: "Refused oversize HTTP request body; closing connection", countedAsRefusedFrame: false)
             }
             state = .idle  // the body buffer is ours alone while it grows
-            if body == nil {
-                // Our own buffer, not a slice of the read: what is charged is what is kept.
-                body = context.channel.allocator.buffer(capacity: part.readableBytes)
+            if var body = arriving.body {
+                arriving.body = nil
+                if !arriving.owned {
+                    body = Self.copied(body, room: part.readableBytes, context: context)
+                    arriving.owned = true
+                }
+                body.writeBuffer(&part)
+                arriving.body = body
+            } else {
+                arriving.body = part
             }
-            body!.writeBuffer(&part)
-            state = .receiving(exchange, body: body)
-            guard chargeBody(holding: body!.capacity) else {
-                return refuse(
-                    .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), exchange, closing: true,
-                    log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
-            }
+            state = .receiving(arriving)
+            chargeHeldBody(arriving)
         case .end:
             switch state {
-            case .receiving(let exchange, let body):
+            case .receiving(let arriving):
                 stopBodyTimer()
-                let message = body ?? context.channel.allocator.buffer(capacity: 0)
-                releaseBody()
-                guard connection.account.charge(message.readableBytes) else {
+                let message = arriving.body ?? context.channel.allocator.buffer(capacity: 0)
+                let chargedItsLength = arriving.body != nil && charged == message.readableBytes
+                if chargedItsLength {
+                    charged = 0  // a slice of the read, charged its length already: the message takes the charge over
+                } else {
+                    releaseBody()
+                }
+                guard chargedItsLength || connection.account.charge(message.readableBytes) else {
                     return refuse(
-                        .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), exchange, closing: true,
+                        .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), arriving.exchange, closing: true,
                         log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
                 }
-                state = .answering(exchange)
+                state = .answering(arriving.exchange)
                 context.fireChannelRead(wrapInboundOut(message))
             case .skipping:
                 state = .idle
@@ -133,6 +159,22 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 break
             }
         }
+    }
+
+    /// A body still arriving when the read burst ends waits for the next reads: in a buffer of its own, so
+    /// that the storage of the read it came in is not kept, and under its deadline.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .receiving(var arriving) = state {
+            if let body = arriving.body, !arriving.owned {
+                state = .idle
+                arriving.body = Self.copied(body, room: 0, context: context)
+                arriving.owned = true
+                state = .receiving(arriving)
+                chargeHeldBody(arriving)
+            }
+            if case .receiving = state, bodyTimer == nil { startBodyTimer(arriving, context: context) }
+        }
+        context.fireChannelReadComplete()
     }
 
     /// A reply of `RPCConnectionHandler`: the answer to the current request (empty: nothing to answer, 204).
@@ -143,10 +185,12 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         let reply = unwrapOutboundIn(data)
         state = .idle
+        // Not flushed here: `ChargedOutput` flushes once it has handed on every reply of the burst.
         if reply.readableBytes == 0 {
-            respond(.noContent, contentType: nil, body: nil, exchange, promise: promise)
+            respond(.noContent, headers: HTTPHeaders(), body: nil, exchange, flush: false, promise: promise)
         } else {
-            respond(.ok, contentType: "application/json", body: reply, exchange, promise: promise)
+            let headers = HTTPHeaders([("content-type", "application/json"), ("content-length", String(reply.readableBytes))])
+            respond(.ok, headers: headers, body: reply, exchange, flush: false, promise: promise, lengthSet: true)
         }
     }
 
@@ -164,32 +208,34 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func begin(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
-        let (refusal, allowedOrigin) = policy.check(head)
+        let fields = HTTPRequestFields(head.headers)
+        let (refusal, allowedOrigin) = policy.check(fields, acceptedHost: acceptedHost)
         var exchange = Exchange(version: head.version, keepAlive: head.isKeepAlive, allowedOrigin: allowedOrigin)
-        let hasBody = head.headers["content-length"].contains { $0 != "0" } || head.headers.contains(name: "transfer-encoding")
+        let hasBody = fields.hasBody
         if let refusal {
             exchange.allowedOrigin = nil
             let log: Logger.Message = refusal.status == .badRequest
                 ? "Refused malformed HTTP request" : "Refused HTTP request by its Host or Origin (docs/SECURITY.md)"
             return refuse(refusal.status, .invalidRequest(refusal.reason), exchange, closing: hasBody, log: log)
         }
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? head.uri
+        acceptedHost = fields.host
+        let path = Self.path(of: head.uri)
         let isRPCPath = path == HTTPSettings.rpcPath || path == "/"
         switch head.method {
         case .POST where isRPCPath:
-            guard HTTPRequestPolicy.isJSON(contentType: head.headers.first(name: "content-type")) else {
+            guard HTTPRequestPolicy.isJSON(contentType: fields.contentType) else {
                 return refuse(
                     .unsupportedMediaType,
                     .invalidRequest("a JSON-RPC request needs Content-Type: application/json"), exchange, closing: hasBody,
                     log: "Refused HTTP request without Content-Type: application/json (docs/SECURITY.md)")
             }
-            if let length = head.headers.first(name: "content-length").flatMap(Int.init), length > limits.maxFrameSize {
+            if let length = fields.contentLength, length > limits.maxFrameSize {
                 return refuse(
                     .payloadTooLarge, .frameTooLarge(announced: length, limit: limits.maxFrameSize), exchange, closing: true,
                     log: "Refused oversize HTTP request body; closing connection", countedAsRefusedFrame: false)
             }
-            state = .receiving(exchange, body: nil)
-            startBodyTimer(exchange, context: context)
+            // The timer waits for the end of the read burst: most bodies have arrived by then.
+            state = .receiving(Arriving(exchange: exchange, deadline: context.eventLoop.now + TimeAmount(limits.frameTimeout)))
         case .OPTIONS where isRPCPath:
             guard let origin = allowedOrigin else {
                 return refuse(
@@ -197,9 +243,9 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     closing: hasBody, log: "Refused CORS preflight of an origin not in AllowOrigins= (docs/SECURITY.md)")
             }
             state = .skipping
-            respond(.noContent, headers: HTTPRequestPolicy.preflightHeaders(origin: origin), body: nil, exchange, promise: nil)
+            respond(.noContent, headers: HTTPRequestPolicy.preflightHeaders(origin: origin), body: nil, exchange, flush: true, promise: nil)
         case .GET:
-            guard let resource = resources[path] else {
+            guard let resource = resources[String(path)] else {
                 let error: RPCError = path == HTTPSettings.rpcPath
                     ? .invalidRequest("GET \(path) is for WebSocket (Upgrade: websocket, as the connection's first request); calls are POSTed")
                     : .invalidRequest("nothing is served at \(path)")
@@ -229,7 +275,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         resource.respond(request).hop(to: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let response):
-                respond(response.status, headers: response.headers, body: response.body, exchange, promise: nil)
+                respond(response.status, headers: response.headers, body: response.body, exchange, flush: true, promise: nil)
             case .failure(let error):
                 connection.logger.warning("HTTP resource failed", metadata: [LogField.error: "\(error)"])
                 respondError(.internalServerError, .internalError, exchange, closing: false, headers: [:])
@@ -277,21 +323,16 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if closing { exchange.keepAlive = false }
         var headers = HTTPHeaders(extra.map { ($0.key, $0.value) })
         headers.add(name: "content-type", value: "application/json")
-        respond(status, headers: headers, body: body, exchange, promise: nil)
+        respond(status, headers: headers, body: body, exchange, flush: true, promise: nil)
     }
 
-    private func respond(
-        _ status: HTTPResponseStatus, contentType: String?, body: ByteBuffer?, _ exchange: Exchange, promise: EventLoopPromise<Void>?
-    ) {
-        var headers = HTTPHeaders()
-        if let contentType { headers.add(name: "content-type", value: contentType) }
-        respond(status, headers: headers, body: body, exchange, promise: promise)
-    }
-
-    /// Writes one whole response: head, body, end. The end's promise is the caller's (`ChargedOutput` gives
+    /// Writes one whole response: head, body, end, flushed when `flush` (a reply of `RPCConnectionHandler` is
+    /// flushed by it, with the others of its burst). The end's promise is the caller's (`ChargedOutput` gives
     /// the charge back when it completes); a connection that is not kept alive closes once it is written.
+    /// `lengthSet`: `headers` has the `Content-Length:` already.
     private func respond(
-        _ status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, _ exchange: Exchange, promise: EventLoopPromise<Void>?
+        _ status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, _ exchange: Exchange, flush: Bool,
+        promise: EventLoopPromise<Void>?, lengthSet: Bool = false
     ) {
         guard let context else {
             promise?.fail(ChannelError.ioOnClosedChannel)
@@ -299,7 +340,9 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         var headers = headers
         // A 304's length would be that of the representation it stands for (RFC 9110 §8.6): none is sent.
-        if status != .noContent && status != .notModified { headers.add(name: "content-length", value: "\(body?.readableBytes ?? 0)") }
+        if !lengthSet && status != .noContent && status != .notModified {
+            headers.add(name: "content-length", value: String(body?.readableBytes ?? 0))
+        }
         if let origin = exchange.allowedOrigin, !headers.contains(name: "access-control-allow-origin") {
             HTTPRequestPolicy.corsHeaders(origin: origin, into: &headers)
         }
@@ -310,12 +353,41 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
         context.write(wrapOutboundOut(.head(HTTPResponseHead(version: exchange.version, status: status, headers: headers))), promise: nil)
         if let body, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        guard !exchange.keepAlive else {
+            context.write(wrapOutboundOut(.end(nil)), promise: promise)
+            if flush { context.flush() }
+            return
+        }
         let ended = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: ended)
         if let promise { ended.futureResult.cascade(to: promise) }
-        if !exchange.keepAlive {
-            let channel = context.channel
-            ended.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        let channel = context.channel
+        ended.futureResult.whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// The path of a request target, without its query.
+    private static func path(of uri: String) -> Substring {
+        guard let query = uri.utf8.firstIndex(of: UInt8(ascii: "?")) else { return uri[...] }
+        return uri[..<query]
+    }
+
+    /// `body` in a buffer of its own, with `room` for more.
+    private static func copied(_ body: ByteBuffer, room: Int, context: ChannelHandlerContext) -> ByteBuffer {
+        var body = body
+        var own = context.channel.allocator.buffer(capacity: body.readableBytes + room)
+        own.writeBuffer(&body)
+        return own
+    }
+
+    /// Charges what `arriving`'s body holds: a buffer of its own its capacity, a slice of a read its length
+    /// (the read's storage is the channel's, and given up at the end of the burst). Refuses the request
+    /// (503) when the account cannot cover it.
+    private func chargeHeldBody(_ arriving: Arriving) {
+        guard let body = arriving.body else { return }
+        guard chargeBody(holding: arriving.owned ? body.capacity : body.readableBytes) else {
+            return refuse(
+                .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), arriving.exchange, closing: true,
+                log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
         }
     }
 
@@ -333,15 +405,18 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private func releaseBody() {
         connection.account.release(charged)
         charged = 0
-        if case .receiving(let exchange, _) = state { state = .receiving(exchange, body: nil) }
+        if case .receiving(var arriving) = state {
+            arriving.body = nil
+            state = .receiving(arriving)
+        }
     }
 
-    private func startBodyTimer(_ exchange: Exchange, context: ChannelHandlerContext) {
-        bodyTimer = context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(limits.frameTimeout)) { [self] in
+    private func startBodyTimer(_ arriving: Arriving, context: ChannelHandlerContext) {
+        bodyTimer = context.eventLoop.assumeIsolated().scheduleTask(deadline: arriving.deadline) { [self] in
             bodyTimer = nil
             guard case .receiving = state else { return }
             refuse(
-                .requestTimeout, .frameTimeout(seconds: Int(limits.frameTimeout.components.seconds)), exchange, closing: true,
+                .requestTimeout, .frameTimeout(seconds: Int(limits.frameTimeout.components.seconds)), arriving.exchange, closing: true,
                 log: "HTTP request body not complete within FrameTimeout=; closing connection")
         }
     }

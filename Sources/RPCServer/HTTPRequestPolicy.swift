@@ -39,16 +39,17 @@ struct HTTPRequestPolicy: Sendable {
     /// The `Host:` and `Origin:` checks; nil when the request may proceed. `allowedOrigin` (when non-nil) is
     /// the cross-origin `Origin` that `AllowOrigins=` lets in, to be named in the CORS headers of the answer.
     func check(_ head: HTTPRequestHead) -> (refusal: Refusal?, allowedOrigin: String?) {
-        let hosts = head.headers["host"]
-        guard hosts.count == 1, let host = hosts.first, let hostName = Self.hostName(ofAuthority: host) else {
+        check(HTTPRequestFields(head.headers), acceptedHost: nil)
+    }
+
+    /// The same checks on the fields of a request whose connection already had `acceptedHost` accepted as
+    /// its `Host:`: a keep-alive connection sends the same one every time, and it is checked once.
+    func check(_ fields: HTTPRequestFields, acceptedHost: String?) -> (refusal: Refusal?, allowedOrigin: String?) {
+        guard fields.hostCount == 1, let host = fields.host else {
             return (Refusal(status: .badRequest, reason: "a request needs exactly one Host: header"), nil)
         }
-        guard isOwnName(hostName) else {
-            return (Refusal(
-                status: .misdirectedRequest,
-                reason: "Host: \(host) is not a name of this server (an IP address, localhost, its host name, or [HTTP] ServerNames=)"), nil)
-        }
-        guard let origin = head.headers.first(name: "origin") else { return (nil, nil) }
+        if host != acceptedHost, let refusal = checkHost(host) { return (refusal, nil) }
+        guard let origin = fields.origin else { return (nil, nil) }
         let scheme = origin.prefix { $0 != ":" }
         let authority = origin.dropFirst(scheme.count).hasPrefix("://") ? origin.dropFirst(scheme.count + 3) : nil
         if let authority, authority.lowercased() == host.lowercased() {
@@ -63,10 +64,24 @@ struct HTTPRequestPolicy: Sendable {
             reason: "a page of \(origin) may not call this server (only its own origin and [HTTP] AllowOrigins=)"), nil)
     }
 
+    /// Whether `host` (a `Host:` value) names this server; the refusal if not.
+    func checkHost(_ host: String) -> Refusal? {
+        guard let hostName = Self.hostName(ofAuthority: host) else {
+            return Refusal(status: .badRequest, reason: "a request needs exactly one Host: header")
+        }
+        guard isOwnName(hostName) else {
+            return Refusal(
+                status: .misdirectedRequest,
+                reason: "Host: \(host) is not a name of this server (an IP address, localhost, its host name, or [HTTP] ServerNames=)")
+        }
+        return nil
+    }
+
     /// Whether a `POST`'s `Content-Type` is JSON: `application/json` or `application/json-rpc`, with any
     /// parameters (`; charset=utf-8`).
     static func isJSON(contentType: String?) -> Bool {
         guard let contentType else { return false }
+        if contentType == "application/json" { return true }  // what nearly every client sends
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first.map {
             $0.trimmingCharacters(in: " \t").lowercased()
         }

@@ -21,15 +21,28 @@ import RPCProtocol
 ///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
 ///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
 ///     1001  the server is stopping, or the connection was idle for IdleTimeout=
-///     1002  a protocol error (NIO's WebSocketProtocolErrorHandler, before this handler)
+///     1002  a protocol error: an unmasked frame, fragments out of order, a malformed control frame
 ///
 /// Closing from behind (the connection handler's idle and shutdown closes) sends the close frame first,
-/// in `close(context:mode:promise:)`, so every end a client sees has its code. Event-loop confined.
+/// in `close(context:mode:promise:)`, so every end a client sees has its code. NIO's decoder's errors (a
+/// frame past MaxFrameSize=, a malformed control frame) are answered here too, with the close code NIO's
+/// `WebSocketProtocolErrorHandler` would send.
+///
+/// It writes its frames itself, unmasked as a server's are (RFC 6455 §5.2), instead of through NIO's
+/// `WebSocketFrameEncoder`: the frames written between two flushes (a read burst's replies) go into one
+/// buffer, header and payload, and out as one write, as `ChargedOutput` coalesces length-prefixed frames; the
+/// encoder wrote two buffers per frame and allocated a header buffer for most. A payload larger than
+/// `coalescingLimit` is not copied: the buffer so far goes first, then its header and the payload.
+///
+///     write(a) write(b) write(c)                       flush
+///       pending: [81 len a|a|81 len b|b|81 len c|c] ──────► one context.write (promises of a, b, c) + flush
+///
+/// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = ByteBuffer
     typealias OutboundIn = ByteBuffer
-    typealias OutboundOut = WebSocketFrame
+    typealias OutboundOut = ByteBuffer
 
     private enum State {
         case open
@@ -46,6 +59,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     private var state = State.open
     /// What the message being assembled holds of the account.
     private var charged = 0
+    /// Frames written since the last flush, and the promise of their write (the others' cascade from it).
+    private var pending: ByteBuffer?
+    private var pendingPromise: EventLoopPromise<Void>?
+
+    /// Payloads up to this size are copied into the pending buffer; larger ones are written as they are.
+    static let coalescingLimit = 16 * 1024
 
     init(connection: RPCConnectionInfo, maxMessageSize: Int, statistics: RPCStatistics, refusalLog: LogRateLimiter) {
         self.connection = connection
@@ -57,6 +76,9 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         release()
         state = .closing
+        pending = nil
+        pendingPromise?.fail(ChannelError.ioOnClosedChannel)
+        pendingPromise = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -64,6 +86,11 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         switch (frame.opcode, state) {
         case (_, .closing):
             return
+        case _ where frame.maskKey == nil:
+            // NIO's decoder takes unmasked frames; a server must refuse them (RFC 6455 §5.1).
+            refuse(
+                .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
+                "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
         case (.text, .open) where frame.fin:
             deliver(frame.unmaskedData, context: context)
         case (.text, .open):
@@ -93,8 +120,8 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            let pong = WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData)
-            context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+            writeFrame(.pong, frame.unmaskedData, context: context, promise: nil)
+            flush(context: context)
         case (.pong, _):
             return
         case (.connectionClose, _):
@@ -122,8 +149,62 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             promise?.succeed()
             return
         }
-        context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: payload)), promise: promise)
+        writeFrame(.text, payload, context: context, promise: promise)
     }
+
+    func flush(context: ChannelHandlerContext) {
+        handOverPending(context: context)
+        context.flush()
+    }
+
+    /// NIO's frame decoder refuses a frame: answered with its close code, as NIO's error handler would.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? NIOWebSocketError {
+            switch error {
+            case .invalidFrameLength: sendClose(.messageTooLarge, context: context)
+            case .fragmentedControlFrame, .multiByteControlFrameLength: sendClose(.protocolError, context: context)
+            }
+        }
+        context.fireErrorCaught(error)
+    }
+
+    /// Appends one whole frame to the pending buffer (or, past `coalescingLimit`, writes it after it).
+    private func writeFrame(
+        _ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
+    ) {
+        let size = payload.readableBytes
+        if size > Self.coalescingLimit {
+            handOverPending(context: context)
+            var header = context.channel.allocator.buffer(capacity: Self.maximumHeaderSize)
+            header.writeWebSocketFrameHeader(opcode, length: size)
+            context.write(wrapOutboundOut(header), promise: nil)
+            context.write(wrapOutboundOut(payload), promise: promise)
+            return
+        }
+        if pending == nil {
+            pending = context.channel.allocator.buffer(capacity: max(256, Self.maximumHeaderSize + size))
+        }
+        pending!.writeWebSocketFrameHeader(opcode, length: size)
+        pending!.writeImmutableBuffer(payload)
+        if let promise {
+            if let pendingPromise {
+                pendingPromise.futureResult.cascade(to: promise)
+            } else {
+                pendingPromise = promise
+            }
+        }
+    }
+
+    private func handOverPending(context: ChannelHandlerContext) {
+        guard let buffer = pending else { return }
+        pending = nil
+        let promise = pendingPromise
+        pendingPromise = nil
+        context.write(wrapOutboundOut(buffer), promise: promise)
+    }
+
+    /// Two bytes, and eight of extended length.
+    private static let maximumHeaderSize = 10
 
     /// A close from behind (idle, shutdown, a reply the account could not cover) says so with 1001 first.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -131,7 +212,8 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             state = .closing
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: .goingAway)
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)), promise: nil)
+            writeFrame(.connectionClose, data, context: context, promise: nil)
+            flush(context: context)
         }
         context.close(mode: mode, promise: promise)
     }
@@ -180,8 +262,10 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: code)
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: data)))
-                .whenComplete { _ in channel.close(promise: nil) }
+            let written = context.eventLoop.makePromise(of: Void.self)
+            writeFrame(.connectionClose, data, context: context, promise: written)
+            flush(context: context)
+            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
             return
         }
     }
@@ -192,4 +276,21 @@ struct WebSocketRefusal: Error, CustomStringConvertible {
     var code: WebSocketErrorCode
     var error: RPCError
     var description: String { "close \(UInt16(webSocketErrorCode: code)): \(error)" }
+}
+
+extension ByteBuffer {
+    /// A server's frame header (RFC 6455 §5.2): FIN, `opcode`, no mask, `length` in 7, 16 or 64 bits.
+    fileprivate mutating func writeWebSocketFrameHeader(_ opcode: WebSocketOpcode, length: Int) {
+        writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
+        switch length {
+        case 0...125:
+            writeInteger(UInt8(length))
+        case 126...Int(UInt16.max):
+            writeInteger(UInt8(126))
+            writeInteger(UInt16(length))
+        default:
+            writeInteger(UInt8(127))
+            writeInteger(UInt64(length))
+        }
+    }
 }
