@@ -49,6 +49,12 @@ package struct RPCAccessPolicy: Sendable {
         }
     }
 
+    /// Whether `Allow=` of `service` names `peer`: it may call every method, the state-changing ones too (for
+    /// `rpcd`, the administrators). What only they may see (the peers `rpcd.metrics` names) asks this.
+    package func allowsEveryMethod(_ peer: RPCPeer, service: String) -> Bool {
+        (rules[service] ?? fallback).allow.contains { $0.matches(peer) }
+    }
+
     /// Whether `peer` may subscribe to `service`'s events: as for a read-only method of it (`AllowRead=` is
     /// enough), since receiving events changes nothing.
     package func allowsSubscribing(_ peer: RPCPeer, service: String) -> Bool {

@@ -110,7 +110,7 @@ package final class RPCRouter: Sendable {
         switch message {
         case .failure(let error):
             // A message answered with an error is a call answered with an error, counted under a fixed label.
-            context.registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
+            context.registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
             clock = eventLoop.now
@@ -165,7 +165,7 @@ private struct DispatchContext {
         let request: RPCRequest
         switch entry {
         case .invalid(let id, let error):
-            registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
+            registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
             return .answered(.error(error, id: id))
         case .request(let routed):
             request = routed
@@ -173,7 +173,7 @@ private struct DispatchContext {
         guard let route = registry.route(for: request.method) else {
             // Counted under a fixed label: a name a peer made up never becomes a series.
             let error = registry.missingRouteError(for: request.method)
-            registry.metrics?.unknownMethod?.failed(code: error.code, after: nil)
+            registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
             return .answered(request.id.map { .error(error, id: $0) })
         }
         guard route.access.allows(connection.peer) else {

@@ -15,7 +15,7 @@ package final class RPCServiceRegistry: Sendable {
         package let service: any RPCService
         package let methodIndex: Int
         package let method: RPCMethodDescriptor
-        /// The method's series (nil: metrics off, or a registry built without them), resolved once here so
+        /// The method's series (nil: a registry built without metrics), resolved once here so
         /// that a call looks nothing up.
         package let metrics: RPCMethodMetrics?
         /// Who may call the method, under the registry's `access`.

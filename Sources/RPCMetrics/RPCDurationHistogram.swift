@@ -1,63 +1,78 @@
 import Synchronization
 
-/// One method's `rpcd_call_duration_seconds`, recorded without a lock: a duration's bucket is found by a
-/// short search over the bounds (a built-in call's is the first) and counted with one relaxed atomic add, the
-/// sum with another. The exposition makes the counts cumulative, and `_count` their total, when it is scraped.
+/// A histogram of durations with fixed buckets: one relaxed atomic per bucket and one for the sum, so that
+/// recording is two adds and no lock, and reading (`snapshot`) is a load per bucket. Thread-safe.
 ///
-/// Why not swift-prometheus' `Histogram`: it takes a lock and passes over every bucket on each record, a price
-/// every call paid (issue 24 allows metrics 3 % of the cheapest call). Thread-safe; a scrape that runs while
-/// calls are recorded may see a sum a call ahead of its bucket, never a `_count` that disagrees with `+Inf`.
-package final class RPCDurationHistogram: Sendable {
-    /// Upper bounds in nanoseconds, ascending (Prometheus' `le`).
-    private let bounds: [Int64]
-    /// One per bound, then `+Inf`.
-    private let cells: [Cell]
+/// Buckets hold the observations up to their bound and above the one before (the exposition makes them
+/// cumulative); the count is their total, so `_count` always equals the `+Inf` bucket.
+package final class RPCDurationHistogram: @unchecked Sendable {
+    /// The upper bounds, in nanoseconds, ascending.
+    package let bounds: [Int64]
+    /// The bounds as the exposition's `le` values (seconds in decimal), made once.
+    package let boundLabels: [String]
+    /// `bounds.count + 1` counters, the last for what is above every bound. Allocated once, never moved:
+    /// `Atomic` needs a stable address (unchecked Sendable: only atomics are reached through it).
+    private let counts: UnsafeMutablePointer<Atomic<Int>>
     private let sumNanoseconds = Atomic<Int>(0)
-    /// `service="…",method="…"`, escaped.
-    let labels: String
 
-    private final class Cell: Sendable {
-        let count = Atomic<Int>(0)
-    }
-
-    init(labels: [(String, String)], buckets: [Duration]) {
-        self.bounds = buckets.map(Self.nanoseconds)
+    package init(buckets: [Duration]) {
+        bounds = buckets.map(Self.nanoseconds)
         precondition(zip(bounds, bounds.dropFirst()).allSatisfy { $0 < $1 }, "bucket bounds must ascend")
-        self.cells = (0...buckets.count).map { _ in Cell() }
-        self.labels = labels.map { "\($0.0)=\"\(Self.escaped($0.1))\"" }.joined(separator: ",")
+        boundLabels = bounds.map(Self.seconds)
+        counts = .allocate(capacity: bounds.count + 1)
+        for index in 0...bounds.count { (counts + index).initialize(to: Atomic(0)) }
     }
 
-    /// Records one duration, in nanoseconds.
-    package func record(nanoseconds: Int64) {
-        let nanoseconds = max(0, nanoseconds)
-        var index = 0
-        while index < bounds.count, nanoseconds > bounds[index] { index += 1 }
-        cells[index].count.wrappingAdd(1, ordering: .relaxed)
-        sumNanoseconds.wrappingAdd(Int(nanoseconds), ordering: .relaxed)
+    deinit {
+        counts.deinitialize(count: bounds.count + 1)
+        counts.deallocate()
     }
 
     package func record(_ duration: Duration) {
         record(nanoseconds: Self.nanoseconds(duration))
     }
 
-    /// The series' lines of the text exposition, under `name`.
-    func render(_ name: String, into text: inout String) {
-        var cumulative = 0
-        for (index, cell) in cells.enumerated() {
-            cumulative += cell.count.load(ordering: .relaxed)
-            let bound = index < bounds.count ? Self.seconds(bounds[index]) : "+Inf"
-            text += "\(name)_bucket{\(labels),le=\"\(bound)\"} \(cumulative)\n"
+    /// Records one duration given in nanoseconds (what the router measures: converting a `Duration` divides
+    /// 128-bit integers).
+    package func record(nanoseconds: Int64) {
+        let nanoseconds = max(0, nanoseconds)
+        var index = 0
+        while index < bounds.count, nanoseconds > bounds[index] { index += 1 }
+        counts[index].wrappingAdd(1, ordering: .relaxed)
+        sumNanoseconds.wrappingAdd(Int(nanoseconds), ordering: .relaxed)
+    }
+
+    /// The histogram now: read bucket by bucket while calls go on, so a call recorded meanwhile may be in one
+    /// figure and not yet in another (as in any scrape).
+    package struct Snapshot: Sendable, Equatable {
+        /// `(bound in seconds, observations up to it)`, cumulative, without `+Inf` (that is `count`).
+        package var buckets: [(bound: Double, count: Int)]
+        package var count: Int
+        package var sumNanoseconds: Int64
+
+        package var sumSeconds: Double { Double(sumNanoseconds) / 1e9 }
+
+        package static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.count == rhs.count && lhs.sumNanoseconds == rhs.sumNanoseconds
+                && lhs.buckets.elementsEqual(rhs.buckets) { $0.bound == $1.bound && $0.count == $1.count }
         }
-        text += "\(name)_sum{\(labels)} \(Self.seconds(Int64(sumNanoseconds.load(ordering: .relaxed))))\n"
-        text += "\(name)_count{\(labels)} \(cumulative)\n"
     }
 
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    package var snapshot: Snapshot {
+        var buckets: [(bound: Double, count: Int)] = []
+        buckets.reserveCapacity(bounds.count)
+        var total = 0
+        for (index, bound) in bounds.enumerated() {
+            total += counts[index].load(ordering: .relaxed)
+            buckets.append((Double(bound) / 1e9, total))
+        }
+        total += counts[bounds.count].load(ordering: .relaxed)
+        return Snapshot(
+            buckets: buckets, count: total, sumNanoseconds: Int64(sumNanoseconds.load(ordering: .relaxed)))
     }
 
-    /// Seconds as a decimal without an exponent, as swift-prometheus writes its bounds (`0.00001`, `2.5`, `1.0`).
+    /// Nanoseconds as seconds in decimal, exact and without an exponent, as swift-prometheus wrote its bounds
+    /// (`0.00001`, `2.5`, `1.0`): the bounds' `le` values and the sum.
     static func seconds(_ nanoseconds: Int64) -> String {
         let whole = nanoseconds / 1_000_000_000
         var fraction = String(nanoseconds % 1_000_000_000)
@@ -66,8 +81,8 @@ package final class RPCDurationHistogram: Sendable {
         return "\(whole).\(fraction)"
     }
 
-    /// A label value as the text format wants it: backslash, double quote and line feed escaped.
-    private static func escaped(_ value: String) -> String {
-        value.replacing("\\", with: "\\\\").replacing("\"", with: "\\\"").replacing("\n", with: "\\n")
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
     }
 }

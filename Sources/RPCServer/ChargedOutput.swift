@@ -1,7 +1,7 @@
 import JSONRPC
 import NIOCore
-import Prometheus
 import RPCCore
+import RPCMetrics
 import RPCWire
 
 /// How `ChargedOutput` puts a connection's replies and events on the wire.
@@ -62,14 +62,14 @@ final class ChargedOutput {
     private(set) var flushPending = false
 
     /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
-    private let sent: Counter?
+    private let sent: RPCCounter?
     /// Bytes written since the last flush, added to `sent` by the flush: one atomic add per burst.
     private var uncounted = 0
 
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
 
-    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: Counter? = nil) {
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: RPCCounter? = nil) {
         self.account = account
         self.framing = framing
         self.sent = sent
@@ -150,7 +150,7 @@ final class ChargedOutput {
         guard flushPending else { return }
         flushPending = false
         if uncounted > 0 {
-            sent?.increment(by: Int64(uncounted))
+            sent?.increment(by: uncounted)
             uncounted = 0
         }
         handOverPending(context)

@@ -47,7 +47,7 @@ final class AnswerAtOnceTests: XCTestCase {
         return reply.map { String(buffer: $0.serialized) }
     }
 
-    func testAConstantAndAnImmediateMethodAreAnsweredWithoutACompletion() {
+    func testAConstantAndAnImmediateMethodAreAnsweredWithoutACompletion() throws {
         var clock = loop.now
         var completions = 0
         loop.advanceTime(by: .microseconds(20))
@@ -62,14 +62,14 @@ final class AnswerAtOnceTests: XCTestCase {
         guard case .answered(nil) = notification else { return XCTFail("a notification has nothing to answer") }
         XCTAssertEqual(completions, 0)
 
-        let samples = RPCMetricSamples(exposition: metrics.exposition(includingProcess: false))
-        let ping_ = ["service": "t", "method": "ping"]
-        XCTAssertEqual(samples.sum("rpcd_calls_total", ping_.merging(["outcome": "ok"]) { $1 }), 2)
-        XCTAssertEqual(samples.sum("rpcd_calls_total", ping_.merging(["outcome": "-32602"]) { $1 }), 1)
-        XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_count", ping_), 3)
+        let snapshot = metrics.snapshot()
+        let pings = try XCTUnwrap(snapshot.methods.first { $0.service == "t" && $0.method == "ping" })
+        XCTAssertEqual(pings.calls("ok"), 2)
+        XCTAssertEqual(pings.calls("-32602"), 1)
+        XCTAssertEqual(pings.duration?.count, 3)
         // Timed from the clock the caller passed: the first ping took the 20 µs that passed before it.
-        XCTAssertEqual(samples.sum("rpcd_call_duration_seconds_bucket", ping_.merging(["le": "0.00001"]) { $1 }), 2)
-        XCTAssertEqual(samples.sum("rpcd_calls_in_flight"), 0)
+        XCTAssertEqual(pings.duration?.buckets.first { $0.bound == 0.00001 }?.count, 2)
+        XCTAssertEqual(snapshot.callsInFlight, 0)
     }
 
     /// A service that answers through `handle` only (a module's) gets a completion, even when it answers
@@ -80,8 +80,8 @@ final class AnswerAtOnceTests: XCTestCase {
         let sum = dispatch(#"{"jsonrpc":"2.0","method":"spec.sum","params":[1,2],"id":1}"#, clock: &clock, completions: &completions)
         guard case .running = sum else { return XCTFail("it runs") }
         XCTAssertEqual(completions, 1)
-        let samples = RPCMetricSamples(exposition: metrics.exposition(includingProcess: false))
-        XCTAssertEqual(samples.sum("rpcd_calls_total", ["service": "spec", "method": "sum", "outcome": "ok"]), 1)
-        XCTAssertEqual(samples.sum("rpcd_calls_in_flight"), 0)
+        let snapshot = metrics.snapshot()
+        XCTAssertEqual(snapshot.methods.first { $0.service == "spec" && $0.method == "sum" }?.calls("ok"), 1)
+        XCTAssertEqual(snapshot.callsInFlight, 0)
     }
 }
