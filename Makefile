@@ -204,13 +204,18 @@ deb-source: deps
 	packaging/check-debs.sh $(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc
 
 # Two release builds of one source package, each unpacked afresh in a directory of its own (different build
-# paths), each with no network (unshare -n: packaging/build-offline.sh), then compared: diffoscope on any .deb
-# that differs. Two full release builds: not part of `make test`.
+# paths), each with no network (unshare -n: packaging/build-offline.sh), side by side, then compared:
+# diffoscope on any .deb that differs (packaging/compare-debs.sh). Two full release builds (an hour and more
+# on two loaded cores): not part of `make test`. DEB_BUILD_OPTIONS=nocheck leaves out the tests.
+DEB_REPRO := $(DEB_WORK)/repro
 deb-repro: deps
 	packaging/source-package.sh $(DEB_WORK) $(DEB_VERSION)
-	packaging/build-offline.sh $(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc $(DEB_WORK)/repro/a
-	packaging/build-offline.sh $(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc $(DEB_WORK)/repro/build-b
-	packaging/compare-debs.sh $(DEB_WORK)/repro/a $(DEB_WORK)/repro/build-b
+	rm -rf $(DEB_REPRO) && mkdir -p $(DEB_REPRO)/source && cp $(DEB_WORK)/src/rpcd_$(VERSION)* $(DEB_REPRO)/source/
+	dsc=$$(ls $(DEB_REPRO)/source/*.dsc); \
+	packaging/build-offline.sh $$dsc $(DEB_REPRO)/a > $(DEB_REPRO)/a.out 2>&1 & a=$$!; \
+	packaging/build-offline.sh $$dsc $(DEB_REPRO)/build-b > $(DEB_REPRO)/b.out 2>&1 & b=$$!; \
+	wait $$a; ra=$$?; wait $$b; rb=$$?; tail -n 3 $(DEB_REPRO)/a.out $(DEB_REPRO)/b.out; [ $$ra = 0 ] && [ $$rb = 0 ]
+	packaging/compare-debs.sh $(DEB_REPRO)/a $(DEB_REPRO)/build-b
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
