@@ -176,7 +176,9 @@ endif
 # Debian packages (packaging/README.md): the source package (format 3.0 (quilt), the Swift dependencies as its
 # vendor component: packaging/source-package.sh), then rpcd and rpcd-dev built from its unpacked tree with
 # dpkg-buildpackage, into DEB_DIR, then checked: lintian --pedantic on the source and the binaries (no error,
-# no warning) and, for a release build, hardening-check on every ELF file (packaging/check-debs.sh).
+# no warning) and hardening-check on every ELF file (packaging/check-debs.sh). A debug package (below) has only
+# its binaries linted: it is not made with dpkg-buildflags, and its source package is the release one (whose
+# lint takes minutes: the vendor component).
 # DEB_VERSION gives the copy a newer changelog entry (the package test builds an upgrade that way). The tree is
 # brought up to date with rsync, not made anew, so that the release build in .build-deb/swift is incremental.
 DEB_DIR ?= $(CURDIR)/dist
@@ -193,8 +195,7 @@ deb: deps
 	cd $(DEB_WORK)/src/rpcd && SCRATCH=$(DEB_SCRATCH) RPCD_BUILD=$(DEB_BUILD) dpkg-buildpackage -b -us -uc
 	mv $(DEB_WORK)/src/*.deb $(DEB_WORK)/src/*.changes $(DEB_WORK)/src/*.buildinfo $(DEB_DIR)/
 	-mv $(DEB_WORK)/src/*.ddeb $(DEB_DIR)/ 2>/dev/null
-	packaging/check-debs.sh $(if $(filter debug,$(DEB_BUILD)),--no-hardening) \
-		$(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc \
+	packaging/check-debs.sh $(if $(filter debug,$(DEB_BUILD)),--no-hardening,$(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc) \
 		$(DEB_DIR)/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version)_amd64.changes
 	@ls -l $(DEB_DIR)/*.deb
 

@@ -18,13 +18,22 @@ for file in "$@"; do
     lintian --pedantic --info --display-info --fail-on error,warning "$file" || status=1
 done
 
-# hardening-check's options for the files it cannot judge: their reasons.
-#   /usr/lib/rpcd/swift/*: the Swift runtime as the toolchain ships it (scripts/bundle-swift-runtime.sh copies
-#     it, it is not compiled here): checked like the rest, but --nofortify, as its C++ is built by Swift's own
-#     build without _FORTIFY_SOURCE.
+# hardening-check's options, each with its reason:
+#   every file: --nocfprotection. Debian 12's dpkg-buildflags has no control-flow protection to ask for (its
+#     "branch" feature came with dpkg 1.22), and swiftc emits no CET-marked code, so the linker marks no ELF
+#     file with Swift code in it.
+#   the module host and the Swift example modules: --nofortify. _FORTIFY_SOURCE works through glibc's headers
+#     in C; these files are Swift only (their targets have no C source), and swiftc calls memcpy, read and the
+#     like unfortified. (rpcd and rpcctl pass: their C, BoringSSL and the shims, calls the _chk variants.)
+#   /usr/lib/rpcd/swift/*: --nofortify --nobindnow --nostackprotector. The Swift runtime as the toolchain
+#     ships it, copied by scripts/bundle-swift-runtime.sh, not compiled here: built by Swift's own build without
+#     _FORTIFY_SOURCE and -z now, libdispatch also without the stack protector.
 hardening_flags() {
+    echo --nocfprotection
     case $1 in
-        */usr/lib/rpcd/swift/*) echo --nofortify ;;
+        /usr/lib/rpcd/rpcd-module-host | /usr/lib/rpcd/modules/libcalc.so | /usr/lib/rpcd/modules/libecho.so | \
+            /usr/lib/rpcd/modules/libkv.so) echo --nofortify ;;
+        /usr/lib/rpcd/swift/*) echo --nofortify --nobindnow --nostackprotector ;;
     esac
 }
 if [ -n "$hardening" ]; then

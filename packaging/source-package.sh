@@ -8,7 +8,8 @@
 # rpcd_U.orig-vendor.tar.gz (the resolved checkouts of every Swift package Package.swift names, directly
 # or not, with the Package.resolved and the SwiftPM workspace state that pin them), rpcd_V.debian.tar.xz,
 # rpcd_V.dsc, and the unpacked tree rpcd/ with debian/ and vendor/, ready for dpkg-buildpackage.
-# DEBIAN_VERSION (e.g. 0.1.0-1+test1) gives debian/changelog a newer entry first.
+# DEBIAN_VERSION (e.g. 0.1.0-1+test1) gives debian/changelog a newer entry first (dated a minute after the
+# last one: a fixed date, so that a rebuild is as reproducible as the release it rebuilds).
 #
 # The dependencies are resolved here, once per Package.swift (cached in WORK/vendor), from wherever git
 # reaches their URLs: making the source package is the one step that needs them, as for Debian's Go and Rust
@@ -64,7 +65,7 @@ rsync -a --delete "$vendor/tree/vendor/" "$tree/vendor/"
 rm -rf "$tree/debian" && cp -r "$root/packaging/debian" "$tree/debian"
 if [ -n "$version" ]; then
     { printf 'rpcd (%s) bookworm; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' "$version" "$version" \
-        "$(sed -n 's/^Maintainer: //p' "$root/packaging/debian/control")" "$(date -R -d "@$epoch")"
+        "$(sed -n 's/^Maintainer: //p' "$root/packaging/debian/control")" "$(date -R -d "@$((epoch + 60))")"
       cat "$root/packaging/debian/changelog"; } > "$tree/debian/changelog"
 fi
 tar_reproducibly "$src" rpcd "$src/rpcd_$upstream.orig.tar.gz" --exclude=rpcd/debian --exclude=rpcd/vendor
