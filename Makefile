@@ -35,7 +35,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb deb-source deb-repro test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-metrics test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
+	run check test test-swift test-python test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -60,10 +60,13 @@ run: deps
 	$(MAKE) --no-print-directory build
 	$(BIN)/rpcd --config $(CONFIG) --handlers-dir config/handlers.d --module-dir $(BIN)
 
-# For contributors, before a commit: the build and the Swift unit and integration tests. No root, no apt, no
-# namespaces (after `make deps` once, as root, on a fresh machine); a few minutes on a warm build.
+# For contributors, before a commit: the build, the Swift unit and integration tests, and the interop tests
+# (Python, curl, requests and websockets clients against the built rpcd). No root, no apt, no namespaces (after
+# `make deps` once, as root, on a fresh machine); under 5 minutes on a warm build. The rest (the examples built
+# as packages, browser, metrics, soak, fuzzing, systemd, Avahi, packages) is `make test`'s.
 check: build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) --no-print-directory test-interop
 
 # Every suite, with its own set-up (needs root). scripts/test-all.sh runs them in lanes side by side, on one
 # debug build (the package test makes its own release build, once for both versions; the fuzzers a
@@ -74,14 +77,20 @@ test: deps
 test-swift:
 	$(SWIFT) test --skip-build
 
-# The Python interop client, the module guide's out-of-tree examples built as a module author would, and the
-# typed Swift client built as an app developer would. Both packages are built in rpcd's own build folder
-# (RPCD_SCRATCH): their rpcd targets and dependencies compile with the same commands as rpcd's, so SwiftPM reuses
-# them and compiles only the examples' own targets (in a folder of their own they took 8 minutes, swift-syntax
-# and BoringSSL again).
-test-python:
+# The Python interop tests (test-interop) and the examples built as packages (test-examples).
+test-python: test-interop test-examples
+
+# Clients nobody here wrote against the built rpcd: the Python interop client, and curl, requests and websockets
+# over HTTP. Seconds; no build of their own.
+test-interop:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'
+
+# The module guide's out-of-tree examples built as a module author would, and the typed Swift client built as an
+# app developer would. Both packages are built in rpcd's own build folder (RPCD_SCRATCH): their rpcd targets and
+# dependencies compile with the same commands as rpcd's, so SwiftPM reuses them and compiles only the examples'
+# own targets (in a folder of their own they took 8 minutes, swift-syntax and BoringSSL again).
+test-examples:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
 
@@ -254,7 +263,9 @@ bench: deps
 bench-micro: deps
 	bench/micro.sh
 
-# Every build folder the Makefile and the tests make (the package build's scratch is under .build-deb), and
-# the packages in dist/. (Not $(SCRATCH): debian/rules' `make clean` runs with it pointing at .build-deb.)
+# Every build folder the Makefile and the tests make (the package build's scratch is under .build-deb, the
+# benchmark's Hummingbird reference in .build-hummingbird; .build-examples is where older trees built the
+# examples), and the packages in dist/. (Not $(SCRATCH): debian/rules' `make clean` runs with it pointing at
+# .build-deb.)
 clean:
-	rm -rf .build .build-fuzz .build-release .build-deb .build-examples dist
+	rm -rf .build .build-fuzz .build-release .build-deb .build-hummingbird .build-examples dist

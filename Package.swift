@@ -7,8 +7,9 @@
 //   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
 //               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
 //   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
-//   RPCMetrics  the metrics catalogue (names, help, labels), per-method handles, the Prometheus exposition and
-//               process metrics (RPCProtocol, swift-metrics, swift-prometheus); knows no socket or peer
+//   RPCMetrics  the metrics catalogue (names, help, labels), rpcd's registry of series and its typed snapshot,
+//               per-method handles, the Prometheus exposition and process metrics (RPCProtocol, swift-metrics,
+//               swift-prometheus for what libraries record); knows no socket or peer
 //   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
 //               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
 //   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
@@ -321,7 +322,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "RPCConfigTests", dependencies: ["RPCConfig", "RPCDNSSD", "RPCProtocol"]),
-        .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON"]),
+        .testTarget(name: "RPCModuleSDKTests", dependencies: ["RPCModuleSDK", "CRPCDModule", "RPCJSON", "RPCTestSupport"]),
         // The macros' expansions and diagnostics, as text.
         .testTarget(
             name: "RPCMacrosPluginTests",
@@ -335,7 +336,7 @@ let package = Package(
         .testTarget(
             name: "RPCModuleLinkTests",
             dependencies: [
-                "RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
+                "RPCModuleLink", "RPCBinding", "RPCJSON", "RPCTestSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
@@ -351,7 +352,8 @@ let package = Package(
         .testTarget(
             name: "RPCServerTests",
             dependencies: [
-                "RPCServer", "RPCCore", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
+                "RPCServer", "RPCCore", "RPCMetrics", "RPCJSON", "JSONRPC", "RPCWire", "RPCProtocol", "RPCLogging", "RPCBinding",
+                "RPCTestSupport",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
@@ -372,14 +374,15 @@ let package = Package(
         .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCWire", "RPCTestSupport"]
+            dependencies: ["RPCProtocol", "RPCClient", "RPCClientTools", "RPCJSON", "RPCTestSupport"]
         ),
-        // What several test targets share (a library, so that each can use it): an in-process JSON-RPC server,
-        // futures on an EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
+        // What several test targets share (a library, so that each can use it): a real rpcd process started from
+        // one options value, a raw socket and the frames sent on it, an in-process JSON-RPC server, futures on an
+        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
         .target(
             name: "RPCTestSupport",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCProtocol",
+                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -9,7 +9,9 @@
 #
 # ping16 is a read of 16 pipelined rpcd.ping frames through rpcd's own connection pipeline (bench/micro/
 # PingPipeline.swift), counted per call: the whole server path of one call in user space, without the socket.
-# (rpcd itself cannot run under Debian 12's valgrind 3.19: it crashes in libdispatch at start.)
+# (rpcd itself cannot run under Debian 12's valgrind 3.19: it crashes in libdispatch at start.) add16 is the
+# same for calc.add's path through rpcd, to a stand-in answering as a module does (the module's own share is
+# `interface`).
 #
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
 # SCRATCH_PATH (default .build-release).
@@ -36,7 +38,7 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
 # NAME:CALLS: the benchmark runs CALLS calls per operation, and the counts are per call.
-for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16; do
+for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16 add16:16; do
     name=${spec%%:*}
     per=1
     [[ "$spec" == *:* ]] && per=${spec#*:}

@@ -84,9 +84,11 @@ for package in "${python_packages[@]}"; do
 done
 if ((${#missing_python[@]})); then
     echo "installing from PyPI: ${missing_python[*]}"
-    # Debian's own python3 is externally managed (PEP 668): there, the user's site-packages.
-    python3 -m pip install --quiet "${missing_python[@]}" \
-        || python3 -m pip install --quiet --user --break-system-packages "${missing_python[@]}"
+    # For every user, not root's own site-packages: `make check` runs as any user. Debian's own python3 is
+    # externally managed (PEP 668): there pip needs --break-system-packages, and installs under /usr/local,
+    # beside Debian's packages rather than over them.
+    $sudo python3 -m pip install --quiet "${missing_python[@]}" \
+        || $sudo python3 -m pip install --quiet --break-system-packages "${missing_python[@]}"
 fi
 
 if ! command -v swift >/dev/null 2>&1 && [ ! -x /opt/swift/usr/bin/swift ]; then

@@ -7,6 +7,9 @@ import RPCProtocol
 /// Results arrive as raw JSON bytes from handlers and ids as the raw bytes of the request, so a reply is a
 /// few `memcpy`s: nothing is decoded or re-encoded. This is the only place an `RPCError` becomes JSON.
 package enum RPCReplyWriter {
+    /// What `writeResult` adds to the result and the id: `{"jsonrpc":"2.0","result":` `,"id":` `}`.
+    package static let resultOverhead = 33
+
     /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
     package static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
         buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)

@@ -56,7 +56,7 @@ package struct TopScreen {
             "rpcd \(text(current["version"]))  up \(Self.duration(uptime))  \(Self.fixed(callRate, 1)) calls/s  "
                 + "\(Self.fixed(errorRate, 1)) err/s  in flight \(current["calls_in_flight"]?.intValue ?? 0)  "
                 + "cpu \(Self.fixed(cpu * 100, 0))%  rss \(Self.bytes(rss))")
-        if current["metrics"] == .bool(false) { lines.append("metrics are off (Metrics=no): nothing is counted per call") }
+        if current["metrics"] == .bool(false) { lines.append("metrics are off (Metrics=no): calls are counted, not timed (no p50, p99)") }
         lines.append("")
         lines.append(row(["METHOD", "CALLS/S", "ERR/S", "P50 ms", "P99 ms", "TOTAL"], [-28, 9, 8, 9, 9, 11]))
         // Methods never called are left out: a screen has room for what is happening.
@@ -86,6 +86,12 @@ package struct TopScreen {
         lines.append(row(
             ["PEER (heaviest first)", "HELD KB", "CONNS", "CALLS/S", "of \(Self.bytes(budget?["limit"]?.doubleValue ?? 0))"],
             [-28, 10, 7, 10, 19]))
+        if current["peers"] == nil {
+            // rpcd names peers to administrators only (docs/SECURITY.md): the others see the aggregate.
+            lines.append(
+                "  \(budget?["peers"]?.intValue ?? 0) peers, the heaviest holds "
+                    + "\(Self.fixed((budget?["largest_peer_bytes"]?.doubleValue ?? 0) / 1000, 1)) KB (names: administrators only)")
+        }
         let peers = (current["peers"]?.arrayValue ?? []).sorted {
             ($0["buffered_bytes"]?.doubleValue ?? 0) > ($1["buffered_bytes"]?.doubleValue ?? 0)
         }

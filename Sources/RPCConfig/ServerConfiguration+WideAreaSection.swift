@@ -9,6 +9,7 @@ extension ServerConfiguration {
             .value("Server", \.wideArea.server, parse: parseServer, format: { $0.map(\.description) ?? "" }),
             .value("KeyFile", \.wideArea.keyFile, parse: parseKeyFile, format: { $0 ?? "" }),
             .integer("TTL", \.wideArea.ttl, in: WideAreaSettings.ttlRange),
+            .integer("Lease", \.wideArea.lease, in: WideAreaSettings.leaseRange),
             .list("AdvertiseAddress", \.wideArea.advertiseAddresses, parse: parseAddress, format: { $0 }),
         ]
     )

@@ -22,8 +22,8 @@ package struct ServerConfiguration: Hashable, Sendable {
     package var logLevel: LogLevelSetting
     /// `[Server] LogCalls=`: a log entry for every completed call, not only failed and slow ones.
     package var logCalls: Bool
-    /// `[Server] Metrics=`: keep the metrics `rpcd.metrics` and `/metrics` report (docs/OPERATIONS.md); `no`
-    /// counts nothing per call (what `make bench` compares against).
+    /// `[Server] Metrics=`: export the metrics (`/metrics`) and time calls (docs/OPERATIONS.md); `no` exports
+    /// nothing and keeps no histograms (what `make bench` compares against), but the counters stay true.
     package var metrics: Bool
     /// `[Server] SlowCallThreshold=`: calls taking longer are logged as slow; nil logs none as slow.
     package var slowCallThreshold: Duration?

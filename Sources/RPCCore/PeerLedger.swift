@@ -37,25 +37,13 @@ package final class PeerLedger: Sendable {
     private let peers = Mutex<[PeerKey: PeerShare]>([:])
 
     /// The ledger of a server with `limits`; `administrators` get the reserve. Its totals are exported through
-    /// `statistics` (read when scraped: the ledger's own numbers are the only ones).
+    /// `statistics` (read when scraped or reported: the ledger's own numbers are the only ones).
     package convenience init(limits: ConnectionLimits, administrators: RPCPeerSet, statistics: RPCStatistics) {
         let frame = limits.maxFrameSize
         self.init(
             limit: max(limits.maxBufferedBytes, frame), perPeerLimit: max(limits.maxBufferedBytesPerPeer, frame),
             maxConnectionsPerPeer: limits.maxConnectionsPerPeer, administrators: administrators)
-        let buffered = statistics.metrics.gauge(.bufferedBytes)
-        let limit = statistics.metrics.gauge(.bufferedBytesLimit)
-        let largest = statistics.metrics.gauge(.largestPeerShare)
-        let peers = statistics.metrics.gauge(.peers)
         statistics.attach(self)
-        statistics.metrics.addCollector { [weak self] _ in
-            guard let self else { return }
-            let heaviest = self.heaviest(1)
-            buffered.set(to: Double(self.charged))
-            limit.set(to: Double(self.limit))
-            largest.set(to: Double(heaviest.first?.bytes ?? 0))
-            peers.set(to: Double(self.peerCount))
-        }
     }
 
     init(limit: Int, perPeerLimit: Int, maxConnectionsPerPeer: Int, administrators: RPCPeerSet) {

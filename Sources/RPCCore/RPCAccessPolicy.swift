@@ -24,10 +24,35 @@ package struct RPCAccessPolicy: Sendable {
 
     /// Whether `peer` may call `method` of `service`.
     package func allows(_ peer: RPCPeer, service: String, method: RPCMethodDescriptor) -> Bool {
-        if method.flags.contains(.anyPeer) { return true }
-        let rule = rules[service] ?? fallback
-        if rule.allow.contains(where: { $0.matches(peer) }) { return true }
-        return method.flags.contains(.readOnly) && rule.allowRead.contains(where: { $0.matches(peer) })
+        access(service: service, method: method).allows(peer)
+    }
+
+    /// Who may call `method` of `service`, decided once: the registry keeps it with the method's route, so
+    /// that a call looks no rule up by name.
+    package func access(service: String, method: RPCMethodDescriptor) -> MethodAccess {
+        MethodAccess(
+            rule: method.flags.contains(.anyPeer) ? nil : rules[service] ?? fallback,
+            readOnly: method.flags.contains(.readOnly))
+    }
+
+    /// The rule that applies to one method (`access(service:method:)`).
+    package struct MethodAccess: Sendable {
+        /// Nil: any peer (`.anyPeer`).
+        fileprivate let rule: ResolvedRule?
+        fileprivate let readOnly: Bool
+
+        /// Whether `peer` may call the method.
+        package func allows(_ peer: RPCPeer) -> Bool {
+            guard let rule else { return true }
+            if rule.allow.contains(where: { $0.matches(peer) }) { return true }
+            return readOnly && rule.allowRead.contains(where: { $0.matches(peer) })
+        }
+    }
+
+    /// Whether `Allow=` of `service` names `peer`: it may call every method, the state-changing ones too (for
+    /// `rpcd`, the administrators). What only they may see (the peers `rpcd.metrics` names) asks this.
+    package func allowsEveryMethod(_ peer: RPCPeer, service: String) -> Bool {
+        (rules[service] ?? fallback).allow.contains { $0.matches(peer) }
     }
 
     /// Whether `peer` may subscribe to `service`'s events: as for a read-only method of it (`AllowRead=` is
@@ -49,7 +74,7 @@ package struct RPCAccessPolicy: Sendable {
     }
 
     /// One rule with names turned into ids.
-    private struct ResolvedRule: Sendable {
+    fileprivate struct ResolvedRule: Sendable {
         let configured: RPCAccessRule
         let allow: [Matcher]
         let allowRead: [Matcher]

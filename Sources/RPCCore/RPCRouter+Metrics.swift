@@ -1,4 +1,3 @@
-import Prometheus
 import RPCJSON
 import RPCMetrics
 import Synchronization
@@ -12,7 +11,7 @@ extension RPCRouter {
     /// Exports what the services that report a status (isolated handlers) say, read at each scrape from the
     /// registry served then: no series for a handler until it is configured.
     func exportHandlers(to metrics: RPCMetrics) {
-        let exported = Mutex<[String: (restarts: Counter, crashes: Counter, counted: (Int, Int))]>([:])
+        let exported = Mutex<[String: (restarts: RPCCounter, crashes: RPCCounter, counted: (Int, Int))]>([:])
         metrics.addCollector { [weak self] metrics in
             guard let self else { return }
             for service in registry.services {
@@ -21,17 +20,17 @@ extension RPCRouter {
                 let name = service.descriptor.name
                 let state = status["state"]?.stringValue.map { String($0.prefix { $0 != ":" }) } ?? ""
                 for candidate in Self.handlerStates {
-                    metrics.gauge(.handlerUp, [("service", name), ("state", candidate)]).set(to: candidate == state ? 1 : 0)
+                    metrics.gauge(.handlerUp, [name, candidate]).set(to: candidate == state ? 1 : 0)
                 }
                 let restarts = status["restarts"]?.intValue ?? 0
                 let crashes = status["crashes"]?.intValue ?? 0
                 exported.withLock { exported in
                     var entry = exported[name] ?? (
-                        metrics.counter(.handlerRestarts, [("service", name)]),
-                        metrics.counter(.handlerCrashes, [("service", name)]), (0, 0))
+                        metrics.counter(.handlerRestarts, [name]),
+                        metrics.counter(.handlerCrashes, [name]), (0, 0))
                     // A reloaded handler starts counting again: only growth is added.
-                    if restarts > entry.counted.0 { entry.restarts.increment(by: Int64(restarts - entry.counted.0)) }
-                    if crashes > entry.counted.1 { entry.crashes.increment(by: Int64(crashes - entry.counted.1)) }
+                    if restarts > entry.counted.0 { entry.restarts.increment(by: restarts - entry.counted.0) }
+                    if crashes > entry.counted.1 { entry.crashes.increment(by: crashes - entry.counted.1) }
                     entry.counted = (restarts, crashes)
                     exported[name] = entry
                 }

@@ -82,26 +82,64 @@ package final class RPCRouter: Sendable {
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop,
         maxConcurrentCalls: Int = .max, output: (any RPCConnectionOutput)? = nil, completion: @escaping (ByteBuffer?) -> Void
     ) {
-        let maxReplySize = self.maxReplySize
+        var clock = eventLoop.now
+        let dispatched = dispatch(
+            message, connection: connection, eventLoop: eventLoop, clock: &clock, maxConcurrentCalls: maxConcurrentCalls,
+            output: output, completion: { completion })
+        if case .answered(let reply) = dispatched { completion(reply?.serialized) }
+    }
+
+    /// `dispatch(_:connection:eventLoop:maxConcurrentCalls:output:completion:)` for a connection's hot path: a
+    /// message answered before this returns (a single call to a method that answers at once, or one refused,
+    /// or a message that is no call) comes back as `.answered` with its reply unserialized, so that the caller
+    /// writes it where it goes; `makeCompletion` is asked for a completion only for calls that answer later
+    /// (then the result is `.running`). So the common call costs no closure, no pending state and no buffer.
+    ///
+    /// `clock` is the caller's latest reading of `eventLoop.now`, taken when it took up the message or after;
+    /// a call answered at once is timed from it, and `clock` is then set to when it was answered, so that a
+    /// connection reading a burst of calls reads the clock once per call. (By the loop's clock: on an
+    /// `EmbeddedEventLoop`, tests decide when time passes.)
+    package func dispatch(
+        _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop, clock: inout NIODeadline,
+        maxConcurrentCalls: Int = .max, output: (any RPCConnectionOutput)? = nil,
+        completion makeCompletion: () -> (ByteBuffer?) -> Void
+    ) -> RPCDispatch {
         let context = DispatchContext(
             router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output,
             statistics: statistics, callLog: callLog, deniedLog: deniedLog)
         switch message {
         case .failure(let error):
             // A message answered with an error is a call answered with an error, counted under a fixed label.
-            context.registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
+            context.registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
             connection.logger.debug(
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
-            var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(error, id: nil, into: &buffer)
-            completion(buffer)
+            clock = eventLoop.now
+            return .answered(.error(error, id: nil))
         case .single(let entry):
-            context.run(entry, completion: completion)
+            switch context.route(entry) {
+            case .answered(let reply):
+                clock = eventLoop.now
+                return .answered(reply)
+            case .routed(let route, let request):
+                if let reply = context.answerAtOnce(request, route: route, clock: &clock) { return .answered(reply) }
+                context.start(request, route: route, completion: makeCompletion())
+                return .running
+            }
         case .batch(let entries):
-            let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: completion)
+            let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: makeCompletion())
             BatchRunner(entries: entries, window: maxConcurrentCalls, context: context, collector: collector).start()
+            return .running
         }
     }
+}
+
+/// What `RPCRouter.dispatch` did with a message.
+package enum RPCDispatch {
+    /// Answered before `dispatch` returned, with this reply (nil: nothing to send, only notifications); no
+    /// completion was made.
+    case answered(RPCReply?)
+    /// Its calls run, and the completion gets the reply (perhaps before `dispatch` returned, for a batch).
+    case running
 }
 
 /// Everything one message's calls share.
@@ -115,75 +153,163 @@ private struct DispatchContext {
     let callLog: RPCCallLogPolicy
     let deniedLog: LogRateLimiter
 
-    /// Runs one entry; `completion` gets its serialized reply, or nil for a notification.
-    func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
+    enum Routing {
+        /// Answered without running anything: invalid, to no method, or refused by the access rules.
+        case answered(RPCReply?)
+        case routed(RPCServiceRegistry.Route, RPCRequest)
+    }
+
+    /// Counts the call for its peer and finds where it goes; answers what cannot go anywhere.
+    func route(_ entry: RPCEntry) -> Routing {
         connection.account.countCall()
         let request: RPCRequest
         switch entry {
         case .invalid(let id, let error):
-            registry.metrics?.invalidMessage?.failed(code: error.code, after: nil)
-            var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(error, id: id, into: &buffer)
-            return completion(buffer)
+            registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
+            return .answered(.error(error, id: id))
         case .request(let routed):
             request = routed
         }
         guard let route = registry.route(for: request.method) else {
             // Counted under a fixed label: a name a peer made up never becomes a series.
             let error = registry.missingRouteError(for: request.method)
-            registry.metrics?.unknownMethod?.failed(code: error.code, after: nil)
-            guard let id = request.id else { return completion(nil) }
-            var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(error, id: id, into: &buffer)
-            return completion(buffer)
+            registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
+            return .answered(request.id.map { .error(error, id: $0) })
         }
-        guard registry.access.allows(connection.peer, service: route.serviceName, method: route.method) else {
+        guard route.access.allows(connection.peer) else {
             route.metrics?.refused()
-            return deny(request, completion: completion)
+            return .answered(deny(request))
         }
+        return .routed(route, request)
+    }
+
+    /// The reply to a call whose method answers at once (`RPCService.answerAtOnce`), timed from `clock`, which
+    /// is then set to when it was answered; nil when the method does not answer at once.
+    func answerAtOnce(_ request: RPCRequest, route: RPCServiceRegistry.Route, clock: inout NIODeadline) -> RPCReply?? {
+        let started = clock
+        let answer = route.service.answerAtOnce(methodIndex: route.methodIndex, request: request) {
+            RPCCall(
+                request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+                eventLoop: eventLoop, registry: registry, output: output, pending: nil)
+        }
+        guard let answer else { return nil }
+        clock = eventLoop.now
+        return .some(RPCCallEnding(
+            request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog
+        ).reply(answer, after: clock - started))
+    }
+
+    /// Runs a call that may answer later: `completion` gets its serialized reply, or nil for a notification.
+    func start(_ request: RPCRequest, route: RPCServiceRegistry.Route, completion: @escaping (ByteBuffer?) -> Void) {
         route.metrics?.started()
-        let pending = PendingCall(request: request, eventLoop: eventLoop, connection: connection,
-                                  metrics: route.metrics, statistics: statistics, callLog: callLog, completion: completion)
+        let pending = PendingCall(
+            request: request, eventLoop: eventLoop,
+            ending: RPCCallEnding(
+                request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog),
+            completion: completion)
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
             eventLoop: eventLoop, registry: registry, output: output, pending: pending)
         route.service.handle(call, responder: RPCResponder(pending))
         // Only a call still open when `handle` returns can be cancelled (answers from other threads come back
-        // through this loop, so none has arrived yet): most built-in calls are answered by then and never cost
-        // the table a hash.
+        // through this loop, so none has arrived yet).
         pending.registerIfOpen()
+    }
+
+    /// Runs one entry of a batch; `completion` gets its serialized reply, or nil for a notification.
+    func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
+        switch route(entry) {
+        case .answered(let reply):
+            completion(reply?.serialized)
+        case .routed(let route, let request):
+            var clock = eventLoop.now
+            if let reply = answerAtOnce(request, route: route, clock: &clock) { return completion(reply?.serialized) }
+            start(request, route: route, completion: completion)
+        }
     }
 }
 
 extension DispatchContext {
-    /// Answers a call the access rules refuse: -32007, counted, and logged with the peer and method (rate
-    /// limited).
-    private func deny(_ request: RPCRequest, completion: @escaping (ByteBuffer?) -> Void) {
+    /// The answer to a call the access rules refuse: -32007, counted, and logged with the peer and method
+    /// (rate limited).
+    private func deny(_ request: RPCRequest) -> RPCReply? {
         if let suppressed = deniedLog.admit() {
             var metadata: Logger.Metadata = [LogField.method: "\(request.method)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
             connection.logger.notice("Call refused by the access rules", metadata: metadata)
         }
-        guard let id = request.id else { return completion(nil) }
-        var buffer = ByteBuffer()
-        RPCReplyWriter.writeError(.accessDenied(request.method), id: id, into: &buffer)
-        completion(buffer)
+        return request.id.map { .error(.accessDenied(request.method), id: $0) }
     }
 }
 
-/// The state of one call between routing and reply. Confined to the connection's event loop: completions from
-/// other threads hop there first, so the first-completion-wins check needs no lock. A cancelled call
-/// (`rpc.cancel`, or its connection ended) is answered -32011 at once, which ends it for the connection's
-/// in-flight count; its service learns of it through the handlers it registered (`RPCCall.onCancel`), and its
-/// own answer, when it comes, is dropped like any second completion.
+/// How every call that ran ends, answered at once or later: its outcome counted in its method's series,
+/// logged as `RPCCallLogPolicy` says (failures always, slow calls as warnings), and its reply (nil for a
+/// notification).
+struct RPCCallEnding {
+    let request: RPCRequest
+    /// The method's series.
+    let metrics: RPCMethodMetrics?
+    let connection: RPCConnectionInfo
+    let statistics: RPCStatistics
+    let callLog: RPCCallLogPolicy
+
+    func reply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
+        let slow = callLog.slowCallNanoseconds.map { elapsed.nanoseconds > $0 } ?? false
+        switch answer.outcome {
+        case .success(let result):
+            metrics?.succeeded(nanoseconds: elapsed.nanoseconds)
+            if slow {
+                connection.rateLimitedLogger?.warning("Slow call", metadata: metadata(elapsed))
+            } else if callLog.logEveryCall {
+                connection.logger.info("Call completed", metadata: metadata(elapsed))
+            }
+            return request.id.map { .result(result, id: $0) }
+        case .failure(let error):
+            metrics?.failed(code: error.code, nanoseconds: elapsed.nanoseconds)
+            var metadata = metadata(elapsed)
+            metadata[LogField.errorCode] = "\(error.code)"
+            if let cause = answer.cause {
+                // Clients see only "Internal error"; the cause is for the administrator.
+                let description = String(reflecting: cause)
+                metadata[LogField.error] = "\(description)"
+                statistics.recordError("\(request.method): \(description)")
+                connection.rateLimitedLogger?.error("Call failed with an internal error", metadata: metadata)
+            } else if slow {
+                connection.rateLimitedLogger?.warning("Slow call", metadata: metadata)
+            } else {
+                // Failed calls are logged whatever LogCalls= says; most are the client's mistake, hence info.
+                metadata[LogField.error] = "\(error.message)"
+                connection.rateLimitedLogger?.info("Call failed", metadata: metadata)
+            }
+            return request.id.map { .error(error, id: $0) }
+        }
+    }
+
+    /// A call cancelled after `elapsed`: counted with its code, logged at debug.
+    func cancelled(after elapsed: TimeAmount) {
+        metrics?.failed(code: RPCError.Code.callCancelled, nanoseconds: elapsed.nanoseconds)
+        connection.logger.debug("Call cancelled", metadata: metadata(elapsed))
+    }
+
+    func metadata(_ elapsed: TimeAmount) -> Logger.Metadata {
+        var metadata: Logger.Metadata = [
+            LogField.method: "\(request.method)", LogField.service: "\(request.method.prefix { $0 != "." })",
+            LogField.durationMicroseconds: "\(elapsed.nanoseconds / 1000)",
+        ]
+        if let id = request.id { metadata[LogField.callID] = "\(LogValue.truncated("\(id)"))" }
+        return metadata
+    }
+}
+
+/// The state of one call between routing and reply, for a call that may answer later. Confined to the
+/// connection's event loop: completions from other threads hop there first, so the first-completion-wins check
+/// needs no lock. A cancelled call (`rpc.cancel`, or its connection ended) is answered -32011 at once, which
+/// ends it for the connection's in-flight count; its service learns of it through the handlers it registered
+/// (`RPCCall.onCancel`), and its own answer, when it comes, is dropped like any second completion.
 final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     private let request: RPCRequest
     private let eventLoop: any EventLoop
-    private let connection: RPCConnectionInfo
-    private let statistics: RPCStatistics
-    /// The method's series: counted when the call ends, whichever way.
-    private let metrics: RPCMethodMetrics?
-    private let callLog: RPCCallLogPolicy
+    private let ending: RPCCallEnding
     private let started = NIODeadline.now()
     private var completion: ((ByteBuffer?) -> Void)?
     /// What the service asked to run on cancellation; nil (no allocation) for the many that ask nothing.
@@ -192,16 +318,14 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     /// In the connection's `inFlight` table, by id (`registerIfOpen`).
     private var registered = false
 
-    init(request: RPCRequest, eventLoop: any EventLoop, connection: RPCConnectionInfo, metrics: RPCMethodMetrics?,
-         statistics: RPCStatistics, callLog: RPCCallLogPolicy, completion: @escaping (ByteBuffer?) -> Void) {
+    init(request: RPCRequest, eventLoop: any EventLoop, ending: RPCCallEnding, completion: @escaping (ByteBuffer?) -> Void) {
         self.request = request
-        self.metrics = metrics
         self.eventLoop = eventLoop
-        self.connection = connection
-        self.statistics = statistics
-        self.callLog = callLog
+        self.ending = ending
         self.completion = completion
     }
+
+    private var connection: RPCConnectionInfo { ending.connection }
 
     func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
         if eventLoop.inEventLoop {
@@ -231,9 +355,7 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
     func cancel() {
         guard completion != nil, !cancelled else { return }
         cancelled = true
-        let elapsed = NIODeadline.now() - started
-        metrics?.failed(code: RPCError.Code.callCancelled, after: .nanoseconds(elapsed.nanoseconds))
-        connection.logger.debug("Call cancelled", metadata: callMetadata(elapsed.nanoseconds / 1000))
+        ending.cancelled(after: NIODeadline.now() - started)
         let handlers = cancelHandlers ?? []
         cancelHandlers = nil
         finish(.failure(.callCancelled), nil)
@@ -250,62 +372,15 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
             return
         }
         self.completion = nil
+        ending.metrics?.ended()
         if registered, let id = request.id { connection.inFlight.remove(id, self) }
         if cancelled {
             // Not a failure of the service: not logged beyond `cancel`'s debug line, not counted as an error.
             guard let id = request.id else { return completion(nil) }
-            var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(.callCancelled, id: id, into: &buffer)
-            return completion(buffer)
+            return completion(RPCReply.error(.callCancelled, id: id).serialized)
         }
         cancelHandlers = nil
-        let elapsed = NIODeadline.now() - started
-        let micros = elapsed.nanoseconds / 1000
-        let slow = callLog.slowCallThreshold.map { elapsed > TimeAmount($0) } ?? false
-        switch outcome {
-        case .success(let result):
-            metrics?.succeeded(after: .nanoseconds(elapsed.nanoseconds))
-            if slow {
-                connection.rateLimitedLogger?.warning("Slow call", metadata: callMetadata(micros))
-            } else if callLog.logEveryCall {
-                connection.logger.info("Call completed", metadata: callMetadata(micros))
-            }
-            guard let id = request.id else { return completion(nil) }
-            var buffer = ByteBuffer()
-            buffer.reserveCapacity(result.readableBytes + id.rawJSON.readableBytes + 32)
-            RPCReplyWriter.writeResult(result, id: id, into: &buffer)
-            completion(buffer)
-        case .failure(let error):
-            metrics?.failed(code: error.code, after: .nanoseconds(elapsed.nanoseconds))
-            var metadata = callMetadata(micros)
-            metadata[LogField.errorCode] = "\(error.code)"
-            if let cause {
-                // Clients see only "Internal error"; the cause is for the administrator.
-                let description = String(reflecting: cause)
-                metadata[LogField.error] = "\(description)"
-                statistics.recordError("\(request.method): \(description)")
-                connection.rateLimitedLogger?.error("Call failed with an internal error", metadata: metadata)
-            } else if slow {
-                connection.rateLimitedLogger?.warning("Slow call", metadata: metadata)
-            } else {
-                // Failed calls are logged whatever LogCalls= says; most are the client's mistake, hence info.
-                metadata[LogField.error] = "\(error.message)"
-                connection.rateLimitedLogger?.info("Call failed", metadata: metadata)
-            }
-            guard let id = request.id else { return completion(nil) }
-            var buffer = ByteBuffer()
-            RPCReplyWriter.writeError(error, id: id, into: &buffer)
-            completion(buffer)
-        }
-    }
-
-    private func callMetadata(_ micros: Int64) -> Logger.Metadata {
-        var metadata: Logger.Metadata = [
-            LogField.method: "\(request.method)", LogField.service: "\(request.method.prefix { $0 != "." })",
-            LogField.durationMicroseconds: "\(micros)",
-        ]
-        if let id = request.id { metadata[LogField.callID] = "\(LogValue.truncated("\(id)"))" }
-        return metadata
+        completion(ending.reply(RPCAnswer(outcome, cause: cause), after: NIODeadline.now() - started)?.serialized)
     }
 }
 

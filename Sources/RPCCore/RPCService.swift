@@ -16,6 +16,18 @@ import RPCProtocol
 package protocol RPCService: Sendable {
     var descriptor: RPCServiceDescriptor { get }
     func handle(_ call: RPCCall, responder: RPCResponder)
+
+    /// The answer to a call of the method at `methodIndex`, made now, when that method is one that always
+    /// answers on the spot on the calling thread (a typed service's methods but its `later` ones); nil when it
+    /// is not, and the call goes through `handle`. The router answers such calls without the state a call
+    /// that may answer later needs (no pending call, no responder, no completion): they cannot be cancelled
+    /// (`rpc.cancel` never finds them) and never count as in flight. `call` makes the `RPCCall` for a method
+    /// that wants one; a method that needs only the request does not ask. Default: nil.
+    func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer?
+}
+
+extension RPCService {
+    package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? { nil }
 }
 
 /// A service with a state of its own worth reporting in `rpcd.info` (a module host process's: its pid, crashes
@@ -92,6 +104,11 @@ package final class RPCCall: Sendable {
 
     /// The params as a JSON value tree (slow path, for handlers that want it); `.null` when absent.
     package func paramsValue() throws(RPCError) -> JSONValue {
+        try Self.value(ofParams: params)
+    }
+
+    /// `params` as a JSON value tree; `.null` when absent.
+    static func value(ofParams params: ByteBuffer?) throws(RPCError) -> JSONValue {
         guard let params else { return .null }
         do {
             return try params.withUnsafeReadableBytes { bytes throws(JSONSyntaxError) in try JSONValue(parsing: bytes) }
@@ -172,6 +189,29 @@ package enum RPCOutcome: Sendable {
     case failure(RPCError)
 }
 
+/// How a call ended, with the error behind an internal error (`cause`, logged; clients see only -32603).
+package struct RPCAnswer: Sendable {
+    package var outcome: RPCOutcome
+    package var cause: (any Error)?
+
+    package init(_ outcome: RPCOutcome, cause: (any Error)?) {
+        self.outcome = outcome
+        self.cause = cause
+    }
+
+    /// Succeeded with `result`, raw JSON.
+    package init(result: ByteBuffer) {
+        self.outcome = .success(result)
+        self.cause = nil
+    }
+
+    /// Failed with `error`; see `RPCError.init(from:)` for what the client sees.
+    package init(failure error: any Error) {
+        self.outcome = .failure(RPCError(from: error))
+        self.cause = error is RPCError || error is RPCErrorConvertible ? nil : error
+    }
+}
+
 /// Completes one call. Thread-safe; the first completion wins.
 package struct RPCResponder: Sendable {
     private let sink: any RPCCompletionSink
@@ -208,9 +248,12 @@ package struct RPCResponder: Sendable {
 
     /// Fails the call; see `RPCError.init(from:)` for what the client sees.
     package func fail(_ error: any Error) {
-        let rpcError = RPCError(from: error)
-        let isInternal = !(error is RPCError) && !(error is RPCErrorConvertible)
-        complete(.failure(rpcError), isInternal ? error : nil)
+        complete(RPCAnswer(failure: error))
+    }
+
+    /// Completes the call with an answer made already.
+    package func complete(_ answer: RPCAnswer) {
+        complete(answer.outcome, answer.cause)
     }
 }
 

@@ -8,15 +8,30 @@ import RPCProtocol
 /// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
 /// registry they were routed through. Building one validates names; lookups are a single dictionary access.
 package final class RPCServiceRegistry: Sendable {
-    /// Where a full method name leads.
-    package struct Route: Sendable {
+    /// Where a full method name leads. A class: a lookup hands out one reference, not a copy of every field
+    /// (the descriptor alone holds several), on every call's path.
+    package final class Route: Sendable {
         package let serviceName: String
         package let service: any RPCService
         package let methodIndex: Int
         package let method: RPCMethodDescriptor
-        /// The method's series (nil: metrics off, or a registry built without them), resolved once here so
+        /// The method's series (nil: a registry built without metrics), resolved once here so
         /// that a call looks nothing up.
         package let metrics: RPCMethodMetrics?
+        /// Who may call the method, under the registry's `access`.
+        package let access: RPCAccessPolicy.MethodAccess
+
+        init(
+            serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor,
+            metrics: RPCMethodMetrics?, access: RPCAccessPolicy.MethodAccess
+        ) {
+            self.serviceName = serviceName
+            self.service = service
+            self.methodIndex = methodIndex
+            self.method = method
+            self.metrics = metrics
+            self.access = access
+        }
     }
 
     /// Where a full event name (`kv.changed`) leads.
@@ -64,7 +79,8 @@ package final class RPCServiceRegistry: Sendable {
                 routes[fullName] = Route(
                     serviceName: descriptor.name, service: service, methodIndex: index, method: method,
                     metrics: metrics?.method(
-                        service: descriptor.name, method: method.name, documentedCodes: Set(method.errors.map(\.code))))
+                        service: descriptor.name, method: method.name, documentedCodes: Set(method.errors.map(\.code))),
+                    access: access.access(service: descriptor.name, method: method))
             }
             for event in descriptor.events {
                 let fullName = descriptor.name + "." + event.name

@@ -1,23 +1,23 @@
-import Prometheus
 import RPCMetrics
 import Synchronization
 
 /// The daemon's metrics (`RPCMetrics`), with the series every connection shares made once, and what the limits
 /// and the status line need read at once. Lock-free on the hot path; safe from any thread.
 ///
-/// Counts live in one place, the metrics registry: `rpcd.info`, `rpcd.metrics` and the status line read them
-/// back from its exposition (`snapshot()`), so they cannot disagree with a scrape.
+/// Counts live in one place, the metrics registry: `rpcd.info`, `rpcd.metrics` and the status line read its
+/// series directly (`snapshot()`, `framesRefused`, `bufferedBytes`), so they cannot disagree with a scrape and
+/// never render or parse its text.
 package final class RPCStatistics: Sendable {
     package let metrics: RPCMetrics
     /// Connections admitted now, across listeners: what `MaxConnections=` is checked against (the exported
     /// per-listener `rpcd_connections_open` counts the same connections once their listener has them).
     package let openConnections = Atomic<Int>(0)
     /// Frames refused, by reason.
-    package let framesTooLarge: Counter
-    package let framesOverBudget: Counter
-    package let framesTimedOut: Counter
-    package let reloadsSucceeded: Counter
-    package let reloadsFailed: Counter
+    package let framesTooLarge: RPCCounter
+    package let framesOverBudget: RPCCounter
+    package let framesTimedOut: RPCCounter
+    package let reloadsSucceeded: RPCCounter
+    package let reloadsFailed: RPCCounter
     /// The latest internal error (a call, a handler, a reload), for the status line. A lock, but taken only
     /// when something has gone wrong and when the status is read.
     private let latestError = Mutex<String?>(nil)
@@ -34,11 +34,16 @@ package final class RPCStatistics: Sendable {
 
     package init(metrics: RPCMetrics) {
         self.metrics = metrics
-        framesTooLarge = metrics.counter(.framesRefused, [("reason", "too_large")])
-        framesOverBudget = metrics.counter(.framesRefused, [("reason", "budget")])
-        framesTimedOut = metrics.counter(.framesRefused, [("reason", "timeout")])
-        reloadsSucceeded = metrics.counter(.reloads, [("result", "ok")])
-        reloadsFailed = metrics.counter(.reloads, [("result", "failed")])
+        framesTooLarge = metrics.counter(.framesRefused, ["too_large"])
+        framesOverBudget = metrics.counter(.framesRefused, ["budget"])
+        framesTimedOut = metrics.counter(.framesRefused, ["timeout"])
+        reloadsSucceeded = metrics.counter(.reloads, ["ok"])
+        reloadsFailed = metrics.counter(.reloads, ["failed"])
+        // The ledger's figures, read from the ledger of the moment when scraped.
+        metrics.export(.bufferedBytes, gauge: { [weak self] in self?.budget.bufferedBytes ?? 0 })
+        metrics.export(.bufferedBytesLimit, gauge: { [weak self] in self?.budget.limit ?? 0 })
+        metrics.export(.largestPeerShare, gauge: { [weak self] in self?.heaviestPeers(1).first?.bytes ?? 0 })
+        metrics.export(.peers, gauge: { [weak self] in self?.peerCount ?? 0 })
     }
 
     package func recordError(_ description: String) {
@@ -69,20 +74,35 @@ package final class RPCStatistics: Sendable {
         self.ledger.withLock { $0.ledger = ledger }
     }
 
+    private var currentLedger: PeerLedger? { ledger.withLock { $0.ledger } }
+
+    /// Peers with a connection open now (0 outside a server).
+    package var peerCount: Int { currentLedger?.peerCount ?? 0 }
+
     /// The `count` peers holding the most now (`PeerLedger.heaviest`); empty outside a server.
     package func heaviestPeers(_ count: Int) -> [PeerLedger.PeerUse] {
-        ledger.withLock { $0.ledger }?.heaviest(count) ?? []
+        currentLedger?.heaviest(count) ?? []
     }
 
     /// Calls answered since start, all methods together (the sum of `rpcd_calls_total`).
     package var callsAnswered: Int {
-        Int(snapshot(includingProcess: false).sum(RPCMetricFamily.calls.name))
+        metrics.snapshot().callsAnswered
     }
 
-    /// Every series now, read back from the exposition a scrape would get. `rpcd.info` and the status line,
-    /// which show no process metrics, leave them out: no /proc reads on an event loop for them.
-    package func snapshot(includingProcess: Bool = true) -> RPCMetricSamples {
-        RPCMetricSamples(exposition: metrics.exposition(includingProcess: includingProcess))
+    /// The calls and connections counted now (`RPCMetrics.snapshot()`).
+    package func snapshot() -> RPCMetricsSnapshot {
+        metrics.snapshot()
+    }
+
+    /// Frames refused since start, by reason (the `reason` label of `rpcd_frames_refused_total`).
+    package var framesRefused: [(reason: String, frames: Int)] {
+        [("too_large", framesTooLarge.value), ("budget", framesOverBudget.value), ("timeout", framesTimedOut.value)]
+    }
+
+    /// What the server's ledger holds for peers now, and what it may hold (0 and 0 outside a server).
+    package var budget: (bufferedBytes: Int, limit: Int) {
+        guard let ledger = currentLedger else { return (0, 0) }
+        return (ledger.charged, ledger.limit)
     }
 }
 

@@ -34,16 +34,33 @@ extension RPCTypedService {
     // the metadata of `[RPCServiceMethod<Self>]` on every call.
     @inlinable
     package func handle(_ call: RPCCall, responder: RPCResponder) {
+        if let answer = answerAtOnce(methodIndex: call.methodIndex, request: call.request, call: { call }) {
+            responder.complete(answer)
+        } else if case .later(let start) = Self.methods[call.methodIndex].body {
+            start(self, call, responder)
+        }
+    }
+
+    /// Every method but the `later` ones answers at once; a constant one without an `RPCCall`.
+    @inlinable
+    package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? {
         // The router found the method in `descriptor`, built from `methods` in the same order.
-        switch Self.methods[call.methodIndex].body {
+        switch Self.methods[methodIndex].body {
+        case .constant(let json):
+            do {
+                try RPCCall.requireNoParams(request.params)
+                return RPCAnswer(result: json)
+            } catch {
+                return RPCAnswer(failure: error)
+            }
         case .immediate(let run):
             do {
-                responder.succeed(rawJSON: try run(self, call))
+                return RPCAnswer(result: try run(self, call()))
             } catch {
-                responder.fail(error)
+                return RPCAnswer(failure: error)
             }
-        case .later(let start):
-            start(self, call, responder)
+        case .later:
+            return nil
         }
     }
 }
@@ -55,6 +72,9 @@ package struct RPCServiceMethod<Service: Sendable>: Sendable {
 
     /// How a method answers: at once, on the event loop (every method but a few), or later from a task.
     @usableFromInline enum Body: Sendable {
+        /// The same result for every call, which must come without params (`rpcd.ping`): answered without
+        /// an `RPCCall`.
+        case constant(ByteBuffer)
         case immediate(@Sendable (Service, RPCCall) throws -> ByteBuffer)
         case later(@Sendable (Service, RPCCall, RPCResponder) -> Void)
     }
@@ -135,11 +155,8 @@ package struct RPCServiceMethod<Service: Sendable>: Sendable {
     /// nothing beyond writing them (`rpcd.ping`).
     package static func constant(_ name: String, summary: String = "", result: RPCParam, json: ByteBuffer) -> RPCServiceMethod {
         RPCServiceMethod(
-            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly)
-        ) { _, call in
-            try call.requireNoParams()
-            return json
-        }
+            descriptor: RPCMethodDescriptor(name: name, summary: summary, result: result, flags: .readOnly),
+            body: .constant(json))
     }
 }
 
@@ -147,8 +164,13 @@ extension RPCCall {
     /// -32602 unless the params are absent, `[]` or `{}` (with any whitespace), which are checked without
     /// building a value tree: they are what clients send to methods without parameters, `rpcd.ping` among them.
     func requireNoParams() throws(RPCError) {
+        try Self.requireNoParams(params)
+    }
+
+    @usableFromInline
+    static func requireNoParams(_ params: ByteBuffer?) throws(RPCError) {
         guard let params, !params.isEmptyJSONContainer else { return }
-        _ = try ParamsBinding.bind(try paramsValue(), to: [])
+        _ = try ParamsBinding.bind(try value(ofParams: params), to: [])
     }
 }
 

@@ -101,6 +101,10 @@ package enum LogField {
     package static let tsigError = "rpcd_tsig_error"
     /// Wide-area DNS-SD: the TSIG key's name (never its secret).
     package static let tsigKey = "rpcd_tsig_key"
+    /// Wide-area DNS-SD: when a host's lease ended, Unix seconds (`WideAreaLease`).
+    package static let leaseExpires = "rpcd_lease_expires"
+    /// Wide-area DNS-SD: an update lease in seconds, as an RFC 9664 server granted it.
+    package static let leaseSeconds = "rpcd_lease_seconds"
 
     /// A module host process's pid (handlers with `Isolation=process`).
     package static let pid = "rpcd_pid"
@@ -115,6 +119,6 @@ package enum LogField {
         connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
-        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, dnsServer, dnsZone, dnsRcode, tsigError, tsigKey, pid, termination, messageID,
+        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, dnsServer, dnsZone, dnsRcode, tsigError, tsigKey, leaseExpires, leaseSeconds, pid, termination, messageID,
     ]
 }

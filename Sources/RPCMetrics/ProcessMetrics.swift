@@ -4,15 +4,15 @@ import Glibc
 
 /// The standard process metrics (the names every Prometheus client library exports), read from /proc/self
 /// when scraped. Linux only; elsewhere, or if /proc cannot be read, the values are absent, not zero.
-struct ProcessMetrics {
-    var cpuSeconds: Double?
-    var residentBytes: Double?
-    var virtualBytes: Double?
-    var openFDs: Double?
-    var maxFDs: Double?
-    var startTime: Double?
+package struct ProcessMetrics: Sendable {
+    package var cpuSeconds: Double?
+    package var residentBytes: Double?
+    package var virtualBytes: Double?
+    package var openFDs: Double?
+    package var maxFDs: Double?
+    package var startTime: Double?
 
-    static func read() -> ProcessMetrics {
+    package static func read() -> ProcessMetrics {
         var metrics = ProcessMetrics()
         #if os(Linux)
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -48,8 +48,8 @@ struct ProcessMetrics {
         ]
         for (family, value) in values {
             guard let value else { continue }
-            text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(family.kind.rawValue)\n"
-            text += "\(family.name) \(value)\n"
+            RPCMetricRegistry.header(family, into: &text)
+            RPCMetricRegistry.sample(family.name, value, into: &text)
         }
     }
 

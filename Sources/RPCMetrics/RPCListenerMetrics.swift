@@ -1,5 +1,3 @@
-import Prometheus
-
 /// The series of one listener (labelled with its `Listen=` address), made when the server sets it up.
 /// Thread-safe: connections of one listener are served on every event loop.
 package final class RPCListenerMetrics: Sendable {
@@ -15,38 +13,41 @@ package final class RPCListenerMetrics: Sendable {
         case tlsHandshake = "tls_handshake"
     }
 
+    package let listener: String
     /// Connections open now.
-    package let connections: Gauge
-    package let accepted: Counter
-    package let received: Counter
-    package let sent: Counter
-    private let refusals: [Refusal: Counter]
+    package let connections: RPCGauge
+    package let accepted: RPCCounter
+    package let received: RPCCounter
+    package let sent: RPCCounter
+    private let refusals: [Refusal: RPCCounter]
     /// Nil on a listener without TLS.
-    package let tlsSucceeded: Counter?
-    package let tlsFailed: Counter?
-    package let tlsResumed: Counter?
+    package let tlsSucceeded: RPCCounter?
+    package let tlsFailed: RPCCounter?
+    package let tlsResumed: RPCCounter?
 
-    init(metrics: RPCMetrics, listener: String, tls: Bool) {
-        connections = metrics.gauge(.connectionsOpen, [("listener", listener)])
-        accepted = metrics.counter(.connectionsAccepted, [("listener", listener)])
-        received = metrics.counter(.receivedBytes, [("listener", listener)])
-        sent = metrics.counter(.sentBytes, [("listener", listener)])
+    init(registry: RPCMetricRegistry, listener: String, tls: Bool) {
+        self.listener = listener
+        connections = registry.gauge(.connectionsOpen, [listener])
+        accepted = registry.counter(.connectionsAccepted, [listener])
+        received = registry.counter(.receivedBytes, [listener])
+        sent = registry.counter(.sentBytes, [listener])
         refusals = Dictionary(uniqueKeysWithValues: Refusal.allCases.filter { tls || $0 != .tlsHandshake }.map {
-            ($0, metrics.counter(.connectionsRefused, [("listener", listener), ("reason", $0.rawValue)]))
+            ($0, registry.counter(.connectionsRefused, [listener, $0.rawValue]))
         })
-        tlsSucceeded = tls ? metrics.counter(.tlsHandshakes, [("listener", listener), ("result", "ok")]) : nil
-        tlsFailed = tls ? metrics.counter(.tlsHandshakes, [("listener", listener), ("result", "failed")]) : nil
-        tlsResumed = tls ? metrics.counter(.tlsResumedHandshakes, [("listener", listener)]) : nil
+        tlsSucceeded = tls ? registry.counter(.tlsHandshakes, [listener, "ok"]) : nil
+        tlsFailed = tls ? registry.counter(.tlsHandshakes, [listener, "failed"]) : nil
+        tlsResumed = tls ? registry.counter(.tlsResumedHandshakes, [listener]) : nil
     }
 
     package func refused(_ reason: Refusal) {
         refusals[reason]?.increment()
     }
-}
 
-extension RPCMetrics {
-    /// The series of the listener on `address` (with its TLS handshakes when `tls`).
-    package func listener(_ address: String, tls: Bool) -> RPCListenerMetrics {
-        RPCListenerMetrics(metrics: self, listener: address, tls: tls)
+    /// The listener's figures now.
+    package var snapshot: RPCMetricsSnapshot.Listener {
+        RPCMetricsSnapshot.Listener(
+            listener: listener, open: connections.value, accepted: accepted.value,
+            refused: refusals.values.reduce(0) { $0 + $1.value }, receivedBytes: received.value, sentBytes: sent.value,
+            tlsHandshakes: tlsSucceeded?.value ?? 0, tlsResumed: tlsResumed?.value ?? 0)
     }
 }

@@ -1,26 +1,31 @@
-import Prometheus
 import RPCProtocol
 import Synchronization
 
-/// The series of one declared method, made when the registry that routes to it is built (and found again, not
-/// made twice, when a reload builds the next one): a call increments a counter and records its duration, and
-/// looks nothing up by name. Thread-safe; the counters are atomics, the histogram takes its own short lock.
+/// The series of one declared method, made the first time a registry of services routes to it and the same
+/// instance for every registry after (a reload counts on): a call increments a counter and records its
+/// duration, and looks nothing up by name. Thread-safe; every count is an atomic.
 ///
 /// The outcome label is `ok` or an error code, and codes are bounded: rpcd's own (`RPCError.Code`) and those the
 /// method documents keep their number, anything else a module answers is `other`. The error series are made on
 /// a method's first error with that code (errors are the cold path), so a healthy method exports one counter.
+///
+/// The counters are kept whatever `Metrics=` says (`rpcd.info` reports them); the histogram only with metrics
+/// on.
 package final class RPCMethodMetrics: Sendable {
-    private let registry: PrometheusCollectorRegistry
-    private let service: String
-    private let method: String
-    private let documentedCodes: Set<Int>
+    package let service: String
+    package let method: String
+    private let registry: RPCMetricRegistry
+    /// The codes the method documents, replaced when a reload declares the method again.
+    private let documentedCodes: Mutex<Set<Int>>
     /// Nil for the fixed labels of calls that route nowhere: they never succeed, run or get refused.
-    private let ok: Counter?
-    private let duration: DurationHistogram?
+    private let ok: RPCCounter?
+    /// Nil also with metrics off.
+    private let duration: RPCDurationHistogram?
     private let inFlight: RPCInFlightCount
     /// Refusals by the access rules, of the method's service (one series per service, shared by its methods).
-    private let denied: Counter?
-    private let failures = Mutex<[Int: Counter]>([:])
+    private let denied: RPCCounter?
+    /// The error series made so far, by code (`Int.min` for `other`), in the order they were made.
+    private let failures = Mutex<[(key: Int, outcome: String, counter: RPCCounter)]>([])
 
     /// 10 µs to 10 s, three buckets a decade: fine enough for a quantile of a built-in call (tens of µs) and of
     /// a module call that waits on a disk or a network.
@@ -32,13 +37,13 @@ package final class RPCMethodMetrics: Sendable {
     ]
 
     init(
-        registry: PrometheusCollectorRegistry, service: String, method: String, inFlight: RPCInFlightCount, documentedCodes: Set<Int>,
-        routed: Bool = true
+        registry: RPCMetricRegistry, service: String, method: String, inFlight: RPCInFlightCount,
+        documentedCodes: Set<Int>, routed: Bool = true, timed: Bool = true
     ) {
         self.registry = registry
         self.service = service
         self.method = method
-        self.documentedCodes = documentedCodes
+        self.documentedCodes = Mutex(documentedCodes)
         self.inFlight = inFlight
         guard routed else {
             ok = nil
@@ -46,14 +51,13 @@ package final class RPCMethodMetrics: Sendable {
             denied = nil
             return
         }
-        ok = registry.makeCounter(
-            name: RPCMetricFamily.calls.name, labels: [("service", service), ("method", method), ("outcome", "ok")],
-            help: RPCMetricFamily.calls.help)
-        duration = registry.makeDurationHistogram(
-            name: RPCMetricFamily.callDuration.name, labels: [("service", service), ("method", method)],
-            buckets: Self.buckets, help: RPCMetricFamily.callDuration.help)
-        denied = registry.makeCounter(
-            name: RPCMetricFamily.accessDenied.name, labels: [("service", service)], help: RPCMetricFamily.accessDenied.help)
+        ok = registry.counter(.calls, [service, method, "ok"])
+        duration = timed ? registry.histogram(.callDuration, [service, method], buckets: Self.buckets) : nil
+        denied = registry.counter(.accessDenied, [service])
+    }
+
+    func declare(documentedCodes codes: Set<Int>) {
+        documentedCodes.withLock { $0 = codes }
     }
 
     /// A call the access rules refused (answered -32007 without running).
@@ -62,49 +66,66 @@ package final class RPCMethodMetrics: Sendable {
         failure(RPCError.Code.accessDenied).increment()
     }
 
-    /// A call was routed to the method.
+    /// A call was routed to the method and may answer later: it is in flight until `ended`. (A call answered
+    /// at once, before anything else could look, is never counted in flight.)
     package func started() {
         inFlight.calls.wrappingAdd(1, ordering: .relaxed)
     }
 
-    /// A call answered with its result after `elapsed`.
-    package func succeeded(after elapsed: Duration) {
+    /// A call counted by `started` was answered.
+    package func ended() {
         inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
+    }
+
+    /// A call answered with its result after `nanoseconds`.
+    package func succeeded(nanoseconds: Int64) {
+        ok?.increment()
+        duration?.record(nanoseconds: nanoseconds)
+    }
+
+    package func succeeded(after elapsed: Duration) {
         ok?.increment()
         duration?.record(elapsed)
     }
 
+    /// A call answered with the error `code` after `nanoseconds`.
+    package func failed(code: Int, nanoseconds: Int64) {
+        duration?.record(nanoseconds: nanoseconds)
+        failure(code).increment()
+    }
+
     /// A call answered with the error `code` after `elapsed` (nil: it never ran, as a refused call).
     package func failed(code: Int, after elapsed: Duration?) {
-        if let elapsed {
-            inFlight.calls.wrappingSubtract(1, ordering: .relaxed)
-            duration?.record(elapsed)
-        }
+        if let elapsed { duration?.record(elapsed) }
         failure(code).increment()
     }
 
     /// The outcome label of `code`.
     package func outcome(_ code: Int) -> String {
-        RPCError.Code.messages[code] != nil || documentedCodes.contains(code) ? "\(code)" : "other"
+        RPCError.Code.messages[code] != nil || documentedCodes.withLock({ $0.contains(code) }) ? "\(code)" : "other"
     }
 
-    private func failure(_ code: Int) -> Counter {
+    /// The method's figures now.
+    package var snapshot: RPCMetricsSnapshot.Method {
+        var outcomes: [(outcome: String, calls: Int)] = ok.map { [("ok", $0.value)] } ?? []
+        for failure in failures.withLock({ $0 }) { outcomes.append((failure.outcome, failure.counter.value)) }
+        return RPCMetricsSnapshot.Method(service: service, method: method, outcomes: outcomes, duration: duration?.snapshot)
+    }
+
+    private func failure(_ code: Int) -> RPCCounter {
         let label = outcome(code)
         let key = label == "other" ? Int.min : code
         return failures.withLock { failures in
-            if let counter = failures[key] { return counter }
-            let counter = registry.makeCounter(
-                name: RPCMetricFamily.calls.name, labels: [("service", service), ("method", method), ("outcome", label)],
-                help: RPCMetricFamily.calls.help)
-            failures[key] = counter
+            if let existing = failures.first(where: { $0.key == key }) { return existing.counter }
+            let counter = registry.counter(.calls, [service, method, label])
+            failures.append((key, label, counter))
             return counter
         }
     }
 }
 
-
-/// Calls routed and not yet answered, all methods together: a relaxed integer add per call (a swift-prometheus
-/// gauge is a compare-and-swap loop on a double, twice per call), exported as `rpcd_calls_in_flight` when scraped.
+/// Calls routed and not yet answered, all methods together: a relaxed integer add per call, exported as
+/// `rpcd_calls_in_flight`.
 package final class RPCInFlightCount: Sendable {
     package let calls = Atomic<Int>(0)
 }

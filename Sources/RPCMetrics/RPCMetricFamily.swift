@@ -63,7 +63,7 @@ extension RPCMetricFamily {
         "rpcd_buffered_bytes_limit", .gauge, "What all peers together may make rpcd hold (MaxBufferedBytes=)")
     package static let largestPeerShare = Self(
         "rpcd_largest_peer_buffered_bytes", .gauge,
-        "Bytes held now for the peer that holds the most (rpcd.metrics names the heaviest peers)")
+        "Bytes held now for the peer that holds the most (rpcd.metrics names the heaviest peers to administrators)")
     package static let peers = Self("rpcd_peers", .gauge, "Peers with a connection open")
 
     // Events

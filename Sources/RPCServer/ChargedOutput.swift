@@ -1,6 +1,7 @@
+import JSONRPC
 import NIOCore
-import Prometheus
 import RPCCore
+import RPCMetrics
 import RPCWire
 
 /// How `ChargedOutput` puts a connection's replies and events on the wire.
@@ -61,12 +62,14 @@ final class ChargedOutput {
     private(set) var flushPending = false
 
     /// Where the bytes written are counted (the listener's `rpcd_sent_bytes_total`); nil: not counted.
-    private let sent: Counter?
+    private let sent: RPCCounter?
+    /// Bytes written since the last flush, added to `sent` by the flush: one atomic add per burst.
+    private var uncounted = 0
 
     private static let minimumCapacity = 256
     private static let maximumStartCapacity = 4096
 
-    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: Counter? = nil) {
+    init(account: PeerAccount, framing: OutputFraming = .lengthPrefixed, sent: RPCCounter? = nil) {
         self.account = account
         self.framing = framing
         self.sent = sent
@@ -74,16 +77,19 @@ final class ChargedOutput {
 
     /// Writes one frame, charged until the socket has taken it; false (nothing written) when the account
     /// cannot cover it. `force` charges what was charged already under another name (a queued event on its
-    /// way out) and cannot be refused.
-    func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool) -> Bool {
+    /// way out) and cannot be refused. `holding` is what the account holds already for what this frame
+    /// answers (its request's frame): it becomes part of the frame's charge, and whatever is left of it is
+    /// given back, written or not.
+    func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool, holding: Int = 0) -> Bool {
         let bytes = framing.overhead + payload.readableBytes
         if force {
             account.forceCharge(bytes)
-        } else if !account.charge(bytes) {
+            if holding > 0 { account.release(holding) }
+        } else if !charge(bytes, holding: holding) {
             return false
         }
         flushPending = true
-        sent?.increment(by: Int64(bytes))
+        uncounted += bytes
         if framing == .messages {
             if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
             heldBackMessage = payload
@@ -103,10 +109,50 @@ final class ChargedOutput {
         return true
     }
 
+    /// Writes one reply as `write(_:to:force:)` does; a small result (every reply of a call answered at once,
+    /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its length, without a
+    /// buffer of its own.
+    func write(_ reply: RPCReply, to context: ChannelHandlerContext, holding: Int) -> Bool {
+        guard framing == .lengthPrefixed, let length = reply.knownLength,
+              length <= LengthPrefixedFrameEncoder.defaultCoalescingLimit else {
+            return write(reply.serialized, to: context, force: false, holding: holding)
+        }
+        let bytes = framing.overhead + length
+        guard charge(bytes, holding: holding) else { return false }
+        flushPending = true
+        uncounted += bytes
+        pendingCharge += bytes
+        if pending == nil {
+            pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+        }
+        pending!.writeInteger(UInt32(length), endianness: .big)
+        reply.write(into: &pending!)
+        return true
+    }
+
+    /// Charges `bytes`, of which the account holds `holding` already: one change to the account (what a call
+    /// holds moves to its reply), checked against the limits as giving back `holding` and charging `bytes`
+    /// would be. Refused, `holding` is given back all the same.
+    private func charge(_ bytes: Int, holding: Int) -> Bool {
+        if bytes > holding {
+            guard account.charge(bytes - holding) else {
+                if holding > 0 { account.release(holding) }
+                return false
+            }
+        } else if bytes < holding {
+            account.release(holding - bytes)
+        }
+        return true
+    }
+
     /// Sends what was written; the account gets it back once the socket has taken it.
     func flush(_ context: ChannelHandlerContext) {
         guard flushPending else { return }
         flushPending = false
+        if uncounted > 0 {
+            sent?.increment(by: uncounted)
+            uncounted = 0
+        }
         handOverPending(context)
         context.flush()
     }
@@ -130,5 +176,6 @@ final class ChargedOutput {
         pending = nil
         pendingCharge = 0
         flushPending = false
+        uncounted = 0
     }
 }

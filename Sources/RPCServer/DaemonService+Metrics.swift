@@ -4,8 +4,9 @@ import RPCMetrics
 import RPCProtocol
 
 /// `rpcd.metrics`: the metrics a scrape of `/metrics` gets, as one JSON object shaped for `rpcctl top` (and
-/// scripts), plus what has no place in Prometheus labels: the heaviest peers. Counters are totals since start;
-/// a viewer takes rates from two snapshots. docs/OPERATIONS.md describes the object.
+/// scripts), plus what has no place in Prometheus labels: the heaviest peers (for administrators only). Read from
+/// the series themselves (`RPCMetrics.snapshot()`), never from the exposition's text. Counters are totals since
+/// start; a viewer takes rates from two snapshots. docs/OPERATIONS.md describes the object.
 extension DaemonService {
     /// How many of the heaviest peers a snapshot names: enough for a screen, bounded whatever a scan opens.
     static let reportedPeers = 10
@@ -16,87 +17,68 @@ extension DaemonService {
         return (seconds * 1000).rounded() / 1000
     }
 
-    func metricsSnapshot(_ registry: RPCServiceRegistry) -> JSONValue {
-        let samples = statistics.snapshot()
-        let calls = RPCMetricFamily.calls.name
-        let duration = RPCMetricFamily.callDuration.name
-        // One entry per method with a series: the declared ones, and the fixed labels of unknown and invalid calls.
-        var methods: [JSONValue] = []
-        for count in samples.series(duration + "_count") {
-            guard let service = count.labels["service"], let method = count.labels["method"] else { continue }
-            let labels = ["service": service, "method": method]
-            var outcomes: [String: JSONValue] = [:]
-            for sample in samples.series(calls, labels) {
-                if let outcome = sample.labels["outcome"] { outcomes[outcome] = .number(Int(sample.value)) }
-            }
-            let buckets = samples.series(duration + "_bucket", labels).compactMap { sample -> JSONValue? in
-                guard let le = sample.labels["le"], let bound = Double(le), bound.isFinite else { return nil }
-                return [.number(bound), .number(Int(sample.value))]
-            }
-            methods.append([
-                "service": .string(service), "method": .string(method),
-                "calls": .number(Int(samples.sum(calls, labels))), "outcomes": .object(outcomes),
-                "duration_count": .number(Int(count.value)),
-                "duration_sum_seconds": .number(samples.sum(duration + "_sum", labels)),
-                "duration_buckets": .array(buckets),
-            ])
-        }
-        for (service, method) in [(RPCMetrics.unknown, RPCMetrics.unknown), (RPCMetrics.none, RPCMetrics.invalid)] {
-            let labels = ["service": service, "method": method]
-            let total = samples.sum(calls, labels)
-            guard total > 0 else { continue }
-            methods.append([
-                "service": .string(service), "method": .string(method), "calls": .number(Int(total)),
-                "outcomes": .object([:]), "duration_count": 0, "duration_sum_seconds": 0, "duration_buckets": [],
-            ])
-        }
-        let listeners = samples.series(RPCMetricFamily.connectionsAccepted.name).compactMap { sample -> JSONValue? in
-            guard let listener = sample.labels["listener"] else { return nil }
-            let labels = ["listener": listener]
+    /// `peers` names the heaviest peers (addresses, uids) only to a caller that `Allow=` of the `rpcd` service
+    /// admits, the administrators (shipped: root and group rpcd, on the Unix socket): who uses the daemon is not
+    /// every local user's business. Others get the aggregate figures in `budget` (docs/SECURITY.md).
+    func metricsSnapshot(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
+        let metrics = statistics.snapshot()
+        let process = ProcessMetrics.read()
+        let heaviest = statistics.heaviestPeers(Self.reportedPeers)
+        let budget = statistics.budget
+        // One entry per declared method (also those a reload removed), and the fixed labels of unknown and
+        // invalid calls once there were such calls.
+        let methods = metrics.methods.compactMap { method -> JSONValue? in
+            let declared = method.service != RPCMetrics.unknown && method.service != RPCMetrics.none
+            guard declared || method.calls > 0 else { return nil }
+            let duration = method.duration
             return [
-                "listener": .string(listener),
-                "open": .number(Int(samples.sum(RPCMetricFamily.connectionsOpen.name, labels))),
-                "accepted": .number(Int(sample.value)),
-                "refused": .number(Int(samples.sum(RPCMetricFamily.connectionsRefused.name, labels))),
-                "received_bytes": .number(Int(samples.sum(RPCMetricFamily.receivedBytes.name, labels))),
-                "sent_bytes": .number(Int(samples.sum(RPCMetricFamily.sentBytes.name, labels))),
+                "service": .string(method.service), "method": .string(method.method), "calls": .number(method.calls),
+                "outcomes": .object(Dictionary(method.outcomes.map { ($0.outcome, .number($0.calls)) }) { $1 }),
+                "duration_count": .number(duration?.count ?? 0),
+                "duration_sum_seconds": .number(duration?.sumSeconds ?? 0),
+                "duration_buckets": .array((duration?.buckets ?? []).map { [.number($0.bound), .number($0.count)] }),
             ]
         }
-        let peers = statistics.heaviestPeers(Self.reportedPeers).map { use -> JSONValue in
-            ["peer": .string(use.peer), "buffered_bytes": .number(use.bytes), "connections": .number(use.connections),
-             "calls": .number(use.calls)]
-        }
-        var refusals: [String: JSONValue] = [:]
-        for sample in samples.series(RPCMetricFamily.framesRefused.name) {
-            if let reason = sample.labels["reason"] { refusals[reason] = .number(Int(sample.value)) }
+        let listeners = metrics.listeners.map { listener -> JSONValue in
+            [
+                "listener": .string(listener.listener), "open": .number(listener.open),
+                "accepted": .number(listener.accepted), "refused": .number(listener.refused),
+                "received_bytes": .number(listener.receivedBytes), "sent_bytes": .number(listener.sentBytes),
+            ]
         }
         let handlers = registry.services.compactMap { service -> JSONValue? in
             guard let reporting = service as? any RPCServiceStatusReporting else { return nil }
             return ["service": .string(service.descriptor.name), "host": reporting.status]
         }
-        return [
+        var snapshot: [String: JSONValue] = [
             "version": .string(RPCDaemonVersion.version),
             "uptime_seconds": .number(uptimeSeconds),
             "metrics": .bool(statistics.metrics.isEnabled),
             "methods": .array(methods),
-            "calls_in_flight": .number(Int(samples.sum(RPCMetricFamily.callsInFlight.name))),
+            "calls_in_flight": .number(metrics.callsInFlight),
             "listeners": .array(listeners),
-            "peers": .array(peers),
             "budget": [
-                "buffered_bytes": .number(Int(samples.sum(RPCMetricFamily.bufferedBytes.name))),
-                "limit": .number(Int(samples.sum(RPCMetricFamily.bufferedBytesLimit.name))),
+                "buffered_bytes": .number(budget.bufferedBytes), "limit": .number(budget.limit),
+                "peers": .number(statistics.peerCount), "largest_peer_bytes": .number(heaviest.first?.bytes ?? 0),
             ],
-            "frames_refused": .object(refusals),
+            "frames_refused": .object(Dictionary(statistics.framesRefused.map { ($0.reason, .number($0.frames)) }) { $1 }),
             "events": [
                 "subscriptions": .number(events.subscriptions.value), "published": .number(events.published.value),
                 "delivered": .number(events.delivered.value), "lost": .number(events.lost.value),
             ],
             "handlers": .array(handlers),
             "process": [
-                "cpu_seconds": .number(samples.sum(RPCMetricFamily.processCPU.name)),
-                "resident_memory_bytes": .number(Int(samples.sum(RPCMetricFamily.processRSS.name))),
-                "open_fds": .number(Int(samples.sum(RPCMetricFamily.processOpenFDs.name))),
+                "cpu_seconds": .number(process.cpuSeconds ?? 0),
+                "resident_memory_bytes": .number(Int(process.residentBytes ?? 0)),
+                "open_fds": .number(Int(process.openFDs ?? 0)),
             ],
         ]
+        if registry.access.allowsEveryMethod(peer, service: Self.name) {
+            snapshot["peers"] = .array(heaviest.map { use -> JSONValue in
+                ["peer": .string(use.peer), "buffered_bytes": .number(use.bytes), "connections": .number(use.connections),
+                 "calls": .number(use.calls)]
+            })
+        }
+        return .object(snapshot)
     }
 }

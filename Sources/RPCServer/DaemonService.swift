@@ -57,7 +57,8 @@ package struct DaemonService: RPCTypedService {
             result: RPCParam("metrics", schema: ["type": ["object", "string"]]), readOnly: true
         ) { (service, params: MetricsFormat, call) -> JSONValue in
             params.format == "prometheus"
-                ? .string(service.statistics.metrics.exposition()) : service.metricsSnapshot(call.registry)
+                ? .string(service.statistics.metrics.exposition())
+                : service.metricsSnapshot(call.registry, peer: call.connection.peer)
         },
         .method("logLevel", summary: "The current log level", result: RPCParam("level", schema: levelSchema), readOnly: true) {
             service, _ in service.logLevel.level.rawValue
@@ -93,12 +94,12 @@ package struct DaemonService: RPCTypedService {
     /// event it may subscribe to, with how many of those (fingerprints stay those of the whole service).
     private func info(_ registry: RPCServiceRegistry, peer: RPCPeer) -> JSONValue {
         let access = registry.access
-        let samples = statistics.snapshot(includingProcess: false)
+        let metrics = statistics.snapshot()
         // `rpcd_calls_total` counts calls once answered, with their outcome; `calls.total` counts them once
         // routed, as it always has, so the calls still in flight are added.
-        let answered = samples.sum(RPCMetricFamily.calls.name)
-        let calls = answered + samples.sum(RPCMetricFamily.callsInFlight.name)
-        func outcome(_ label: String) -> Double { samples.sum(RPCMetricFamily.calls.name, ["outcome": label]) }
+        let answered = metrics.callsAnswered
+        let listeners = metrics.listeners
+        func total(_ figure: (RPCMetricsSnapshot.Listener) -> Int) -> Int { listeners.reduce(0) { $0 + figure($1) } }
         return [
             "version": .string(RPCDaemonVersion.version),
             "protocol": .number(RPCDaemonVersion.protocolVersion),
@@ -120,26 +121,24 @@ package struct DaemonService: RPCTypedService {
                 return .object(entry)
             }),
             "connections": [
-                "open": .number(Int(samples.sum(RPCMetricFamily.connectionsOpen.name))),
-                "accepted": .number(Int(samples.sum(RPCMetricFamily.connectionsAccepted.name))),
-                "rejected": .number(Int(samples.sum(RPCMetricFamily.connectionsRefused.name))),
+                "open": .number(total(\.open)), "accepted": .number(total(\.accepted)),
+                "rejected": .number(total(\.refused)),
             ],
             "limits": [
                 "max_frame_size": .number(state.limits.maxFrameSize),
                 "max_calls_per_connection": .number(state.limits.maxCallsPerConnection),
             ],
             "frames": [
-                "buffered_bytes": .number(Int(samples.sum(RPCMetricFamily.bufferedBytes.name))),
-                "refused": .number(Int(samples.sum(RPCMetricFamily.framesRefused.name))),
+                "buffered_bytes": .number(statistics.budget.bufferedBytes),
+                "refused": .number(statistics.framesRefused.reduce(0) { $0 + $1.frames }),
             ],
             "tls": [
-                "handshakes": .number(Int(samples.sum(RPCMetricFamily.tlsHandshakes.name, ["result": "ok"]))),
-                "resumed": .number(Int(samples.sum(RPCMetricFamily.tlsResumedHandshakes.name))),
+                "handshakes": .number(total(\.tlsHandshakes)), "resumed": .number(total(\.tlsResumed)),
             ],
             "calls": [
-                "total": .number(Int(calls)), "errors": .number(Int(answered - outcome("ok"))),
-                "denied": .number(Int(outcome("\(RPCError.Code.accessDenied)"))),
-                "cancelled": .number(Int(outcome("\(RPCError.Code.callCancelled)"))),
+                "total": .number(answered + metrics.callsInFlight), "errors": .number(answered - metrics.calls("ok")),
+                "denied": .number(metrics.calls("\(RPCError.Code.accessDenied)")),
+                "cancelled": .number(metrics.calls("\(RPCError.Code.callCancelled)")),
             ],
             "events": [
                 "subscriptions": .number(events.subscriptions.value), "published": .number(events.published.value),

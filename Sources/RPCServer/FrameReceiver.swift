@@ -1,6 +1,6 @@
 import NIOCore
-import Prometheus
 import RPCCore
+import RPCMetrics
 import RPCWire
 
 /// Cuts a connection's byte stream into frames (`LengthPrefixedFrameDecoder.scan`: a 4-byte big-endian length,
@@ -57,9 +57,9 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     private static let minimumKeep = 1024
 
     /// Where the bytes read are counted (the listener's `rpcd_received_bytes_total`); nil: not counted.
-    private let received: Counter?
+    private let received: RPCCounter?
 
-    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration, received: Counter? = nil) {
+    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration, received: RPCCounter? = nil) {
         self.received = received
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
         self.maxFrameSize = maxFrameSize
@@ -70,7 +70,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !isStopped else { return }
         var input = unwrapInboundIn(data)
-        received?.increment(by: Int64(input.readableBytes))
+        received?.increment(by: input.readableBytes)
         // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
         // where it is, and the next read is appended to it in place.
         var ownsInput = false

@@ -251,7 +251,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 refusal: countedAsRefusedFrame ? Self.refusal(status) : nil,
                 connection: connection, statistics: router.statistics, refusalLog: refusalLog)
         } else {
-            router.statistics.metrics.invalidMessage?.failed(code: error.code, after: nil)
+            router.statistics.metrics.invalidMessage.failed(code: error.code, after: nil)
             connection.logger.debug("HTTP request refused", metadata: [LogField.error: "\(status.code) \(error.message)"])
         }
         state = closing ? .closing : .skipping

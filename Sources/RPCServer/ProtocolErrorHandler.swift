@@ -56,7 +56,7 @@ final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler
         connection: RPCConnectionInfo, statistics: RPCStatistics, refusalLog: LogRateLimiter
     ) {
         // Answered with an error, so counted as a message that is no call (a fixed label), and by its reason.
-        statistics.metrics.invalidMessage?.failed(code: code, after: nil)
+        statistics.metrics.invalidMessage.failed(code: code, after: nil)
         if let refusal { statistics.frameRefused(refusal) }
         if let suppressed = refusalLog.admit() {
             var metadata: Logger.Metadata = [LogField.errorCode: "\(code)", LogField.error: "\(error)"]

@@ -69,6 +69,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
+    /// The latest reading of the loop's clock within this turn: taken when the turn began and when each call
+    /// answered at once was answered (the router times such a call from it), so that a burst of calls costs
+    /// one reading per call for both their durations and the turn; nil when it may be stale (a call was
+    /// started that answers later, or the turn ended).
+    private var latestReading: NIODeadline?
 
     private enum Phase {
         /// Between read bursts and drains: a reply that completes now (a module's, a timer's) is flushed at once.
@@ -134,23 +139,28 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if case .idle = phase { phase = .reading(turnStarted: context.eventLoop.now) }
-        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft {
+        if case .idle = phase {
+            let now = context.eventLoop.now
+            phase = .reading(turnStarted: now)
+            latestReading = now
+        }
+        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft() {
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
             let parsed = parse(frame)
             if parsed.message.isCancellation {
-                run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: context.eventLoop)
+                run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
             } else {
                 waitingFrames.append(Self.compacted(frame))
                 if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
-            process(frame, eventLoop: context.eventLoop)
+            process(frame, context: context)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
         phase = .idle
+        latestReading = nil
         flushIfPending()
         context.fireChannelReadComplete()
     }
@@ -202,9 +212,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
-    private func process(_ frame: ByteBuffer, eventLoop: any EventLoop) {
+    private func process(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         let parsed = parse(frame)
-        run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, eventLoop: eventLoop)
+        run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
     }
 
     /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
@@ -225,34 +235,57 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         return own
     }
 
-    private func run(_ message: RPCMessage, frameSize: Int, charge: Int, eventLoop: any EventLoop) {
+    /// Runs a message's calls. Most calls answer at once (every built-in method but a few): their reply is
+    /// written into the output before this returns, with no completion made; the others complete later.
+    private func run(_ message: RPCMessage, frameSize: Int, charge: Int, context: ChannelHandlerContext) {
         // The frame holds its length of the account (`FrameReceiver`); its calls keep what they retain.
         if charge < frameSize { account.release(frameSize - charge) }
         // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
         let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))
         callsInFlight += weight
-        router.dispatch(message, connection: connection, eventLoop: eventLoop, maxConcurrentCalls: weight, output: self) {
-            [self] reply in
-            self.complete(weight: weight, charge: charge, reply: reply)
+        var clock = latestReading ?? context.eventLoop.now
+        let dispatched = router.dispatch(
+            message, connection: connection, eventLoop: context.eventLoop, clock: &clock, maxConcurrentCalls: weight,
+            output: self
+        ) {
+            { [self] reply in self.complete(weight: weight, charge: charge, reply: reply.map { .serialized($0) }) }
+        }
+        switch dispatched {
+        case .answered(let reply):
+            latestReading = phase.batchesFlushes ? clock : nil
+            complete(weight: weight, charge: charge, reply: reply)
+        case .running:
+            latestReading = nil
         }
     }
 
-    private func complete(weight: Int, charge: Int, reply: ByteBuffer?) {
+    /// A message's calls are answered: its slots are free, and what its frame holds of the account goes to the
+    /// reply (or back, when there is none).
+    private func complete(weight: Int, charge: Int, reply: RPCReply?) {
         callsInFlight -= weight
-        account.release(charge)
-        guard let context else { return }  // the connection is gone; the reply has nowhere to go
-        if let reply = reply ?? (output.framing == .messages ? ByteBuffer() : nil) {
-            guard output.write(reply, to: context, force: false) else {
-                // Made already, and more than the peer may have held for it: ending the connection frees it.
-                connection.rateLimitedLogger?.notice(
-                    "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
-                    metadata: [LogField.limit: "\(account.shareLimit)"])
-                context.close(promise: nil)
-                return
-            }
-            if !phase.batchesFlushes { flushIfPending() }
+        guard let context else {  // the connection is gone; the reply has nowhere to go
+            account.release(charge)
+            return
         }
-        drainWaitingFrames(context: context)
+        guard let reply = reply ?? (output.framing == .messages ? .serialized(ByteBuffer()) : nil) else {
+            account.release(charge)
+            return finishedCalls(context: context)
+        }
+        guard output.write(reply, to: context, holding: charge) else {
+            // Made already, and more than the peer may have held for it: ending the connection frees it.
+            connection.rateLimitedLogger?.notice(
+                "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
+                metadata: [LogField.limit: "\(account.shareLimit)"])
+            context.close(promise: nil)
+            return
+        }
+        if !phase.batchesFlushes { flushIfPending() }
+        finishedCalls(context: context)
+    }
+
+    private func finishedCalls(context: ChannelHandlerContext) {
+        // With nothing waiting, a drain would do nothing: the reply is flushed above or at the end of the burst.
+        if !waitingFrames.isEmpty || readHeld { drainWaitingFrames(context: context) }
         closeIfQuiescedAndQuiet()
     }
 
@@ -263,19 +296,22 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         case .draining: return
         case .idle:
             withinReadBurst = false
-            phase = .draining(turnStarted: context.eventLoop.now, withinReadBurst: false)
+            let now = context.eventLoop.now
+            phase = .draining(turnStarted: now, withinReadBurst: false)
+            latestReading = now
         case .reading(let started):
             withinReadBurst = true
             phase = .draining(turnStarted: started, withinReadBurst: true)
         }
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft, let frame = waitingFrames.popFirst() {
-            process(frame, eventLoop: context.eventLoop)
+        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(), let frame = waitingFrames.popFirst() {
+            process(frame, context: context)
         }
         if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
         if withinReadBurst, let started = phase.turnStarted {
             phase = .reading(turnStarted: started)
         } else {
             phase = .idle
+            latestReading = nil
             flushIfPending()
         }
         if readHeld && hasRoom {
@@ -290,15 +326,22 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     /// Whether this connection has used its turn on the loop (`turn`). By the loop's clock, so that tests on
-    /// an `EmbeddedEventLoop` decide when time passes.
-    private var hasTurnLeft: Bool {
+    /// an `EmbeddedEventLoop` decide when time passes; the latest reading when there is one.
+    private func hasTurnLeft() -> Bool {
         guard let started = phase.turnStarted, let context else { return true }
-        return context.eventLoop.now - started < RPCLoopTurns.turn
+        let now: NIODeadline
+        if let latestReading {
+            now = latestReading
+        } else {
+            now = context.eventLoop.now
+            latestReading = now
+        }
+        return now - started < RPCLoopTurns.turn
     }
 
     /// Frames wait only because the turn is over: nothing else will start them.
     private func hasRoomButNoTurn(_ context: ChannelHandlerContext) -> Bool {
-        !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft
+        !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft()
     }
 
     /// Serves the waiting frames in the loop's next round of turns, after its other connections' input.

@@ -25,6 +25,8 @@ package enum DNSPrerequisite: Hashable, Sendable {
     case nameNotInUse(String)
     /// This exact record exists, with these data (NXRRSET otherwise).
     case recordExists(DNSRecord)
+    /// No record of `type` has this name (YXRRSET otherwise).
+    case recordSetAbsent(name: String, type: String)
 }
 
 /// One change of an UPDATE (RFC 2136 §2.5).

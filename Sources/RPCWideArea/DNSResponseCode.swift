@@ -11,6 +11,8 @@ package struct DNSResponseCode: Hashable, Sendable, CustomStringConvertible {
     package static let refused = DNSResponseCode(5)
     /// A name that should not exist does (prerequisite `nameNotInUse` failed).
     package static let yxDomain = DNSResponseCode(6)
+    /// A record set that should not exist does (prerequisite `recordSetAbsent` failed).
+    package static let yxRRSet = DNSResponseCode(7)
     /// A record set that should exist does not (prerequisite `recordExists` failed).
     package static let nxRRSet = DNSResponseCode(8)
     /// Not authorized: the key is unknown to the server or the signature is wrong (with a TSIG error).

@@ -8,14 +8,23 @@ import Synchronization
 /// subnets"): the same records as on the link (`WideAreaRecords`), refreshed, withdrawn and renamed the way
 /// avahi-daemon does it on the link.
 ///
+/// - **Holding the host name** `HOST.DOMAIN` (its A/AAAA records and lease) is the same: its lease record
+///   names the machine (`WideAreaHostID`). Free, this machine's, or a dead machine's (lease passed: swept
+///   first), it is taken; another live machine's, and the host is renamed `h1-2`, as avahi-daemon renames a
+///   host whose name is taken on the link (instances then say `calc on h1-2`).
 /// - **Claiming** an instance name is an update with the prerequisite "this name is not in use": it
 ///   succeeds only if nobody has it. If the name exists but its SRV record is this host's (left from a
 ///   previous run of this rpcd, killed before it could withdraw), it is taken back; otherwise the name
 ///   belongs to another host and the instance is renamed (`calc on h1 #2`), as on mDNS.
-/// - **Refreshing** re-sends the records every `refreshInterval` (half the TTL), with the prerequisite that
+/// - **Refreshing** re-sends the records every `refreshInterval` (half the lease), with the prerequisite that
 ///   this host's SRV record is still there. A server restarted without its journal, or records deleted
 ///   by hand, fail that prerequisite: the instance is claimed again. An unreachable server is retried
-///   after 1 s, doubling up to the refresh interval.
+///   after 1 s, doubling up to the refresh interval. Each refresh starts with the host's own records: its
+///   addresses and its lease (`WideAreaLease`, `lease` seconds from now), every update asking for an RFC 9664
+///   Update Lease as well.
+/// - **Sweeping**: after each refresh, the records of other hosts whose lease passed (killed, never back) are
+///   deleted (`WideAreaSweep`), guarded by their lease record as read, so a host that refreshed in between
+///   keeps them.
 /// - **Withdrawing** (a service gone after a reload, or `stop()`) deletes the records, again only if the
 ///   SRV record is still this host's, so rpcd never deletes another host's instance.
 ///
@@ -28,9 +37,13 @@ package final class WideAreaPublisher: Sendable {
         package var server: DNSServerAddress
         package var key: TSIGKey
         package var ttl: Int
+        /// Seconds a host's records stand without a refresh (`[WideArea] Lease=`, `WideAreaLease`).
+        package var lease: Int
         package var instanceName: DNSSDInstanceNameTemplate
-        /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`).
+        /// The host's label in the zone (`%h`, and the SRV target `HOST.DOMAIN`), before any renaming.
         package var hostName: String
+        /// This machine in lease records (`WideAreaHostID`).
+        package var hostID: String
         /// The A/AAAA records of `HOST.DOMAIN`.
         package var addresses: [String]
         /// The ports of the reachable TCP listeners, first one without a suffix in the instance name.
@@ -38,22 +51,25 @@ package final class WideAreaPublisher: Sendable {
         package var tlsPorts: Set<Int>
 
         package init(
-            domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, instanceName: DNSSDInstanceNameTemplate,
-            hostName: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
+            domain: String, server: DNSServerAddress, key: TSIGKey, ttl: Int, lease: Int, instanceName: DNSSDInstanceNameTemplate,
+            hostName: String, hostID: String, addresses: [String], ports: [Int], tlsPorts: Set<Int>
         ) {
             self.domain = domain
             self.server = server
             self.key = key
             self.ttl = ttl
+            self.lease = lease
             self.instanceName = instanceName
             self.hostName = hostName
+            self.hostID = hostID
             self.addresses = addresses
             self.ports = ports
             self.tlsPorts = tlsPorts
         }
 
-        /// Half the TTL, at least a second: records are re-sent well before a cache would drop them.
-        package var refreshInterval: Duration { .seconds(max(1, ttl / 2)) }
+        /// Half the lease, at least a second: a live host's lease always has half of it left, the margin for
+        /// a slow update and for clocks that disagree.
+        package var refreshInterval: Duration { .seconds(max(1, lease / 2)) }
     }
 
     private struct Shared {
@@ -65,7 +81,7 @@ package final class WideAreaPublisher: Sendable {
     }
 
     /// What is in the zone now, as this publisher put it there; touched on `queue` only.
-    private final class Zone: @unchecked Sendable {
+    final class Zone: @unchecked Sendable {
         struct Instance {
             var name: String
             var advertisement: RPCAdvertisement
@@ -74,25 +90,31 @@ package final class WideAreaPublisher: Sendable {
         }
         var instances: [String: Instance] = [:]
         var serverAnswering = true
+        var grantedLeaseLogged = false
+        /// The host's label in use: `hostName`, or its alternative after a collision.
+        var hostLabel = ""
+        /// The lease record this publisher wrote last, while it holds the host name.
+        var leaseRecord: DNSRecord?
     }
 
     package let configuration: Configuration
-    private let records: WideAreaRecords
+    let records: WideAreaRecords
     private let client: DNSUpdateClient
-    private let logger: Logger
+    let logger: Logger
     private let shared = Mutex(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let queue = DispatchQueue(label: "rpcd.widearea.publisher")
-    private let zone = Zone()
+    let zone = Zone()
 
     package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.records = WideAreaRecords(domain: configuration.domain, ttl: configuration.ttl)
         self.client = DNSUpdateClient(server: configuration.server, key: configuration.key)
         self.logger = logger
+        zone.hostLabel = configuration.hostName
     }
 
-    private var fields: Logger.Metadata {
+    var fields: Logger.Metadata {
         [LogField.dnsServer: "\(configuration.server)", LogField.dnsZone: "\(configuration.domain)",
          LogField.tsigKey: "\(configuration.key.name)"]
     }
@@ -139,8 +161,11 @@ package final class WideAreaPublisher: Sendable {
         while true {
             let (desired, stopping) = shared.withLock { ($0.desired, $0.stopping) }
             if stopping { break }
+            let started = ContinuousClock.now
             let ok = reconcile(desired)
-            let wait = ok ? configuration.refreshInterval : retry
+            if ok { sweep() }
+            // From the round's start, when the lease was written: a slow round does not eat into its margin.
+            let wait = ok ? max(.zero, configuration.refreshInterval - (ContinuousClock.now - started)) : retry
             retry = ok ? .seconds(1) : min(retry * 2, configuration.refreshInterval)
             let (seconds, attoseconds) = wait.components
             _ = wake.wait(timeout: .now() + .milliseconds(Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)))
@@ -148,8 +173,11 @@ package final class WideAreaPublisher: Sendable {
         for (key, instance) in zone.instances where withdraw(instance) {
             zone.instances[key] = nil
         }
-        _ = send([], [.deleteRRSet(name: records.hostName(configuration.hostName), type: "A"),
-                      .deleteRRSet(name: records.hostName(configuration.hostName), type: "AAAA")], context: [:])
+        if let lease = zone.leaseRecord {
+            // Only while the name is still this host's: never another machine's that took it meanwhile.
+            let host = records.hostName(zone.hostLabel)
+            _ = send([.recordExists(lease)], ["A", "AAAA", "TXT"].map { .deleteRRSet(name: host, type: $0) }, context: hostContext)
+        }
         let waiting = shared.withLock { shared in
             shared.finished = true
             defer { shared.stopped = [] }
@@ -173,11 +201,7 @@ package final class WideAreaPublisher: Sendable {
             if withdraw(instance) { zone.instances[key] = nil } else { ok = false }
         }
         guard !wanted.isEmpty else { return ok }
-        let host = records.hostName(configuration.hostName)
-        let hostChanges: [DNSChange] =
-            [.deleteRRSet(name: host, type: "A"), .deleteRRSet(name: host, type: "AAAA")]
-            + records.addresses(host: configuration.hostName, configuration.addresses).map { .add($0) }
-        if send([], hostChanges, context: [:]) != .noError { ok = false }
+        guard holdHost() else { return false }
         for (key, (advertisement, port)) in wanted.sorted(by: { $0.key < $1.key }) {
             if let instance = zone.instances[key] {
                 if refresh(instance, advertisement: advertisement) { continue }
@@ -190,7 +214,7 @@ package final class WideAreaPublisher: Sendable {
 
     /// Re-sends an instance's records (the TXT replaced when the advertisement changed), if it is still ours.
     private func refresh(_ instance: Zone.Instance, advertisement: RPCAdvertisement) -> Bool {
-        guard let current = records.service(instance: instance.name, advertisement: advertisement, host: configuration.hostName, port: instance.port),
+        guard let current = records.service(instance: instance.name, advertisement: advertisement, host: zone.hostLabel, port: instance.port),
               let srv = current.first(where: { $0.type == "SRV" })
         else { return false }
         var changes: [DNSChange] = []
@@ -209,14 +233,14 @@ package final class WideAreaPublisher: Sendable {
 
     /// Takes an instance name for the service: the template's, else `NAME #2`, `NAME #3`...
     private func claim(_ advertisement: RPCAdvertisement, port: Int) -> Zone.Instance? {
-        var base = configuration.instanceName.expand(service: advertisement.service, host: configuration.hostName)
+        var base = configuration.instanceName.expand(service: advertisement.service, host: zone.hostLabel)
         if configuration.ports.first != port {
             let suffix = " (\(port))"
             base = DNSSDName.truncated(base, maxBytes: DNSSDName.maxLabelBytes - suffix.utf8.count) + suffix
         }
         var name = base
         for attempt in 2...17 {
-            guard let set = records.service(instance: name, advertisement: advertisement, host: configuration.hostName, port: port),
+            guard let set = records.service(instance: name, advertisement: advertisement, host: zone.hostLabel, port: port),
                   let srv = set.first(where: { $0.type == "SRV" })
             else { return nil }
             let changes = set.map { DNSChange.add($0) }
@@ -247,7 +271,7 @@ package final class WideAreaPublisher: Sendable {
     }
 
     /// Deletes an instance's records if its SRV record is still this host's; true when they are gone.
-    private func withdraw(_ instance: Zone.Instance) -> Bool {
+    func withdraw(_ instance: Zone.Instance) -> Bool {
         guard let srv = instance.records.first(where: { $0.type == "SRV" }) else { return true }
         let owner = records.instanceName(instance.name)
         let changes: [DNSChange] =
@@ -267,10 +291,13 @@ package final class WideAreaPublisher: Sendable {
 
     /// One update; nil when no answer came. Refusals other than the prerequisite answers the callers handle
     /// are logged here, with the server's code and TSIG error.
-    private func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
+    func send(_ prerequisites: [DNSPrerequisite], _ changes: [DNSChange], context: Logger.Metadata) -> DNSResponseCode? {
         let answer: DNSUpdateClient.Answer
         do {
-            answer = try client.send(zone: configuration.domain, prerequisites: prerequisites, changes: changes)
+            // The RFC 9664 lease is asked for on what adds records; deletions need none.
+            let adds = changes.contains { if case .add = $0 { true } else { false } }
+            answer = try client.send(
+                zone: configuration.domain, prerequisites: prerequisites, changes: changes, lease: adds ? configuration.lease : nil)
         } catch {
             if zone.serverAnswering {
                 zone.serverAnswering = false
@@ -284,7 +311,11 @@ package final class WideAreaPublisher: Sendable {
             zone.serverAnswering = true
             logger.notice("Wide-area DNS server answers again", metadata: fields)
         }
-        let expected = answer.rcode == .noError || (!prerequisites.isEmpty && (answer.rcode == .yxDomain || answer.rcode == .nxRRSet))
+        if let granted = answer.grantedLease, !zone.grantedLeaseLogged {
+            zone.grantedLeaseLogged = true
+            logger.info("Wide-area DNS server grants update leases", metadata: fields.merging([LogField.leaseSeconds: "\(granted)"]) { $1 })
+        }
+        let expected = answer.rcode == .noError || (!prerequisites.isEmpty && [.yxDomain, .yxRRSet, .nxRRSet].contains(answer.rcode))
         switch expected {
         case true:
             return answer.rcode

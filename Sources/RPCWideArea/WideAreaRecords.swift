@@ -8,6 +8,7 @@ import RPCDNSSD
 ///     calc\032on\032h1._rpcd._tcp.DOMAIN.       SRV  0 0 7390 h1.DOMAIN.
 ///     calc\032on\032h1._rpcd._tcp.DOMAIN.       TXT  "txtvers=1" "proto=1" "service=calc" "version=1.0.0" "fp=..."
 ///     h1.DOMAIN.                                A    10.0.1.2          (and AAAA)
+///     h1.DOMAIN.                                TXT  "lease=120" "expires=1764141234" "owner=5f0c2a9e41b7d3c8"   (WideAreaLease)
 ///
 /// Pure data: sending them is `DNSUpdateClient`'s, deciding when is `WideAreaPublisher`'s.
 package struct WideAreaRecords: Hashable, Sendable {
@@ -48,8 +49,18 @@ package struct WideAreaRecords: Hashable, Sendable {
             DNSRecord(owner: serviceTypeName, ttl: ttl, type: "PTR", data: owner),
             DNSRecord(owner: subtype, ttl: ttl, type: "PTR", data: owner),
             srv(instance: instance, host: host, port: port),
-            DNSRecord(owner: owner, ttl: ttl, type: "TXT", data: txt.strings.map(DNSPresentation.characterString).joined(separator: " ")),
+            DNSRecord(owner: owner, ttl: ttl, type: "TXT", data: Self.text(txt.strings)),
         ]
+    }
+
+    /// The host's lease (`WideAreaLease`): a TXT record at the SRV target.
+    package func lease(host: String, _ lease: WideAreaLease) -> DNSRecord {
+        DNSRecord(owner: hostName(host), ttl: ttl, type: "TXT", data: Self.text(lease.txt))
+    }
+
+    /// TXT RDATA in presentation format: each string quoted and escaped.
+    package static func text(_ strings: [[UInt8]]) -> String {
+        strings.map(DNSPresentation.characterString).joined(separator: " ")
     }
 
     /// The A and AAAA records of the host (addresses as text; an address with `:` is IPv6).

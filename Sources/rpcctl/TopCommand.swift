@@ -20,7 +20,8 @@ struct TopCommand: AsyncParsableCommand {
             p99, name). Fits 80 columns. When stdout is not a terminal, each refresh prints plain lines followed \
             by an empty line. --once prints one screen (two snapshots --interval apart); --once --json prints one \
             rpcd.metrics snapshot as JSON. rpcd.metrics is read-only: every local user may run this under the \
-            shipped access rules.
+            shipped access rules; the peers are named only to administrators (rpcd's Allow=: root and group \
+            rpcd), the others see how many there are and what the heaviest holds.
             """)
 
     @OptionGroup var options: ClientOptions

@@ -78,8 +78,8 @@ enum WideAreaAdvertising {
         }
         return WideAreaPublisher(
             configuration: .init(
-                domain: domain, server: server, key: key, ttl: wideArea.ttl, instanceName: settings.avahi.instanceName,
-                hostName: hostLabel(), addresses: addresses, ports: ports, tlsPorts: Advertising.tlsPorts(of: listeners)),
+                domain: domain, server: server, key: key, ttl: wideArea.ttl, lease: wideArea.lease, instanceName: settings.avahi.instanceName,
+                hostName: hostLabel(), hostID: WideAreaHostID.current(domain: domain), addresses: addresses, ports: ports, tlsPorts: Advertising.tlsPorts(of: listeners)),
             logger: logger)
     }
 }

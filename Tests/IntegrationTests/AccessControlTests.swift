@@ -1,6 +1,7 @@
 import Foundation
 import RPCJSON
 import RPCProtocol
+import RPCTestSupport
 import XCTest
 
 /// The access rules against a real daemon, with the example modules: the shipped defaults, opening up with
@@ -18,18 +19,13 @@ final class AccessControlTests: XCTestCase {
         handlers = nil
     }
 
-    /// rpcd with the example modules; `access` is the [Access] section, the shipped one when nil.
-    private func startDaemon(access: String? = nil) throws -> DaemonProcess {
-        try DaemonProcess(config: access.map { "\n[Access]\n\($0)\n" } ?? "\n[Access]\n", handlers: handlers)
-    }
-
     private func call(_ connection: RawConnection, _ method: String, _ params: String = "[]") throws -> JSONValue {
         try connection.call(#"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":1}"#)
     }
 
     /// An empty [Access] section keeps the shipped rules: Allow=user:root group:rpcd, AllowRead=local.
     func testShippedRulesLetLocalPeersReadAndOnlyAdministratorsChangeState() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(access: "", handlers: handlers))
         let tcp = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try call(tcp, "calc.add", "[1, 2]")["result"], 3)
         XCTAssertEqual(try call(tcp, "kv.list")["result"], [])
@@ -49,7 +45,7 @@ final class AccessControlTests: XCTestCase {
 
     /// rpc.discover lists only what the caller may call; fingerprints stay those of the whole service.
     func testDiscoverShowsACallerOnlyWhatItMayCall() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(access: "", handlers: handlers))
         let document = try call(RawConnection(daemon.tcpEndpoint), "rpc.discover")["result"]
         let names = Set(document?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
         XCTAssertTrue(names.isSuperset(of: ["calc.add", "kv.get", "kv.list", "rpcd.ping", "rpcd.info", "rpc.discover"]), "\(names)")
@@ -64,7 +60,7 @@ final class AccessControlTests: XCTestCase {
 
     /// Opening up is one line: here, every method to loopback TCP peers.
     func testOneLineOpensStateChangingMethods() throws {
-        let daemon = try startDaemon(access: "Allow=127.0.0.0/8")
+        let daemon = try DaemonProcess(DaemonOptions(access: "Allow=127.0.0.0/8", handlers: handlers))
         let tcp = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try call(tcp, "kv.set", #"["a", 1]"#)["result"], true)
         XCTAssertEqual(try call(tcp, "rpcd.setLogLevel", #"["info"]"#)["result"], "info")
@@ -73,7 +69,7 @@ final class AccessControlTests: XCTestCase {
     /// A handler file's [Access] replaces rpcd.conf's lists for its service only.
     func testHandlerRulesApplyToTheirServiceOnly() throws {
         try handlers.write("kv", "[Handler]\nModule=kv\n[Access]\nAllow=local\n")
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(access: "", handlers: handlers))
         let tcp = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try call(tcp, "kv.set", #"["a", 1]"#)["result"], true)
         XCTAssertEqual(try call(tcp, "rpcd.setLogLevel", #"["info"]"#)["error"]?["code"], -32007)
@@ -81,7 +77,7 @@ final class AccessControlTests: XCTestCase {
 
     /// An empty list names nobody: AllowRead= with nothing after it shuts local readers out too.
     func testEmptyListsNameNobody() throws {
-        let daemon = try startDaemon(access: "Allow=\nAllowRead=")
+        let daemon = try DaemonProcess(DaemonOptions(access: "Allow=\nAllowRead=", handlers: handlers))
         XCTAssertEqual(try call(RawConnection(daemon.tcpEndpoint), "calc.add", "[1, 2]")["error"]?["code"], -32007)
     }
 
@@ -89,7 +85,7 @@ final class AccessControlTests: XCTestCase {
     /// socket's mode lets it connect to. Needs root, to run a client as another user.
     func testUnixSocketPeersAreJudgedByTheirCredentials() throws {
         guard getuid() == 0 else { throw XCTSkip("needs root to run a client as another user") }
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(access: "", handlers: handlers))
         let script = """
             def call(method, params):
                 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
@@ -123,7 +119,7 @@ final class AccessControlTests: XCTestCase {
     /// Refusals are logged with peer and method, but a scan cannot flood the log: past ten a second they are
     /// counted, and the next entry says how many were dropped.
     func testRefusalsAreLoggedAtALimitedRate() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(access: "", handlers: handlers))
         let tcp = try RawConnection(daemon.tcpEndpoint)
         for _ in 0..<50 { _ = try call(tcp, "kv.set", #"["a", 1]"#) }
         XCTAssertEqual(try call(tcp, "rpcd.info")["result"]?["calls"]?["denied"], 50)

@@ -24,7 +24,7 @@ final class CancellationTests: XCTestCase {
     /// The call's timeout passes: the client fails it and sends rpc.cancel; the daemon counts the cancellation,
     /// frees the slot at once (the next call is not refused -32004), and the module's early answer is dropped.
     func testATimeoutCancelsTheCallInTheDaemon() async throws {
-        let daemon = try DaemonProcess(handlers: handlers)
+        let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
         // Over the socket: the access rules let this user change the log level there.
         let client = try await RPCClient.connect(to: .unix(path: daemon.socketPath))
         _ = try await client.call("rpcd.setLogLevel", params: ["debug"])
@@ -47,20 +47,17 @@ final class CancellationTests: XCTestCase {
 
     /// The calling task is cancelled: the call fails with `.cancelled` at once and the daemon cancels it too.
     func testTaskCancellationCancelsTheCallInTheDaemon() async throws {
-        let daemon = try DaemonProcess(handlers: handlers)
+        let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
         let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
         // Once the daemon runs the sleep, the only slot is taken: wait for that, then cancel. (A probe that
         // takes the slot first makes the sleep itself fail -32004: then start it again.)
         let sleep: @Sendable () async throws -> JSONValue = { try await client.call("echo.sleep", params: [60_000]) }
         var sleeper = BackgroundCall(sleep)
-        var busy = false
-        for _ in 0..<500 where !busy {
-            busy = await isBusy(client)
-            if busy { break }
-            try await Task.sleep(for: .milliseconds(10))
+        try await waitUntil("the first sleep to hold the slot") {
+            if await isBusy(client) { return true }
             if sleeper.isDone { sleeper = BackgroundCall(sleep) }
+            return false
         }
-        XCTAssertTrue(busy, "the first sleep holds the slot")
         sleeper.task.cancel()
         let outcome = await sleeper.task.result
         XCTAssertEqual(outcome.failureValue as? RPCClientError, .cancelled)
@@ -73,7 +70,7 @@ final class CancellationTests: XCTestCase {
 
     /// rpcctl call --timeout gives up after that long and the daemon hears of it.
     func testRpcctlTimeoutCancelsTheCall() async throws {
-        let daemon = try DaemonProcess(handlers: handlers)
+        let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
         let address = try XCTUnwrap(daemon.tcpEndpoint).description
         let result = try DaemonProcess.runTool(
             "rpcctl", ["call", "--address", address, "--timeout", "0.2", "echo.sleep", "60000"])

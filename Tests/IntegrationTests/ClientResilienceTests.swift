@@ -14,13 +14,13 @@ final class ClientResilienceTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let shared = directory.appendingPathComponent("shared.sock").path
-        var daemon: DaemonProcess? = try DaemonProcess(config: "Listen=\(shared)\n")
+        var daemon: DaemonProcess? = try DaemonProcess(DaemonOptions(config: "Listen=\(shared)\n"))
         let client = try await RPCClient.connect(to: .unix(path: shared))
         let firstInfo = try await client.call("rpcd.info")
         daemon?.terminate()
         daemon = nil
         try await waitUntil("the connection to break with the daemon") { !client.isConnected }
-        daemon = try DaemonProcess(config: "Listen=\(shared)\n")
+        daemon = try DaemonProcess(DaemonOptions(config: "Listen=\(shared)\n"))
         let secondInfo = try await client.call("rpcd.info", options: RPCCallOptions(timeout: .seconds(10)))
         XCTAssertNotEqual(firstInfo["pid"], secondInfo["pid"], "the call reached the new daemon")
         XCTAssertTrue(client.isConnected)

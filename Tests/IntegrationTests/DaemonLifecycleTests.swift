@@ -1,11 +1,11 @@
 import Foundation
 import RPCJSON
-import RPCWire
+import RPCTestSupport
 import XCTest
 
 final class DaemonLifecycleTests: XCTestCase {
     func testSIGTERMLetsCallsInFlightFinish() throws {
-        let daemon = try DaemonProcess(modules: ["echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
         try connection.sendFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[500],"id":1}"#)
         XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["id"], 0, "the sleep is in flight")
@@ -31,7 +31,7 @@ final class DaemonLifecycleTests: XCTestCase {
     /// service not yet running) neither kills it (SIGHUP's default action) nor is lost: the reload runs once
     /// the daemon serves.
     func testSIGHUPWhileStartingIsAReloadOnceServing() throws {
-        let daemon = try DaemonProcess(modules: ["echo"], whileStarting: { daemon in
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["echo"]), whileStarting: { daemon in
             try daemon.waitForLog(matching: "(Handler started)")
             kill(daemon.process.processIdentifier, SIGHUP)
         })
@@ -43,7 +43,7 @@ final class DaemonLifecycleTests: XCTestCase {
 
     func testListenWithoutAConfigFile() throws {
         let port = try freePort()
-        let daemon = try DaemonProcess(arguments: ["--listen", "127.0.0.1:\(port)"])
+        let daemon = try DaemonProcess(DaemonOptions(arguments: ["--listen", "127.0.0.1:\(port)"]))
         try daemon.waitForLog(matching: "rpcd_listener=127.0.0.1:\(port)")
         let connection = try RawConnection(.tcp(host: "127.0.0.1", port: port))
         XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)["result"], "pong")
@@ -131,7 +131,7 @@ final class DaemonLifecycleTests: XCTestCase {
     func testBindFailureIsReportedWithTheAddress() throws {
         let first = try DaemonProcess()
         let taken = first.tcpEndpoint!
-        let second = try DaemonProcess(arguments: ["--listen", "\(taken)"])
+        let second = try DaemonProcess(DaemonOptions(arguments: ["--listen", "\(taken)"]))
         XCTAssertNotEqual(second.waitForExit(), 0)
         XCTAssertTrue(second.stderr.contains("cannot listen on \(taken)"), second.stderr)
     }

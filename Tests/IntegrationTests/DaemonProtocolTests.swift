@@ -1,6 +1,6 @@
 import Foundation
 import RPCJSON
-import RPCWire
+import RPCTestSupport
 import XCTest
 
 /// The real rpcd binary over real sockets: the protocol as a client sees it.
@@ -16,16 +16,16 @@ final class DaemonProtocolTests: XCTestCase {
     }
 
     func testPipelinedCallsAreAnsweredAsTheyComplete() throws {
-        let daemon = try DaemonProcess(modules: ["echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
-        try connection.send(RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":{"ms":300},"id":"slow"}"#)
-                            + RawConnection.frame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":"fast"}"#))
+        try connection.send(WireFrame.bytes(#"{"jsonrpc":"2.0","method":"echo.sleep","params":{"ms":300},"id":"slow"}"#)
+                            + WireFrame.bytes(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":"fast"}"#))
         XCTAssertEqual(try connection.receiveJSON()["id"], "fast")
         XCTAssertEqual(try connection.receiveJSON()["id"], "slow")
     }
 
     func testSpecificationBatchOverTheWire() throws {
-        let daemon = try DaemonProcess(modules: ["calc", "echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
         let reply = try connection.call(#"""
             [{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":"1"},
@@ -56,16 +56,16 @@ final class DaemonProtocolTests: XCTestCase {
     }
 
     func testRequestSentByteByByte() throws {
-        let daemon = try DaemonProcess(modules: ["echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
-        for byte in RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":["slow"],"id":1}"#) {
+        for byte in WireFrame.bytes(#"{"jsonrpc":"2.0","method":"echo.echo","params":["slow"],"id":1}"#) {
             try connection.send([byte])
         }
         XCTAssertEqual(try connection.receiveJSON()["result"], ["slow"])
     }
 
     func testRpcDiscoverListsBuiltInsAndModules() throws {
-        let daemon = try DaemonProcess(modules: DaemonProcess.exampleModules)
+        let daemon = try DaemonProcess(DaemonOptions(modules: DaemonProcess.exampleModules))
         let connection = try RawConnection(daemon.tcpEndpoint)
         let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
         let names = Set(document?["methods"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? [])
@@ -79,7 +79,7 @@ final class DaemonProtocolTests: XCTestCase {
     /// documented errors under its methods' `errors` (through the module ABI's `errors_json`), `by-position` for
     /// a method that takes a list, and the limits a client paces itself by.
     func testDiscoverListsErrorsAndParamStructureAndInfoTheLimits() throws {
-        let daemon = try DaemonProcess(config: "MaxFrameSize=64K\nMaxCallsPerConnection=7\n", modules: ["calc", "echo"])
+        let daemon = try DaemonProcess(DaemonOptions(config: "MaxFrameSize=64K\nMaxCallsPerConnection=7\n", modules: ["calc", "echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
         let document = try connection.call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
         let methods = Dictionary(

@@ -20,12 +20,6 @@ final class EventIntegrationTests: XCTestCase {
         handlers = nil
     }
 
-    /// rpcd with these handler files (by name) in the test's handlers.d, which the test may change and reload.
-    private func startDaemon(config: String = "", _ handlerTexts: [String: String]) throws -> DaemonProcess {
-        for (name, text) in handlerTexts { try handlers.write(name, text) }
-        return try DaemonProcess(config: config, handlers: handlers)
-    }
-
     private static let kv = "[Handler]\nModule=kv\n"
 
     private func request(_ method: String, _ params: String, id: Int = 1) -> String {
@@ -45,7 +39,7 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testKVChangesReachASubscriberUntilItUnsubscribes() throws {
-        let daemon = try startDaemon(["kv": Self.kv])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv], handlers: handlers))
         let watcher = try RawConnection(daemon.tcpEndpoint)
         let id = try subscribe(watcher, "kv.changed")
         let admin = try RawConnection(.unix(path: daemon.socketPath))
@@ -70,7 +64,7 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testAConnectionThatNeverSubscribesGetsNoEvents() throws {
-        let daemon = try startDaemon(["kv": Self.kv])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv], handlers: handlers))
         let bystander = try RawConnection(daemon.tcpEndpoint)
         let admin = try RawConnection(.unix(path: daemon.socketPath))
         XCTAssertEqual(try admin.call(request("kv.set", #"["a",1]"#))["result"], true)
@@ -79,7 +73,7 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testSubscribingRefusesUnknownEventsAndFiltersAndHonoursTheLimit() throws {
-        let daemon = try startDaemon(config: "MaxSubscriptionsPerConnection=1\n", ["kv": Self.kv])
+        let daemon = try DaemonProcess(DaemonOptions(config: "MaxSubscriptionsPerConnection=1\n", handlerFiles: ["kv": Self.kv], handlers: handlers))
         let c = try RawConnection(daemon.tcpEndpoint)
         let unknown = try c.call(request("rpc.subscribe", #"{"event":"kv.nothing"}"#))
         XCTAssertEqual(unknown["error"]?["code"], -32602)
@@ -92,7 +86,7 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testDiscoverListsEventsWithTheirSchemas() throws {
-        let daemon = try startDaemon(["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n"])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n"], handlers: handlers))
         let document = try RawConnection(daemon.tcpEndpoint).call(request("rpc.discover", "[]"))["result"]
         let events = try XCTUnwrap(document?["x-events"]?.arrayValue)
         XCTAssertEqual(events.compactMap { $0["name"]?.stringValue }.sorted(), ["kv.changed", "sysinfo.load"])
@@ -101,7 +95,7 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testACModuleEmitsFromItsOwnThread() throws {
-        let daemon = try startDaemon(["sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0.05\n"])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0.05\n"], handlers: handlers))
         let watcher = try RawConnection(daemon.tcpEndpoint)
         let id = try subscribe(watcher, "sysinfo.load")
         for _ in 0..<3 {
@@ -112,20 +106,14 @@ final class EventIntegrationTests: XCTestCase {
     }
 
     func testClosingTheConnectionEndsItsSubscriptions() throws {
-        let daemon = try startDaemon(["kv": Self.kv])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv], handlers: handlers))
         var watcher: RawConnection? = try RawConnection(daemon.tcpEndpoint)
         _ = try subscribe(watcher!, "kv.changed")
         _ = try subscribe(watcher!, "kv.changed")
         XCTAssertEqual(try eventCounters(daemon)["subscriptions"], 2)
         watcher = nil
-        // The close reaches the daemon asynchronously: poll its counter, a bounded number of times.
-        var open: JSONValue?
-        for _ in 0..<1000 {  // up to 10 s: CI machines can be slow
-            open = try eventCounters(daemon)["subscriptions"]
-            if open == 1 { break }
-            usleep(10_000)
-        }
-        XCTAssertEqual(open, 0)
+        // The close reaches the daemon asynchronously, with no event a test sees: poll its counter.
+        try blockingWaitUntil("the closed connection's subscriptions to end") { try eventCounters(daemon)["subscriptions"] == 0 }
         let admin = try RawConnection(.unix(path: daemon.socketPath))
         XCTAssertEqual(try admin.call(request("kv.set", #"["a",1]"#))["result"], true)
         XCTAssertEqual(try eventCounters(daemon)["delivered"], 0)
@@ -134,7 +122,7 @@ final class EventIntegrationTests: XCTestCase {
     /// A subscriber that stops reading loses events (counted, and told how many), while the module's calls and
     /// another subscriber of the same events go on unaffected.
     func testASlowSubscriberLosesEventsWithoutSlowingTheModuleOrOthers() throws {
-        let daemon = try startDaemon(config: "MaxQueuedEvents=64\n", ["kv": Self.kv])
+        let daemon = try DaemonProcess(DaemonOptions(config: "MaxQueuedEvents=64\n", handlerFiles: ["kv": Self.kv], handlers: handlers))
         let slow = try RawConnection(daemon.tcpEndpoint, receiveBufferSize: 4096)
         let slowID = try subscribe(slow, "kv.changed")
         let fast = try RawConnection(daemon.tcpEndpoint)
@@ -146,7 +134,9 @@ final class EventIntegrationTests: XCTestCase {
         let value = String(repeating: "x", count: 32 << 10)
         let fastReceived = Counter()
         nonisolated(unsafe) let reading = fast  // only the reader thread uses it from here on
+        let readerEnded = DispatchSemaphore(value: 0)
         let reader = Thread {
+            defer { readerEnded.signal() }
             for _ in 0..<sets {
                 // Only a look at the frame's head: this reader must keep up, also in a debug build under load.
                 guard let frame = try? reading.receiveFrame(), frame.hasPrefix(#"{"jsonrpc":"2.0","method":"rpc.event""#) else { return }
@@ -158,7 +148,8 @@ final class EventIntegrationTests: XCTestCase {
         for index in 0..<sets {
             XCTAssertEqual(try admin.call(request("kv.set", #"["k","\#(value)"]"#, id: index))["result"], true)
         }
-        for _ in 0..<1000 where fastReceived.value < sets { usleep(10_000) }
+        // The reader ends after the last event, or at a receive that timed out (10 s) or read something else.
+        XCTAssertEqual(readerEnded.wait(timeout: .now() + 60), .success, "the reader ended")
         XCTAssertEqual(fastReceived.value, sets, "the subscriber that reads got every event")
 
         let counters = try eventCounters(daemon)
@@ -188,7 +179,7 @@ final class EventIntegrationTests: XCTestCase {
     /// Reload: a service that stays keeps its subscribers (the new instance's events reach them); a service
     /// that goes away ends its subscriptions with `rpc.subscriptionEnded`.
     func testReloadKeepsSubscribersOfServicesThatStayAndTellsTheOthers() throws {
-        let daemon = try startDaemon(["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0\n"])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv, "sysinfo": "[Handler]\nModule=sysinfo\n[Config]\nLoadInterval=0\n"], handlers: handlers))
         let watcher = try RawConnection(daemon.tcpEndpoint)
         let kvID = try subscribe(watcher, "kv.changed")
         let sysinfoID = try subscribe(watcher, "sysinfo.load")
@@ -211,7 +202,7 @@ final class EventIntegrationTests: XCTestCase {
     func testAccessRulesApplyToSubscribing() throws {
         // kv's own rules: only the test's user (over the Unix socket) may read it; rpc.* keeps the shipped
         // rules, so a loopback TCP peer may call rpc.subscribe but not subscribe to kv's events.
-        let daemon = try startDaemon(["kv": Self.kv + "[Access]\nAllow=user:root user:\(getuid())\nAllowRead=\n"])
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["kv": Self.kv + "[Access]\nAllow=user:root user:\(getuid())\nAllowRead=\n"], handlers: handlers))
         let outsider = try RawConnection(daemon.tcpEndpoint)
         let refused = try outsider.call(request("rpc.subscribe", #"{"event":"kv.changed"}"#))
         XCTAssertEqual(refused["error"]?["code"], -32007)
@@ -240,7 +231,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testEventsArriveTypedAndCancellingTheTaskUnsubscribes() async throws {
-        let daemon = try DaemonProcess(modules: ["kv"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["kv"]))
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
         XCTAssertEqual(events.event, "kv.changed")
@@ -269,7 +260,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testAPayloadThatDoesNotDecodeEndsTheSequenceWithAnError() async throws {
-        let daemon = try DaemonProcess(modules: ["kv"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["kv"]))
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         let events = try await client.subscribe(to: "kv.changed", as: Change.self)
@@ -291,7 +282,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRefusedSubscriptionsThrowTheServersError() async throws {
-        let daemon = try DaemonProcess(modules: ["kv"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["kv"]))
         let client = try await RPCClient.connect(to: daemon.tcpEndpoint)
         defer { Task { await client.close() } }
         do {
@@ -307,7 +298,7 @@ final class EventClientTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let shared = directory.appendingPathComponent("shared.sock").path
-        var daemon = try DaemonProcess(config: "Listen=\(shared)\n", modules: ["kv"])
+        var daemon = try DaemonProcess(DaemonOptions(config: "Listen=\(shared)\n", modules: ["kv"]))
         let client = try await RPCClient.connect(to: .unix(path: shared))
         var events = try await client.subscribe(to: "kv.changed", as: Change.self).makeAsyncIterator()
         _ = try await client.call("kv.set", params: ["a", 1])
@@ -315,7 +306,7 @@ final class EventClientTests: XCTestCase {
         XCTAssertEqual(first.key, "a")
 
         XCTAssertEqual(daemon.terminate(), 0)
-        daemon = try DaemonProcess(config: "Listen=\(shared)\n", modules: ["kv"])
+        daemon = try DaemonProcess(DaemonOptions(config: "Listen=\(shared)\n", modules: ["kv"]))
         guard case .resubscribed? = try await events.next() else { return XCTFail("no gap marker after the restart") }
         // The marker is yielded once the new subscription is registered: the next change reaches it.
         _ = try await client.call("kv.set", params: ["b", 2], options: RPCCallOptions(timeout: .seconds(10)))
@@ -333,7 +324,7 @@ final class EventClientTests: XCTestCase {
     }
 
     func testRpcctlWatchPrintsEventsAsJSONLines() async throws {
-        let daemon = try DaemonProcess(modules: ["kv"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["kv"]))
         let watcher = Task.detached {
             try DaemonProcess.runTool("rpcctl", ["watch", "kv.changed", "--count", "2", "--json", "--address", daemon.tcpEndpoint.description])
         }

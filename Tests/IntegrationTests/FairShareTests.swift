@@ -1,7 +1,7 @@
 import Foundation
 import RPCJSON
 import RPCProtocol
-import RPCWire
+import RPCTestSupport
 import XCTest
 
 /// Issue 21, one test per attack class: a peer without administrator rights (TCP from loopback) cannot make
@@ -10,9 +10,8 @@ import XCTest
 final class FairShareTests: XCTestCase {
     private let ping = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#
 
-    private func startDaemon(_ config: String = "", modules: [String] = []) throws -> DaemonProcess {
-        try DaemonProcess(config: "Administrators=user:\(getuid())\n" + config, modules: modules)
-    }
+    /// The [Server] line that makes the user running the tests the administrator.
+    private let administrator = "Administrators=user:\(getuid())\n"
 
     /// Pings as the administrator on the Unix socket over a new connection; returns the latency.
     @discardableResult
@@ -27,17 +26,12 @@ final class FairShareTests: XCTestCase {
     private func assertNothingStaysCharged(_ daemon: DaemonProcess, file: StaticString = #filePath, line: UInt = #line) throws {
         let observer = try RawConnection(.unix(path: daemon.socketPath))
         let info = #"{"jsonrpc":"2.0","method":"rpcd.info","id":1}"#
-        let deadline = ContinuousClock.now + .seconds(30)
-        var held = Int.max
-        while held > info.utf8.count, ContinuousClock.now < deadline {
-            held = try observer.call(info)["result"]?["frames"]?["buffered_bytes"]?.intValue ?? Int.max
-            if held > info.utf8.count { Thread.sleep(forTimeInterval: 0.05) }  // the daemon's closes: no event to wait on
+        // The daemon's closes of the peers' connections have no event a test sees: poll its count. The
+        // observer's own call holds its frame while it runs.
+        try blockingWaitUntil("nothing to stay charged after the peers disconnect", timeout: .seconds(30), file: file, line: line) {
+            try observer.call(info)["result"]?["frames"]?["buffered_bytes"]?.intValue ?? Int.max <= info.utf8.count
         }
-        // The observer's own call holds its frame while it runs.
-        XCTAssertLessThanOrEqual(held, info.utf8.count, "nothing stays charged after the peers disconnect", file: file, line: line)
     }
-
-    private func length(_ bytes: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(bytes).bigEndian, Array.init) }
 
     /// A connection that sends from a thread of its own: a peer that does not read makes the server stop
     /// reading it, and its send then waits until the server closes the connection.
@@ -58,9 +52,9 @@ final class FairShareTests: XCTestCase {
     /// 64 connections announcing 4 MiB frames and sending nothing more once locked every client out (256
     /// bytes): now they hold what they sent, and root and other TCP clients are served.
     func testAnnouncedLengthsLockNobodyOut() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(DaemonOptions(config: administrator))
         let holders = try (0..<64).map { _ in try RawConnection(daemon.tcpEndpoint) }
-        for holder in holders { try holder.send(length(4 << 20)) }
+        for holder in holders { try holder.send(WireFrame.header(announcing: 4 << 20)) }
         try rootPing(daemon)
         XCTAssertEqual(try RawConnection(daemon.tcpEndpoint).call(ping)["result"], "pong", "so are other TCP clients")
         _ = holders
@@ -69,11 +63,11 @@ final class FairShareTests: XCTestCase {
     /// A peer that pipelines calls with large ids and never reads its replies is closed when they fill its
     /// share, instead of pinning memory; root is served meanwhile, and nothing stays charged.
     func testRepliesAPeerDoesNotReadCannotPinMemory() throws {
-        let daemon = try startDaemon("FrameTimeout=3s\n", modules: ["echo"])
+        let daemon = try DaemonProcess(DaemonOptions(config: administrator + "FrameTimeout=3s\n", modules: ["echo"]))
         let before = daemon.residentKiB
         let id = String(repeating: "i", count: 500_000)
         var burst: [UInt8] = []
-        for n in 0..<64 { burst += RawConnection.frame(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(n)],"id":"\#(id)\#(n)"}"#) }
+        for n in 0..<64 { burst += WireFrame.bytes(#"{"jsonrpc":"2.0","method":"echo.echo","params":[\#(n)],"id":"\#(id)\#(n)"}"#) }
         var readers = try (0..<4).map { _ in try RawConnection(daemon.tcpEndpoint, receiveBufferSize: 4096) }
         let sending = sendInBackground(burst, on: readers)
         try rootPing(daemon)
@@ -87,9 +81,9 @@ final class FairShareTests: XCTestCase {
     /// Batches of 1024 rpc.discover (read-only, allowed to every local peer) once kept rpcd busy for seconds:
     /// the refused reply stops the batch, and each connection waits its turn on the loop.
     func testBatchesOfDiscoverDoNotStarveRoot() throws {
-        let daemon = try startDaemon("MaxFrameSize=256K\n")
+        let daemon = try DaemonProcess(DaemonOptions(config: administrator + "MaxFrameSize=256K\n"))
         let entries = (0..<1024).map { #"{"jsonrpc":"2.0","method":"rpc.discover","id":\#($0)}"# }
-        let batch = RawConnection.frame("[" + entries.joined(separator: ",") + "]")
+        let batch = WireFrame.bytes("[" + entries.joined(separator: ",") + "]")
         let attackers = try (0..<4).map { _ in try RawConnection(daemon.tcpEndpoint, receiveTimeout: 60) }
         for attacker in attackers { try attacker.send(batch + batch) }
         var slowest = Duration.zero
@@ -103,7 +97,7 @@ final class FairShareTests: XCTestCase {
 
     /// Subscribers that never read cannot make rpcd queue events without bound: events are charged by bytes.
     func testEventsASubscriberDoesNotReadAreBoundedByBytes() throws {
-        let daemon = try startDaemon(modules: ["kv"])
+        let daemon = try DaemonProcess(DaemonOptions(config: administrator, modules: ["kv"]))
         let before = daemon.residentKiB
         var subscribers: [RawConnection] = []
         for _ in 0..<4 {
@@ -127,8 +121,7 @@ final class FairShareTests: XCTestCase {
     /// an administrator gets that one.
     func testTheLastConnectionIsTheAdministrators() throws {
         for administrator in [false, true] {
-            let daemon = try DaemonProcess(
-                config: "MaxConnections=32\nAdministrators=" + (administrator ? "user:\(getuid())" : "user:65534") + "\n")
+            let daemon = try DaemonProcess(DaemonOptions(config: "MaxConnections=32\nAdministrators=" + (administrator ? "user:\(getuid())" : "user:65534") + "\n"))
             let tcp = try (0..<30).map { _ in try RawConnection(daemon.tcpEndpoint) }
             for connection in tcp { XCTAssertEqual(try connection.call(ping)["result"], "pong") }
             let first = try RawConnection(.unix(path: daemon.socketPath))

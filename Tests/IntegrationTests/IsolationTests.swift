@@ -1,6 +1,6 @@
 import Foundation
 import RPCJSON
-import RPCWire
+import RPCTestSupport
 import XCTest
 
 /// Fault isolation with real processes: the `faulty` test module (Tests/Modules/Faulty) crashes, aborts, exits
@@ -21,11 +21,8 @@ final class IsolationTests: XCTestCase {
 
     /// rpcd with the shipped defaults (every module isolated) serving `calc` and `faulty`, `faulty` with `extra`
     /// lines in its [Handler] section.
-    private func startDaemon(faulty extra: String = "") throws -> DaemonProcess {
-        try "[Handler]\nModule=calc\n".write(to: handlers.appendingPathComponent("calc.conf"), atomically: true, encoding: .utf8)
-        try "[Handler]\nModule=faulty\n\(extra)\n".write(
-            to: handlers.appendingPathComponent("faulty.conf"), atomically: true, encoding: .utf8)
-        return try DaemonProcess(handlers: directory)
+    private func serving(faulty extra: String = "") -> DaemonOptions {
+        DaemonOptions(modules: ["calc"], handlerFiles: ["faulty": "[Handler]\nModule=faulty\n\(extra)\n"], handlers: directory)
     }
 
     private func request(_ method: String, id: Int, params: String = "[]") -> String {
@@ -57,7 +54,7 @@ final class IsolationTests: XCTestCase {
     }
 
     func testACrashIsAnsweredContainedAndRestarted() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let others = try RawConnection(daemon.tcpEndpoint)
         let caller = try RawConnection(daemon.tcpEndpoint)
         let before = try hostPID(caller)
@@ -83,7 +80,7 @@ final class IsolationTests: XCTestCase {
     }
 
     func testAnAbortAndAnExitAreContainedToo() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint)
         let aborted = try caller.call(request("faulty.abort", id: 1))
         XCTAssertEqual(aborted["error"]?["data"]?["termination"], "SIGABRT", "\(aborted)")
@@ -96,7 +93,7 @@ final class IsolationTests: XCTestCase {
     }
 
     func testAMethodHangingOnTheHostsEventLoopIsKilledWhileRpcdServes() throws {
-        let daemon = try startDaemon(faulty: "Timeout=500ms")
+        let daemon = try DaemonProcess(serving(faulty: "Timeout=500ms"))
         let others = try RawConnection(daemon.tcpEndpoint)
         let caller = try RawConnection(daemon.tcpEndpoint)
         try caller.sendFrame(request("faulty.hang", id: 1))
@@ -109,7 +106,7 @@ final class IsolationTests: XCTestCase {
     }
 
     func testAHangingBlockingMethodIsKilledAfterTwiceItsTimeout() throws {
-        let daemon = try startDaemon(faulty: "Timeout=300ms")
+        let daemon = try DaemonProcess(serving(faulty: "Timeout=300ms"))
         let others = try RawConnection(daemon.tcpEndpoint)
         let caller = try RawConnection(daemon.tcpEndpoint)
         try caller.sendFrame(request("faulty.hang_blocking", id: 1))
@@ -122,14 +119,14 @@ final class IsolationTests: XCTestCase {
     }
 
     func testIsolationNoneRunsTheModuleInsideRpcd() throws {
-        let daemon = try startDaemon(faulty: "Isolation=none")
+        let daemon = try DaemonProcess(serving(faulty: "Isolation=none"))
         let caller = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try hostPID(caller), Int(daemon.process.processIdentifier))
     }
 
     func testAModuleThatCannotStartIsRefusedAlone() throws {
         try "[Handler]\nModule=nonexistent\n".write(to: handlers.appendingPathComponent("missing.conf"), atomically: true, encoding: .utf8)
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(request("missing.anything", id: 1))["error"]?["code"], -32005)
         XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
@@ -149,7 +146,7 @@ extension IsolationTests {
         let file = handlers.appendingPathComponent("kv.json").path
         try "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(file)\n".write(
             to: handlers.appendingPathComponent("kv.conf"), atomically: true, encoding: .utf8)
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         // kv.set changes state: only Allow= peers (the user running the tests, on the Unix socket) may call it.
         let writer = try RawConnection(.unix(path: daemon.socketPath))
         let control = try RawConnection(daemon.tcpEndpoint)
@@ -185,7 +182,7 @@ extension IsolationTests {
 
 extension IsolationTests {
     func testAReloadKeepsAnUnchangedHostAndReplacesAChangedOne() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
         let first = try hostPID(c)
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
@@ -204,7 +201,7 @@ extension IsolationTests {
     func testTheSandboxGrantsOnlyReadWritePaths() throws {
         let granted = handlers.appendingPathComponent("granted")
         try FileManager.default.createDirectory(at: granted, withIntermediateDirectories: true)
-        let daemon = try startDaemon(faulty: "ReadWritePaths=\(granted.path)")
+        let daemon = try DaemonProcess(serving(faulty: "ReadWritePaths=\(granted.path)"))
         // rpcd's own files stand in for its TLS key: the configuration directory of the daemon.
         let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
         let c = try RawConnection(daemon.tcpEndpoint)
@@ -217,14 +214,14 @@ extension IsolationTests {
     }
 
     func testTheSystemCallFilterRefusesWhatNoModuleNeeds() throws {
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(request("faulty.unshare", id: 1))["result"]?.intValue, Int(EPERM), "the filter, not the kernel's EINVAL")
         XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok", "the host lives on")
     }
 
     func testTheSandboxOffInProcess() throws {
-        let daemon = try startDaemon(faulty: "Isolation=none")
+        let daemon = try DaemonProcess(serving(faulty: "Isolation=none"))
         let c = try RawConnection(daemon.tcpEndpoint)
         let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
         XCTAssertEqual(try c.call(request("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
@@ -232,7 +229,7 @@ extension IsolationTests {
     }
 
     func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {
-        let daemon = try startDaemon(faulty: "MemoryMax=64M")
+        let daemon = try DaemonProcess(serving(faulty: "MemoryMax=64M"))
         let c = try RawConnection(daemon.tcpEndpoint)
         let reply = try c.call(request("faulty.allocate", id: 1))
         // malloc fails inside the limit and the module answers how far it got; or the host dies of it and the
@@ -257,7 +254,7 @@ extension IsolationTests {
         for name in ["echo", "sysinfo"] {
             try "[Handler]\nModule=\(name)\n".write(to: handlers.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
         }
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let control = try RawConnection(daemon.tcpEndpoint)
         let load = ChaosLoad(others: try RawConnection(daemon.tcpEndpoint), writer: try RawConnection(.unix(path: daemon.socketPath)))
         load.start()
@@ -366,7 +363,7 @@ private final class ChaosLoad: @unchecked Sendable {
 extension IsolationTests {
     func testASwiftTrapIsContainedLikeACrash() throws {
         try "[Handler]\nModule=trapping\n".write(to: handlers.appendingPathComponent("trapping.conf"), atomically: true, encoding: .utf8)
-        let daemon = try startDaemon()
+        let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(request("trapping.ok", id: 1, params: "[1]"))["result"], [1])
         let reply = try c.call(request("trapping.trap", id: 2))

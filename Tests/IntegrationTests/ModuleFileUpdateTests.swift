@@ -1,5 +1,6 @@
 import Foundation
 import RPCJSON
+import RPCTestSupport
 import XCTest
 
 /// Whatever an administrator does to a loaded module's file — `cp` over it, truncate it, remove it, install a
@@ -52,7 +53,7 @@ final class ModuleFileUpdateTests: XCTestCase {
         try FileManager.default.copyItem(
             at: DaemonProcess.productsDirectory.appendingPathComponent("libkv.so"), to: modules.appendingPathComponent("libkv.so"))
         try handlers.writeModules([module, "kv"], isolation: isolation)
-        let daemon = try DaemonProcess(handlers: handlers, moduleDirectory: modules)
+        let daemon = try DaemonProcess(DaemonOptions(handlers: handlers, moduleDirectory: modules))
         let endpoint = try XCTUnwrap(daemon.tcpEndpoint)
         XCTAssertTrue(try answers(RawConnection(endpoint).call(call), expect), "served before any change", file: file, line: line)
 

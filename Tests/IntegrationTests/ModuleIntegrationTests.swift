@@ -1,6 +1,6 @@
 import Foundation
 import RPCJSON
-import RPCWire
+import RPCTestSupport
 import XCTest
 
 /// The example modules (built by this package) loaded by the real daemon through handlers.d.
@@ -15,17 +15,10 @@ final class ModuleIntegrationTests: XCTestCase {
         handlers = nil
     }
 
-    /// rpcd serving the example modules `names` from the test's handlers.d, which outlives it (restarts and
-    /// reloads read the same files); modules come from `modules` when given.
-    private func startDaemon(_ names: [String], modules: URL? = nil) throws -> DaemonProcess {
-        try handlers.writeModules(names)
-        return try DaemonProcess(handlers: handlers, moduleDirectory: modules)
-    }
-
     /// The JSON-RPC 2.0 specification's examples (section 7), `subtract` mapped to calc.subtract,
     /// `sum` to calc.sum, `update`/`notify_*` to echo.echo, `get_data` to echo.echo with params.
     func testSpecificationExamplesOverTheWire() throws {
-        let daemon = try startDaemon(["calc", "echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo"], handlers: handlers))
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": [42, 23], "id": 1}"#)["result"]?.doubleValue, 19)
         XCTAssertEqual(try c.call(#"{"jsonrpc": "2.0", "method": "calc.subtract", "params": [23, 42], "id": 2}"#)["result"]?.doubleValue, -19)
@@ -65,7 +58,7 @@ final class ModuleIntegrationTests: XCTestCase {
     func testEveryExampleModuleServes() throws {
         let kvFile = handlers.path("kv.json")
         try handlers.write("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(kvFile)\n")
-        let daemon = try startDaemon(["calc", "echo", "sysinfo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo", "sysinfo"], handlers: handlers))
         let c = try RawConnection(daemon.tcpEndpoint)
         let divide = try c.call(#"{"jsonrpc":"2.0","method":"calc.divide","params":[1,0],"id":1}"#)
         XCTAssertEqual(divide["error"]?["message"], "Division by zero")
@@ -87,7 +80,7 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(daemon.terminate(), 0)
 
         // The store survives a restart through its File=.
-        let again = try DaemonProcess(handlers: handlers)
+        let again = try DaemonProcess(DaemonOptions(handlers: handlers))
         let c2 = try RawConnection(again.tcpEndpoint)
         XCTAssertEqual(try c2.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], ["a"])
     }
@@ -97,7 +90,7 @@ final class ModuleIntegrationTests: XCTestCase {
     func testDiscoverDescribesModuleMethods() throws {
         for isolation in ["process", "none"] {
             try handlers.write("calc", "[Handler]\nModule=calc\nIsolation=\(isolation)\n")
-            let daemon = try DaemonProcess(handlers: handlers)
+            let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
             let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
             let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
             XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
@@ -122,7 +115,7 @@ final class ModuleIntegrationTests: XCTestCase {
         let modules = try moduleDirectory(["broken.so": "not an ELF file"])
         try handlers.write("broken", "[Handler]\nModule=broken\nService=broken\n")
         try handlers.write("missing", "[Handler]\nModule=missing\nService=missing\n")
-        let daemon = try startDaemon(["calc"], modules: modules)
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc"], handlers: handlers, moduleDirectory: modules))
         try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/broken.so refused: dlopen failed")
         try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: modules.path))/missing.so refused: no such file")
         let c = try RawConnection(daemon.tcpEndpoint)
@@ -137,7 +130,7 @@ final class ModuleIntegrationTests: XCTestCase {
         let writable = modules.appendingPathComponent("libecho.so")
         try FileManager.default.copyItem(at: DaemonProcess.productsDirectory.appendingPathComponent("libecho.so"), to: writable)
         chmod(writable.path, 0o666)
-        let daemon = try startDaemon(["calc", "echo"], modules: modules)
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo"], handlers: handlers, moduleDirectory: modules))
         try daemon.waitForLog(matching: "module \(NSRegularExpression.escapedPattern(for: writable.path)) refused: \(NSRegularExpression.escapedPattern(for: writable.path)) is writable by group or others \\(mode 666\\)")
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["error"]?["code"], -32005)
@@ -145,12 +138,12 @@ final class ModuleIntegrationTests: XCTestCase {
 
         chmod(writable.path, 0o644)
         chmod(modules.path, 0o777)
-        let again = try startDaemon(["calc", "echo"], modules: modules)
+        let again = try DaemonProcess(DaemonOptions(modules: ["calc", "echo"], handlers: handlers, moduleDirectory: modules))
         try again.waitForLog(matching: "\(NSRegularExpression.escapedPattern(for: modules.path)) is writable by group or others \\(mode 777\\)")
     }
 
     func testReloadUnderLoadLosesNoCallToServicesThatStayed() throws {
-        let daemon = try startDaemon(["calc", "echo"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo"], handlers: handlers))
         let endpoint = daemon.tcpEndpoint!
         let failures = Counter()
         let answered = Counter()
@@ -189,7 +182,7 @@ final class ModuleIntegrationTests: XCTestCase {
     }
 
     func testBrokenConfigurationOnReloadKeepsTheOldOneServing() throws {
-        let daemon = try startDaemon(["calc"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc"], handlers: handlers))
         let c = try RawConnection(daemon.tcpEndpoint)
         try handlers.write("calc", "[Handler]\nModule=calc\nTimeout=whenever\n")
         let outcome = try daemon.reload()
@@ -201,7 +194,7 @@ final class ModuleIntegrationTests: XCTestCase {
     /// `rpcctl reload` (what `systemctl reload` runs) returns when the reload is over, with its outcome: the
     /// services now served, or exit status 1 and the reason when the previous configuration keeps serving.
     func testRpcctlReloadWaitsForTheOutcomeAndFailsWhenRefused() throws {
-        let daemon = try startDaemon(["calc"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc"], handlers: handlers))
         try handlers.write("kv", "[Handler]\nModule=kv\n")
         let good = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
         XCTAssertEqual(good.status, 0, good.stderr)

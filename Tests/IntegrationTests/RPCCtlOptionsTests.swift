@@ -1,12 +1,13 @@
 import Foundation
 import RPCClientTools
+import RPCTestSupport
 import XCTest
 
 /// rpcctl takes its connection options before the subcommand as well as after it, as the docs show them
 /// (`rpcctl --address ADDRESS call ...`), and `LeadingOptions` knows every one of them.
 final class RPCCtlOptionsTests: XCTestCase {
     func testConnectionOptionsBeforeTheSubcommand() throws {
-        let daemon = try DaemonProcess(modules: ["calc"])
+        let daemon = try DaemonProcess(DaemonOptions(modules: ["calc"]))
         let call = try DaemonProcess.runTool("rpcctl", ["--address", daemon.socketPath, "--timeout", "5", "call", "calc.add", "1", "2"])
         XCTAssertEqual(call.status, 0, call.stderr)
         XCTAssertEqual(call.stdout, "3\n")
@@ -35,7 +36,7 @@ final class RPCCtlOptionsTests: XCTestCase {
         let sample = try XCTUnwrap(guide.components(separatedBy: "$ rpcctl info\n").dropFirst().first?.components(separatedBy: "```").first)
         let shown = sample.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init)
         XCTAssertEqual(shown.count, 6, sample)
-        let daemon = try DaemonProcess(modules: DaemonProcess.exampleModules)
+        let daemon = try DaemonProcess(DaemonOptions(modules: DaemonProcess.exampleModules))
         let info = try DaemonProcess.runTool("rpcctl", ["info", "--address", daemon.socketPath])
         XCTAssertEqual(info.status, 0, info.stderr)
         XCTAssertEqual(info.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }.map(String.init), shown)

@@ -19,18 +19,19 @@ final class TLSTests: XCTestCase {
         pki.removeDirectory()
     }
 
-    /// rpcd with a TLS listener on an ephemeral port; returns it and that endpoint.
-    private func startDaemon(
+    /// rpcd with a TLS listener on an ephemeral port (`server` lines, then `tls` ones in [TLS]), with a server
+    /// certificate for `certificateNames` from the test's CA.
+    private func withTLS(
         server settings: String = "", tls: String, access: String? = nil, modules: [String] = [],
         certificateNames: String = "DNS:localhost,IP:127.0.0.1"
-    ) throws -> (DaemonProcess, RPCEndpoint) {
+    ) throws -> DaemonOptions {
         let server = try pki.issue("server", commonName: "localhost", alternativeNames: certificateNames, usage: "serverAuth")
-        var config = "Listen=tls://127.0.0.1:0\n" + settings + "[TLS]\nCertificate=\(server.certificate)\nPrivateKey=\(server.key)\n" + tls
-        if let access { config += "\n[Access]\n" + access }
-        let daemon = try DaemonProcess(config: config, modules: modules)
-        let port = try daemon.waitForLog(matching: #"rpcd_listener=tls://127\.0\.0\.1:(\d+)"#)
-        return (daemon, .tls(host: "127.0.0.1", port: try XCTUnwrap(Int(port))))
+        let config = "Listen=tls://127.0.0.1:0\n" + settings + "[TLS]\nCertificate=\(server.certificate)\nPrivateKey=\(server.key)\n" + tls
+        return DaemonOptions(config: config, access: access, modules: modules)
     }
+
+    /// The address of the TLS listener as rpcd logged it.
+    private static let tlsListener = #"tls://127\.0\.0\.1:\d+"#
 
     private func call(
         _ endpoint: RPCEndpoint, _ tls: RPCClientTLS, _ method: String, _ params: JSONValue? = nil
@@ -44,7 +45,8 @@ final class TLSTests: XCTestCase {
     func testTheClientChecksTheServersCertificateAndName() async throws {
         // Only a DNS name: swift-nio-ssl accepts a certificate naming the connected address whatever name is
         // asked for, so an IP alternative name would hide a missing name check.
-        let (daemon, endpoint) = try startDaemon(tls: "", certificateNames: "DNS:localhost")
+        let daemon = try DaemonProcess(withTLS(tls: "", certificateNames: "DNS:localhost"))
+        let endpoint = try daemon.listener(Self.tlsListener)
         defer { withExtendedLifetime(daemon) {} }
         let pong = try await call(endpoint, RPCClientTLS(caFile: pki.caFile, serverName: "localhost"), "rpcd.ping")
         XCTAssertEqual(pong, "pong")
@@ -67,9 +69,10 @@ final class TLSTests: XCTestCase {
         let bob = try pki.issueClient("bob")
         let rogue = try TestPKI(in: pki.directory, name: "rogue")
         let mallory = try rogue.issueClient("mallory")
-        let (daemon, endpoint) = try startDaemon(
+        let daemon = try DaemonProcess(withTLS(
             server: "LogLevel=debug\n", tls: "ClientCA=\(pki.caFile)\nRequireClientCertificate=yes\n",
-            access: "Allow=client:alice\nAllowRead=client:*\n", modules: ["kv"])
+            access: "Allow=client:alice\nAllowRead=client:*\n", modules: ["kv"]))
+        let endpoint = try daemon.listener(Self.tlsListener)
         let asAlice = RPCClientTLS(caFile: pki.caFile, certificateFile: alice.certificate, privateKeyFile: alice.key)
         let asBob = RPCClientTLS(caFile: pki.caFile, certificateFile: bob.certificate, privateKeyFile: bob.key)
         let stored = try await call(endpoint, asAlice, "kv.set", ["key": "k", "value": 1])
@@ -105,7 +108,8 @@ final class TLSTests: XCTestCase {
     /// A peer that speaks plain frames to a TLS listener, or says nothing, is closed: at once, or when
     /// `FrameTimeout=` has passed without a handshake. Both are logged; the daemon serves on.
     func testClientsWithoutAHandshakeAreClosed() async throws {
-        let (daemon, endpoint) = try startDaemon(server: "FrameTimeout=1s\n", tls: "")
+        let daemon = try DaemonProcess(withTLS(server: "FrameTimeout=1s\n", tls: ""))
+        let endpoint = try daemon.listener(Self.tlsListener)
         let plain = try RawConnection(endpoint)
         try plain.sendFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
         XCTAssertTrue(plain.isClosedByPeerAfterAnyReply(), "a plain frame is not a TLS handshake")
@@ -120,7 +124,8 @@ final class TLSTests: XCTestCase {
 
     /// A plain client at a TLS listener, and a TLS client at a plain one, are told what happened.
     func testMixingUpPlainAndTLSSaysSo() async throws {
-        let (daemon, tlsEndpoint) = try startDaemon(server: "Listen=127.0.0.1:0\n", tls: "")
+        let daemon = try DaemonProcess(withTLS(server: "Listen=127.0.0.1:0\n", tls: ""))
+        let tlsEndpoint = try daemon.listener(Self.tlsListener)
         let port = try XCTUnwrap(Int(try daemon.waitForLog(matching: #"rpcd_listener=127\.0\.0\.1:(\d+)"#)))
         do {
             _ = try await call(.tls(host: "127.0.0.1", port: port), RPCClientTLS(caFile: pki.caFile), "rpcd.ping")
@@ -145,9 +150,10 @@ final class TLSTests: XCTestCase {
     func testClientNamesMatchOnlyInTheFormTheyWereIssuedIn() async throws {
         let carol = try pki.issue("carol", commonName: "carol", alternativeNames: "DNS:ops.example.org", usage: "clientAuth")
         let dave = try pki.issue("dave", commonName: "dns:ops.example.org", alternativeNames: "DNS:dave.example.org", usage: "clientAuth")
-        let (daemon, endpoint) = try startDaemon(
+        let daemon = try DaemonProcess(withTLS(
             tls: "ClientCA=\(pki.caFile)\nRequireClientCertificate=yes\n",
-            access: "Allow=client:dns:ops.example.org\nAllowRead=client:ops.example.org\n", modules: ["kv"])
+            access: "Allow=client:dns:ops.example.org\nAllowRead=client:ops.example.org\n", modules: ["kv"]))
+        let endpoint = try daemon.listener(Self.tlsListener)
         defer { _ = daemon }
         let asCarol = RPCClientTLS(caFile: pki.caFile, certificateFile: carol.certificate, privateKeyFile: carol.key)
         let asDave = RPCClientTLS(caFile: pki.caFile, certificateFile: dave.certificate, privateKeyFile: dave.key)
@@ -164,7 +170,8 @@ final class TLSTests: XCTestCase {
     /// A private key every local user can read is refused (issue 21), on reload as at start: the old one
     /// keeps serving, and the log says why and how to fix it.
     func testAPrivateKeyOpenToEveryUserIsRefused() async throws {
-        let (daemon, endpoint) = try startDaemon(tls: "")
+        let daemon = try DaemonProcess(withTLS(tls: ""))
+        let endpoint = try daemon.listener(Self.tlsListener)
         XCTAssertEqual(chmod(pki.path("server.key"), 0o644), 0)
         kill(daemon.process.processIdentifier, SIGHUP)
         let reason = try daemon.waitForLog(matching: "(open to every user \\(mode 644\\): run chmod o-rwx)")
@@ -174,7 +181,8 @@ final class TLSTests: XCTestCase {
     }
 
     func testReloadReadsNewFilesAndKeepsOpenConnections() async throws {
-        let (daemon, endpoint) = try startDaemon(tls: "")
+        let daemon = try DaemonProcess(withTLS(tls: ""))
+        let endpoint = try daemon.listener(Self.tlsListener)
         let open = try await RPCClient.connect(to: endpoint, tls: RPCClientTLS(caFile: pki.caFile))
         let before = try await open.call("rpcd.ping")
         XCTAssertEqual(before, "pong")
@@ -205,7 +213,8 @@ final class TLSTests: XCTestCase {
     /// and accepts them, and rpcd counts the handshakes that resumed (`rpcd.info` `tls`). swift-nio-ssl's
     /// client cannot offer a session, so the client here is Python's `ssl` (OpenSSL), a real second process.
     func testASecondConnectionResumesTheSessionAndIsCounted() async throws {
-        let (daemon, endpoint) = try startDaemon(tls: "")
+        let daemon = try DaemonProcess(withTLS(tls: ""))
+        let endpoint = try daemon.listener(Self.tlsListener)
         defer { withExtendedLifetime(daemon) {} }
         guard case .tls(_, let port) = endpoint else { return XCTFail("not a TLS endpoint") }
         let script = """

@@ -7,7 +7,8 @@
   (rpcctl bench on the Unix socket, peer "uid N") and under an attack (connections from loopback that
   pipeline large calls and never read their replies, bench/hostile.py's "pipeline" class): the attacking peer
   is listed first, the load's method shows calls/s, `s` changes the order and `q` quits;
-- `rpcctl top --once --json` names the same heaviest peer.
+- `rpcctl top --once --json` names the same heaviest peer to root on the Unix socket (an administrator under
+  the shipped access rules), and to a local user (loopback TCP) gives only the aggregate: no peer is named.
 
 Needs rpcd, rpcctl and the example modules (RPCD_BIN_DIR, default .build/debug), promtool (Debian's
 prometheus package) and tmux. Loopback and a temporary Unix socket only; every process it starts is stopped,
@@ -78,7 +79,9 @@ class Daemon:
             file.write(f"[Server]\nListen=127.0.0.1:{self.port}\nListen={self.socket_path}\nThreads=1\n")
             if http:
                 file.write(f"Listen=http://127.0.0.1:{self.http_port}\n")
-            file.write("[Avahi]\nEnabled=no\n[Access]\nAllow=local\n")
+            # The shipped access rules ([Access] left out): root and group rpcd may call everything and see the
+            # peers rpcd.metrics names, every local user may read.
+            file.write("[Avahi]\nEnabled=no\n")
         self.log = open(os.path.join(workdir, "rpcd.log"), "w")
         self.process = subprocess.Popen(
             [os.path.join(BIN_DIR, "rpcd"), "--config", config, "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"),
@@ -88,8 +91,9 @@ class Daemon:
         if self.process.poll() is not None:
             raise RuntimeError(f"rpcd exited: {read(self.log.name)}")
 
-    def rpcctl(self, *arguments, timeout=30):
-        return subprocess.run([os.path.join(BIN_DIR, "rpcctl"), *arguments, "--address", self.socket_path],
+    def rpcctl(self, *arguments, timeout=30, address=None):
+        """rpcctl on the Unix socket (as root: an administrator under the shipped rules), or on `address`."""
+        return subprocess.run([os.path.join(BIN_DIR, "rpcctl"), *arguments, "--address", address or self.socket_path],
                               capture_output=True, text=True, timeout=timeout)
 
     def stop(self):
@@ -181,7 +185,7 @@ class MetricsTests(unittest.TestCase):
             [os.path.join(BIN_DIR, "rpcctl"), "bench", "calc.add", "--params", "[1, 2]", "--connections", "4",
              "--depth", "4", "--duration", "20", "--warmup", "0", "--threads", "1", "--address", self.daemon.socket_path],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        attack = Attack(self.daemon.port, seconds=25)
+        attack = Attack(self.daemon.port, seconds=35)
         tmux = ["tmux", "-L", f"rpcd-metrics-test-{os.getpid()}"]
         session = "top"
         try:
@@ -221,6 +225,20 @@ class MetricsTests(unittest.TestCase):
             self.assertEqual(snapshot["peers"][0]["peer"], "loopback")
             self.assertTrue(any(m["service"] == "calc" and m["method"] == "add" and m["calls"] > 0
                                 for m in snapshot["methods"]))
+
+            # Over loopback TCP the caller is a local user, not an administrator (users are only known on the
+            # Unix socket): rpcd.metrics names no peer, only how many there are and what the heaviest holds.
+            tcp = f"127.0.0.1:{self.daemon.port}"
+            once = self.daemon.rpcctl("top", "--once", "--json", address=tcp)
+            self.assertEqual(once.returncode, 0, once.stderr)
+            unnamed = json.loads(once.stdout)
+            self.assertNotIn("peers", unnamed)
+            self.assertGreaterEqual(unnamed["budget"]["peers"], 2, unnamed["budget"])
+            self.assertGreater(unnamed["budget"]["largest_peer_bytes"], 100_000, unnamed["budget"])
+            plain = self.daemon.rpcctl("top", "--once", "--interval", "0.2", address=tcp)
+            self.assertEqual(plain.returncode, 0, plain.stderr)
+            self.assertIn("(names: administrators only)", plain.stdout)
+            self.assertNotIn("\nloopback ", plain.stdout)
 
             subprocess.run(tmux + ["send-keys", "-t", session, "s"], check=True, timeout=10)
             self.assertTrue(wait_for(lambda: "sort (by errors)" in screen(), 5), screen())

@@ -93,7 +93,7 @@ final class InProcessClientTests: XCTestCase {
         _ = await seen.next()
         XCTAssertEqual(probe.cancelled.load(ordering: .relaxed), 1)
         XCTAssertEqual(probe.running.load(ordering: .relaxed), 0)
-        XCTAssertEqual(router.statistics.snapshot().sum("rpcd_calls_total", ["outcome": "-32011"]), 1)
+        XCTAssertEqual(router.statistics.snapshot().calls("-32011"), 1)
         await client.close()
     }
 

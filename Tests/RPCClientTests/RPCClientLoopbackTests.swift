@@ -44,13 +44,15 @@ final class RPCClientLoopbackTests: XCTestCase {
     }
 
     func testConcurrentCallsArePipelinedAndAnsweredOutOfOrder() async throws {
+        let server = try XCTUnwrap(self.server)
         let client = try await RPCClient.connect(to: server.endpoint)
         let clock = ContinuousClock()
         let start = clock.now
         let order = try await withThrowingTaskGroup(of: (Int, JSONValue).self) { group in
             group.addTask { (0, try await client.call("t.sleep", params: [300])) }
             group.addTask {
-                try await Task.sleep(for: .milliseconds(20))
+                // Only once the sleep is in the server: the ping is sent after it on the same connection.
+                try await waitUntil("the sleep to reach the server") { server.received.contains("t.sleep") }
                 return (1, try await client.call("t.ping"))
             }
             var order: [Int] = []
@@ -79,7 +81,7 @@ final class RPCClientLoopbackTests: XCTestCase {
     func testServerClosingFailsPendingCallsWithConnectionClosed() async throws {
         let client = try await RPCClient.connect(to: server.endpoint)
         async let slow = client.call("t.sleep", params: [5000])
-        try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("the sleep to reach the server") { server.received.contains("t.sleep") }
         let closing = try await client.sendRaw(Array(#"{"jsonrpc":"2.0","method":"t.close","id":99}"#.utf8))
         XCTAssertNil(closing, "the server closed instead of answering")
         do {

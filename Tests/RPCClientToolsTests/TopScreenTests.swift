@@ -37,6 +37,29 @@ final class TopScreenTests: XCTestCase {
         XCTAssertTrue(lines[peers + 1].hasPrefix("loopback"), "the peer holding the most comes first")
     }
 
+    /// rpcd names peers to administrators only: for anyone else, the screen shows the aggregate and says why.
+    func testWithoutPeerNamesTheAggregateIsShown() throws {
+        guard case .object(var unnamed) = snapshot(calls: 5, okCalls: 5, buckets: [], peers: []) else { return XCTFail() }
+        unnamed["peers"] = nil
+        unnamed["budget"] = ["buffered_bytes": 900_000, "limit": 134_217_728, "peers": 3, "largest_peer_bytes": 800_000]
+        let lines = TopScreen(previous: .object(unnamed), current: .object(unnamed), interval: 1).lines
+        let peers = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("PEER") })
+        XCTAssertEqual(lines[peers + 1], "  3 peers, the heaviest holds 800.0 KB (names: administrators only)")
+        XCTAssertTrue(lines.allSatisfy { $0.count <= 80 })
+    }
+
+    /// With `Metrics=no` rpcd still counts calls (rates are shown) but times none.
+    func testMetricsOffShowsRatesWithoutQuantiles() throws {
+        guard case .object(var before) = snapshot(calls: 10, okCalls: 10, buckets: [], peers: []),
+              case .object(var after) = snapshot(calls: 30, okCalls: 30, buckets: [], peers: []) else { return XCTFail() }
+        before["metrics"] = false
+        after["metrics"] = false
+        let screen = TopScreen(previous: .object(before), current: .object(after), interval: 1)
+        XCTAssertEqual(screen.methodRows().first?.callsPerSecond, 20)
+        XCTAssertNil(screen.methodRows().first?.p99)
+        XCTAssertTrue(screen.lines.contains("metrics are off (Metrics=no): calls are counted, not timed (no p50, p99)"))
+    }
+
     func testNoCallsNoQuantile() {
         let same = snapshot(calls: 5, okCalls: 5, buckets: [(0.001, 5)], peers: [])
         XCTAssertNil(TopScreen(previous: same, current: same, interval: 1).methodRows().first?.p50)

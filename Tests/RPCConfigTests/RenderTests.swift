@@ -41,6 +41,7 @@ final class RenderTests: XCTestCase {
             Server=
             KeyFile=
             TTL=120
+            Lease=120
             AdvertiseAddress=
 
             [Access]

@@ -7,6 +7,7 @@ final class WideAreaSectionTests: XCTestCase {
         let wideArea = ServerConfiguration.defaults.wideArea
         XCTAssertFalse(wideArea.enabled)
         XCTAssertEqual(wideArea.ttl, 120)
+        XCTAssertEqual(wideArea.lease, 120)
         XCTAssertEqual(wideArea.advertiseAddresses, [])
     }
 
@@ -17,6 +18,7 @@ final class WideAreaSectionTests: XCTestCase {
             Server=[2001:db8::53]:5353
             KeyFile=/etc/rpcd/update.key
             TTL=30
+            Lease=3600
             AdvertiseAddress=192.0.2.10
             AdvertiseAddress=2001:db8::10
 
@@ -25,6 +27,7 @@ final class WideAreaSectionTests: XCTestCase {
         XCTAssertEqual(wideArea.server, DNSServerAddress(address: "2001:db8::53", port: 5353))
         XCTAssertEqual(wideArea.keyFile, "/etc/rpcd/update.key")
         XCTAssertEqual(wideArea.ttl, 30)
+        XCTAssertEqual(wideArea.lease, 3600)
         XCTAssertEqual(wideArea.advertiseAddresses, ["192.0.2.10", "2001:db8::10"])
         XCTAssertEqual(try configuration("[WideArea]\nDomain=x.test\nServer=192.0.2.53\nKeyFile=/k\n").wideArea.server?.description, "192.0.2.53:53")
     }
@@ -46,6 +49,7 @@ final class WideAreaSectionTests: XCTestCase {
             configError { try configuration("[WideArea]\nAdvertiseAddress=host\n") }?.description,
             "/etc/rpcd/rpcd.conf:2: invalid value 'host' for AdvertiseAddress=: expected an IP address other subnets reach this host at, such as 192.0.2.10 or 2001:db8::10")
         XCTAssertNotNil(configError { try configuration("[WideArea]\nTTL=1\n") })
+        XCTAssertNotNil(configError { try configuration("[WideArea]\nLease=3\n") })
         XCTAssertEqual(
             configError { try configuration("[WideArea]\nKeyfile=/k\n") }?.description,
             "/etc/rpcd/rpcd.conf:2: unknown key 'Keyfile' in section [WideArea]; did you mean 'KeyFile'?")
@@ -67,10 +71,10 @@ final class WideAreaSectionTests: XCTestCase {
         var settings = ServerConfiguration.defaults
         settings.wideArea = WideAreaSettings(
             domain: "services.example.net", server: DNSServerAddress(address: "192.0.2.53"), keyFile: "/etc/rpcd/update.key",
-            ttl: 60, advertiseAddresses: ["192.0.2.10"])
+            ttl: 60, lease: 600, advertiseAddresses: ["192.0.2.10"])
         let text = settings.rendered()
         XCTAssertTrue(
-            text.contains("[WideArea]\nDomain=services.example.net\nServer=192.0.2.53:53\nKeyFile=/etc/rpcd/update.key\nTTL=60\nAdvertiseAddress=192.0.2.10\n"), text)
+            text.contains("[WideArea]\nDomain=services.example.net\nServer=192.0.2.53:53\nKeyFile=/etc/rpcd/update.key\nTTL=60\nLease=600\nAdvertiseAddress=192.0.2.10\n"), text)
         XCTAssertEqual(try configuration(text), settings)
     }
 }

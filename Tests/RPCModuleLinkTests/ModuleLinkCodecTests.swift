@@ -3,6 +3,7 @@ import NIOEmbedded
 import RPCBinding
 import RPCJSON
 import RPCModuleLink
+import RPCTestSupport
 import XCTest
 
 /// The link between rpcd and a module host: every message survives the trip through the codec, whole, byte by
@@ -73,10 +74,7 @@ final class ModuleLinkCodecTests: XCTestCase {
         for bytes in broken {
             XCTAssertThrowsError(try ModuleLinkMessage(frame: ByteBuffer(bytes: bytes)), "\(bytes)")
             let channel = try channel()
-            var frame = ByteBuffer()
-            frame.writeInteger(UInt32(bytes.count))
-            frame.writeBytes(bytes)
-            XCTAssertThrowsError(try channel.writeInbound(frame), "\(bytes)") { error in
+            XCTAssertThrowsError(try channel.writeInbound(ByteBuffer(bytes: WireFrame.bytes(bytes))), "\(bytes)") { error in
                 XCTAssertTrue(error is ModuleLinkError, "\(error)")
             }
             _ = try? channel.finish()

@@ -157,6 +157,7 @@ final class CallTests: XCTestCase {
             }
         }
         for call in calls { _ = try await TestHost.shared.waitForReply(call) }
+        // A second answer would come late, and its absence is no event: give it time to arrive.
         try await Task.sleep(for: .milliseconds(100))
         for call in calls {
             XCTAssertEqual(TestHost.shared.replies(call).count, 1)

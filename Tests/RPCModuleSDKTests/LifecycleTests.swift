@@ -1,6 +1,7 @@
 import CRPCDModule
 import RPCJSON
 import RPCModuleSDK
+import RPCTestSupport
 import XCTest
 
 /// init, deinit, configuration and logging through the host table.
@@ -92,7 +93,7 @@ final class LifecycleTests: XCTestCase {
             }
             instance.send(method, method == "greet" ? #"["x"]"# : nil, call: call)
             _ = try await TestHost.shared.waitForReply(call)
-            for _ in 0..<1000 where deinitReturned.entries.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("deinit to return") { !deinitReturned.entries.isEmpty }
             XCTAssertEqual(deinitReturned.entries, [method], "deinit inside the reply must not deadlock")
             XCTAssertEqual(TestHost.shared.replies(call).count, 1)
         }
@@ -100,8 +101,8 @@ final class LifecycleTests: XCTestCase {
 
     func testDeinitCancelsCallsStillRunningAndStopsLogging() async throws {
         let instance = try subject.start()
+        // The body starts on this thread (`Task.immediate`): send returns with it asleep.
         let call = instance.send("sleep", "[30000]")
-        try await Task.sleep(for: .milliseconds(50))
         let logsBefore = instance.logs
         let started = ContinuousClock.now
         instance.deinitialize()
@@ -110,6 +111,7 @@ final class LifecycleTests: XCTestCase {
         let reply = try await TestHost.shared.waitForReply(call, timeout: .seconds(5))
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(5))
         XCTAssertEqual(reply.errorCode, -32603)
+        // A second answer or a late log line would come after this one, and their absence is no event.
         try await Task.sleep(for: .milliseconds(50))
         XCTAssertEqual(TestHost.shared.replies(call).count, 1)
         XCTAssertEqual(instance.logs, logsBefore, "no logging after deinit")

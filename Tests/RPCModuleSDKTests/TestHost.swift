@@ -1,5 +1,6 @@
 import CRPCDModule
 import RPCJSON
+import RPCTestSupport
 import Synchronization
 import XCTest
 
@@ -153,17 +154,13 @@ final class TestHost: @unchecked Sendable {
         state.withLock { $0.configReads[key(handler)] ?? [] }
     }
 
-    /// Waits until `call` has been answered (polling), then returns the first answer.
+    /// Waits until `call` has been answered, then returns the first answer.
     func waitForReply(
         _ call: OpaquePointer, timeout: Duration = .seconds(10), file: StaticString = #filePath, line: UInt = #line
     ) async throws -> Reply {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if let first = replies(call).first { return first }
-            try await Task.sleep(for: .milliseconds(1))
-        }
-        XCTFail("no reply within \(timeout)", file: file, line: line)
-        throw CancellationError()
+        try await waitUntil("a reply", timeout: timeout, file: file, line: line) { !replies(call).isEmpty }
+        guard let first = replies(call).first else { throw CancellationError() }
+        return first
     }
 }
 

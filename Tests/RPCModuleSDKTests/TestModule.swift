@@ -96,6 +96,7 @@ struct TestModule: RPCModule {
             .method("thread", mayBlock: true) { _ in
                 currentThreadID()
             },
+            // A method that takes time (and can be cancelled while it does): the sleep is the behaviour tested.
             .method("sleep", params: [.integer("ms", minimum: 0)]) { (module, p: SleepParams) in
                 do {
                     try await Task.sleep(for: .milliseconds(p.ms))

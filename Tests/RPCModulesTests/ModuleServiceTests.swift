@@ -54,14 +54,8 @@ final class ModuleServiceTests: XCTestCase {
     }
 
     /// Waits (at most about 10 s) until the module has answered every call it was given, late answers included.
-    private func waitUntilTheModuleAnswered(_ service: ModuleService, file: StaticString = #filePath, line: UInt = #line) {
-        let drained = expectation(description: "the module answered its calls")
-        DispatchQueue.global().async {
-            for _ in 0..<1000 where service.callsInModule > 0 { usleep(10_000) }
-            drained.fulfill()
-        }
-        wait(for: [drained], timeout: 15)
-        XCTAssertEqual(service.callsInModule, 0, "the module still holds a call", file: file, line: line)
+    private func waitUntilTheModuleAnswered(_ service: ModuleService, file: StaticString = #filePath, line: UInt = #line) throws {
+        try blockingWaitUntil("the module to answer every call it holds", file: file, line: line) { service.callsInModule == 0 }
     }
 
     private func request(_ method: String, _ params: String? = nil, id: Int = 1) -> String {
@@ -259,7 +253,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(reply["error"]?["code"], -32003)
         XCTAssertEqual(reply["error"]?["data"]?["timeout_ms"], 50)
         XCTAssertEqual(service.callsInModule, 1, "the module still holds the call until it answers")
-        waitUntilTheModuleAnswered(service)
+        try waitUntilTheModuleAnswered(service)
     }
 
     /// Past `Timeout=` nobody waits for the module's answer: the module is told as for a cancellation (its
@@ -277,7 +271,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, when the timeout answered")
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
-        waitUntilTheModuleAnswered(service)
+        try waitUntilTheModuleAnswered(service)
         XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
     }
 
@@ -334,7 +328,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(waitForCancel(10), 0, "the module's thread saw call_cancelled() turn 1")
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1)
         XCTAssertEqual(cancelPolls.pointee, pollsBefore + 1)
-        waitUntilTheModuleAnswered(service)
+        try waitUntilTheModuleAnswered(service)
         XCTAssertEqual(connection.inFlight.count, 0)
     }
 

@@ -66,6 +66,8 @@ enum TestModule {
     struct instance { rpcd_handler *handler; };
     struct later { rpcd_call *call; int ms; };
 
+    /* The sleeps below are the module's behaviour under test (a late answer, a blocking or stalling call),
+     * not waits of the test's own. */
     static void *answer_later(void *arg) {
         struct later *l = arg;
         usleep(l->ms * 1000);
@@ -99,7 +101,7 @@ enum TestModule {
                 host->reply_error(c, 1, "stopped: cancelled", NULL, 0);
                 return NULL;
             }
-            usleep(1000);
+            usleep(1000);  /* polling is what a C module does: call_cancelled() has no callback */
         }
         host->reply_result(c, "\"not cancelled\"", 15);
         return NULL;

@@ -29,6 +29,7 @@ final class WorkerPoolTests: XCTestCase {
         let gate = DispatchSemaphore(value: 0)
         pool.submit { _ in gate.wait(); finishedJobs.add(1, ordering: .relaxed) }
         for _ in 0..<49 {
+            // Jobs that take time are what this test is about: the sleep is the job.
             pool.submit { _ in usleep(20_000); finishedJobs.add(1, ordering: .relaxed) }
         }
         let answered = expectation(description: "answered")

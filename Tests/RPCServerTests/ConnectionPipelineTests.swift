@@ -8,6 +8,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -79,11 +80,7 @@ final class ConnectionPipelineTests: XCTestCase {
         let written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the burst")
         var frames = written
-        var ids: [String] = []
-        while let length = frames.readInteger(endianness: .big, as: UInt32.self) {
-            ids.append(String(try XCTUnwrap(frames.readString(length: Int(length))).suffix(2).prefix(1)))
-        }
-        XCTAssertEqual(ids, ["1", "2", "3"])
+        XCTAssertEqual(WireFrame.payloads(in: &frames).map { String($0.suffix(2).prefix(1)) }, ["1", "2", "3"])
         XCTAssertEqual(ledger.charged(to: .unixSocket()), 0, "written replies are given back")
 
         let large = String(repeating: "x", count: 8192)
@@ -114,9 +111,7 @@ final class ConnectionPipelineTests: XCTestCase {
 
     func testOversizeFrameIsAnsweredThenClosed() throws {
         try makeChannel(maxFrameSize: 64)
-        var header = ByteBuffer()
-        header.writeInteger(UInt32(1 << 30), endianness: .big)
-        _ = try? channel.writeInbound(header)
+        _ = try? channel.writeInbound(ByteBuffer(bytes: WireFrame.header(announcing: 1 << 30)))
         let replies = try outboundFrames()
         XCTAssertEqual(replies.count, 1)
         let reply = try JSONValue(parsing: replies[0])

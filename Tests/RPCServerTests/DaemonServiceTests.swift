@@ -5,8 +5,10 @@ import NIOEmbedded
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCMetrics
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -39,14 +41,10 @@ final class DaemonServiceTests: XCTestCase {
         var request = #"{"jsonrpc":"2.0","method":"\#(method)","id":1"#
         if let params { request += #","params":\#(params)"# }
         request += "}"
-        var frame = ByteBuffer()
-        frame.writeInteger(UInt32(request.utf8.count))
-        frame.writeString(request)
-        try channel.writeInbound(frame)
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: request))
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        let length = try XCTUnwrap(bytes.readInteger(as: UInt32.self))
-        return try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length))))
+        return try JSONValue(parsing: XCTUnwrap(WireFrame.payloads(in: &bytes).first))
     }
 
     /// `rpcd.info` lists what `rpc.discover` shows the same caller (issue 21): here a local peer with read-only
@@ -64,6 +62,56 @@ final class DaemonServiceTests: XCTestCase {
         XCTAssertFalse(discovered.contains { $0["name"]?.stringValue?.hasPrefix("echo.") ?? false })
         let rpcd = try XCTUnwrap(services.first { $0["name"] == "rpcd" })
         XCTAssertEqual(rpcd["methods"]?.intValue, discovered.filter { $0["name"]?.stringValue?.hasPrefix("rpcd.") ?? false }.count)
+    }
+
+    /// `Metrics=no` exports nothing and times nothing, but `rpcd.info` reports true counts (issue 24): the
+    /// counters it reads are kept whatever `Metrics=` says.
+    func testInfoCountsCallsWithMetricsOff() throws {
+        let statistics = RPCStatistics(metrics: RPCMetrics(enabled: false))
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(
+                services: [RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: statistics)],
+                metrics: statistics.metrics),
+            parser: RPCEnvelopeParser(), statistics: statistics)
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        for _ in 0..<3 { XCTAssertEqual(try call("rpcd.ping")["result"], "pong") }
+        XCTAssertEqual(try call("nosuch.method")["error"]?["code"], -32601)
+        let calls = try XCTUnwrap(call("rpcd.info")["result"]?["calls"])
+        // rpcd.info itself is answered at once, never in flight: it is not counted until answered.
+        XCTAssertEqual(calls["total"], 4, "three pings and the unknown method")
+        XCTAssertEqual(calls["errors"], 1)
+        XCTAssertEqual(try call("rpcd.metrics", #"{"format":"prometheus"}"#)["result"], "", "nothing exported")
+        let metrics = try XCTUnwrap(call("rpcd.metrics")["result"])
+        XCTAssertEqual(metrics["metrics"], false)
+        let ping = try XCTUnwrap(metrics["methods"]?.arrayValue?.first { $0["method"] == "ping" })
+        XCTAssertEqual(ping["calls"], 3)
+        XCTAssertEqual(ping["duration_count"], 0, "no histogram with metrics off")
+    }
+
+    /// `rpcd.metrics` names the heaviest peers only to a caller `Allow=` of `rpcd` admits (the administrators);
+    /// a caller with read access gets the aggregate figures and no `peers` (docs/SECURITY.md).
+    func testMetricsNamePeersOnlyToAdministrators() throws {
+        let statistics = RPCStatistics()
+        let router = RPCRouter(
+            registry: try RPCServiceRegistry(
+                services: [RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: statistics)],
+                access: RPCAccessPolicy(default: RPCAccessRule(allow: [.user("root")], allowRead: [.local])),
+                metrics: statistics.metrics),
+            parser: RPCEnvelopeParser(), statistics: statistics)
+        let configuration = RPCServer.Configuration(listen: [])
+        let ledger = PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: statistics)
+        let user = RPCPeer.unixSocket(.init(uid: 1000, gid: 1000, pid: 2))
+        let root = RPCPeer.unixSocket(.init(uid: 0, gid: 0, pid: 3))
+        channel = try PipelineChannel.make(configuration: configuration, router: router, ledger: ledger, peer: user)
+        let seen = try XCTUnwrap(call("rpcd.metrics")["result"])
+        XCTAssertNil(seen["peers"], "a local user does not learn who else uses the daemon")
+        XCTAssertEqual(seen["budget"]?["peers"], 1)
+        XCTAssertNotNil(seen["budget"]?["largest_peer_bytes"]?.intValue)
+        let userChannel = channel!
+        channel = try PipelineChannel.make(configuration: configuration, router: router, ledger: ledger, peer: root)
+        let peers = try XCTUnwrap(call("rpcd.metrics")["result"]?["peers"]?.arrayValue)
+        XCTAssertEqual(Set(peers.compactMap { $0["peer"]?.stringValue }), ["uid 1000", "uid 0"])
+        _ = try? userChannel.finish()
     }
 
     func testSetLogLevelByPositionAndByName() throws {

@@ -7,6 +7,7 @@ import RPCJSON
 import RPCLogging
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -71,17 +72,11 @@ final class FrameLimitsTests: XCTestCase {
     private func replies(_ channel: EmbeddedChannel) throws -> [JSONValue] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var replies: [JSONValue] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            replies.append(try JSONValue(parsing: XCTUnwrap(bytes.readString(length: Int(length)))))
-        }
-        return replies
+        return try WireFrame.payloads(in: &bytes).map { try JSONValue(parsing: $0) }
     }
 
     private func header(announcing length: Int) -> ByteBuffer {
-        var buffer = ByteBuffer()
-        buffer.writeInteger(UInt32(length), endianness: .big)
-        return buffer
+        ByteBuffer(bytes: WireFrame.header(announcing: length))
     }
 
     private func call(_ id: Int) -> ByteBuffer {
@@ -115,7 +110,7 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertEqual(refused.first?["error"]?["code"], -32009)
         XCTAssertEqual(refused.first?["error"]?["message"], "Server busy")
         XCTAssertEqual(refused.first?["error"]?["data"]?["limit"], 100_000)
-        XCTAssertEqual(Int(statistics.snapshot().sum("rpcd_frames_refused_total", ["reason": "budget"])), 1)
+        XCTAssertEqual(statistics.framesOverBudget.value, 1)
 
         for (index, peer) in [RPCPeer.ip("192.0.2.7", port: 1), root].enumerated() {
             let other = try connect(ledger: ledger, peer: peer)
@@ -126,7 +121,7 @@ final class FrameLimitsTests: XCTestCase {
         for channel in holders { _ = try? channel.close().wait() }
         loop.run()  // the pipeline's handlers are removed after the close
         XCTAssertEqual(ledger.charged(to: attacker), 0, "nothing stays charged after the peer leaves")
-        XCTAssertEqual(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 0, "answered calls give their bytes back")
+        XCTAssertEqual(statistics.budget.bufferedBytes, 0, "answered calls give their bytes back")
     }
 
     /// Peers together cannot take what is reserved for the administrators: root is served when every other
@@ -146,7 +141,7 @@ final class FrameLimitsTests: XCTestCase {
             holders.append(channel)
         }
         XCTAssertEqual(holders.filter(\.isActive).count, 4, "all but the reserve is taken, by four of them")
-        XCTAssertLessThanOrEqual(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 150_000)
+        XCTAssertLessThanOrEqual(statistics.budget.bufferedBytes, 150_000)
         let user = try connect(ledger: ledger, peer: .unixSocket(.init(uid: 1000, gid: 1000, pid: 2)))
         _ = try? user.writeInbound(partFrame())
         XCTAssertFalse(user.isActive, "another user cannot reach into the reserve")
@@ -155,7 +150,7 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertTrue(admin.isActive, "root's frame fits in the reserve")
         for channel in holders + [admin] { _ = try? channel.close().wait() }
         loop.run()
-        XCTAssertEqual(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 0)
+        XCTAssertEqual(statistics.budget.bufferedBytes, 0)
     }
 
     func testATrickledFrameIsRefusedAtItsDeadline() throws {
@@ -177,7 +172,7 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertEqual(reply.first?["error"]?["code"], -32010)
         XCTAssertEqual(reply.first?["error"]?["data"]?["timeout_s"], 30)
         XCTAssertFalse(channel.isActive)
-        XCTAssertEqual(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 0)
+        XCTAssertEqual(statistics.budget.bufferedBytes, 0)
     }
 
     func testAFrameCompletedInTimeHasNoDeadlineLeft() throws {
@@ -202,10 +197,10 @@ final class FrameLimitsTests: XCTestCase {
             input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","padding":"\#(padding)","params":[50],"id":\#(id)}"#)
         }
         try channel.writeInbound(input)
-        XCTAssertLessThan(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 100 * 64, "params and id only, not the frames")
+        XCTAssertLessThan(statistics.budget.bufferedBytes, 100 * 64, "params and id only, not the frames")
         loop.advanceTime(by: .milliseconds(50))
         XCTAssertEqual(try replies(channel).count, 100)
-        XCTAssertEqual(Int(statistics.snapshot().sum("rpcd_buffered_bytes")), 0)
+        XCTAssertEqual(statistics.budget.bufferedBytes, 0)
     }
 
     func testABatchRunsNoMoreEntriesAtOnceThanTheInFlightLimit() throws {

@@ -3,6 +3,7 @@ import NIOEmbedded
 import RPCCore
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
@@ -20,7 +21,7 @@ final class FrameReceiverTests: XCTestCase {
             var stream: [UInt8] = []
             for _ in 0..<Int(random.next() % 12) {
                 let length = Int(random.next() % 230)
-                stream += withUnsafeBytes(of: UInt32(length).bigEndian, Array.init)
+                stream += WireFrame.header(announcing: length)
                 stream += (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
             }
             stream += (0..<Int(random.next() % 6)).map { _ in UInt8(truncatingIfNeeded: random.next()) }  // a tail

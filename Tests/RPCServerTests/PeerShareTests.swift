@@ -8,6 +8,7 @@ import RPCLogging
 import RPCProtocol
 @testable import RPCServer
 import RPCBinding
+import RPCTestSupport
 import RPCWire
 import Synchronization
 import XCTest
@@ -92,7 +93,7 @@ final class PeerShareTests: XCTestCase {
         try makeChannel()
         var read = channel.allocator.buffer(capacity: 64 << 10)
         read.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"large.keep","params":[1],"id":1}"#)
-        read.writeInteger(UInt32(60_000))  // a large frame begins in the same read
+        read.writeBytes(WireFrame.header(announcing: 60_000))  // a large frame begins in the same read
         read.writeBytes(Array(repeating: UInt8(ascii: " "), count: 20_000))
         try channel.writeInbound(read)
         XCTAssertLessThan(LargeReplies.keptStorage.withLock { $0 }, 1024, "the params the call keeps")

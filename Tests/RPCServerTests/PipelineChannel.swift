@@ -4,20 +4,22 @@ import NIOEmbedded
 import RPCCore
 import RPCLogging
 @testable import RPCServer
+import RPCTestSupport
 import RPCWire
 import XCTest
 
 /// An `EmbeddedChannel` with exactly the per-connection pipeline the server installs, connected, for tests
 /// that drive it with frames.
 enum PipelineChannel {
-    /// `first` (a probe, say) goes in before the server's handlers. The connection's account is opened in
-    /// `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
+    /// `first` (a probe, say) goes in before the server's handlers. The connection (of `peer`)'s account is
+    /// opened in `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
     static func make(
-        configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil
+        configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil,
+        peer: RPCPeer = .unixSocket()
     ) throws -> EmbeddedChannel {
         let ledger = ledger ?? PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: router.statistics)
-        let account = try XCTUnwrap(ledger.open(.unixSocket()))
-        let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "test"), account: account)
+        let account = try XCTUnwrap(ledger.open(peer))
+        let connection = RPCConnectionInfo(id: 1, peer: peer, logger: Logger(label: "test"), account: account)
         let channel = EmbeddedChannel()
         channel.closeFuture.whenComplete { _ in account.close() }
         if let first { try channel.pipeline.syncOperations.addHandler(first) }
@@ -33,10 +35,7 @@ enum PipelineChannel {
     static func writtenFrames(_ channel: EmbeddedChannel, file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var frames: [String] = []
-        while let length = bytes.readInteger(endianness: .big, as: UInt32.self) {
-            frames.append(try XCTUnwrap(bytes.readString(length: Int(length)), file: file, line: line))
-        }
+        let frames = WireFrame.payloads(in: &bytes)
         XCTAssertEqual(bytes.readableBytes, 0, "no partial frame", file: file, line: line)
         return frames
     }

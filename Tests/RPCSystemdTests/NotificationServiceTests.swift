@@ -19,6 +19,8 @@ final class NotificationServiceTests: XCTestCase {
         let value = try await work.value
         XCTAssertEqual(value, 42)
         let after = notifier.sent.count
+        // An extension that does not come is no event, and StartupTimeout takes no clock a test could advance:
+        // three periods, each of which would have sent one.
         try await Task.sleep(for: .milliseconds(150))
         XCTAssertEqual(notifier.sent.count, after, "no extension once the work is done")
     }

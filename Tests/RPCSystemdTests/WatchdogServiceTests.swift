@@ -69,34 +69,41 @@ final class WatchdogServiceTests: XCTestCase {
     /// Pings while healthy, none while a loop is stuck (for several intervals), and again afterwards.
     func testPingsStopWhileALoopIsStuckAndResumeAfter() async throws {
         let notifier = RecordingNotifier()
-        let interval = Duration.milliseconds(300)
+        let log = LogCapture()
         let watchdog = WatchdogService(
-            interval: interval, notifier: notifier, probe: makeProbe(),
-            logger: Logger(label: "test"))
+            interval: .milliseconds(300), notifier: notifier, probe: makeProbe(),
+            logger: Logger(label: "test") { _ in log.handler() })
         let task = Task { try await watchdog.run() }
         defer { task.cancel() }
 
         try await waitUntil("two pings while healthy") { notifier.pings >= 2 }
         let release = DispatchSemaphore(value: 0)
         group.next().execute { release.wait() }
-        // A probe launched just before the stall may still be answered: let one check pass, then count.
-        try await Task.sleep(for: interval)
+        // A probe launched just before the stall may still be answered; the check after the next launch finds
+        // the loop stuck and says so, in place of a ping. No ping can follow until the loop is free.
+        try await waitUntil("the watchdog to withhold a ping") {
+            log.entries.contains { $0.message == "Liveness probe not answered; withholding the watchdog ping" }
+        }
         let before = notifier.pings
-        try await Task.sleep(for: interval * 3)
+        let named = log.entries.first { $0.level == .error }?.metadata["rpcd_error"] ?? ""
+        XCTAssertTrue(named.hasPrefix("no answer from event loop "), "the stuck loop is named: \(named)")
         XCTAssertEqual(notifier.pings, before, "pinged while an event loop was blocked")
         release.signal()
         try await waitUntil("pings to resume") { notifier.pings > before }
+        XCTAssertTrue(log.entries.contains { $0.message == "Liveness probe answered again; watchdog pings resume" })
     }
 
     func testEndsAtGracefulShutdown() async throws {
         let notifier = RecordingNotifier()
+        let log = LogCapture()
         let watchdog = WatchdogService(
             interval: .seconds(30), notifier: notifier, probe: makeProbe(),
-            logger: Logger(label: "test"))
+            logger: Logger(label: "test") { _ in log.handler() })
         let services = ServiceGroup(
             configuration: ServiceGroupConfiguration(services: [.init(service: watchdog)], logger: Logger(label: "test")))
         let running = Task { try await services.run() }
-        try await Task.sleep(for: .milliseconds(50))
+        // Shut down once the watchdog runs (its first words), in its first wait of 10 s.
+        try await waitUntil("the watchdog to start") { log.entries.contains { $0.message == "Watchdog enabled" } }
         await services.triggerGracefulShutdown()
         try await running.value
         XCTAssertEqual(notifier.pings, 0)

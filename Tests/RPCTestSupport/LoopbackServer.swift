@@ -3,32 +3,43 @@ import NIOPosix
 import RPCJSON
 import RPCProtocol
 import RPCClient
+import Synchronization
 
 /// A small JSON-RPC server on 127.0.0.1 for end-to-end client tests (NIOPosix comes with RPCClient).
 ///
 /// Methods: `t.ping` → "pong"; `t.echo` → params; `t.fail` → error 7 with data; `t.sleep` [ms] → "slept"
 /// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
 /// error. Batches answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with
-/// id null.
+/// id null. `received` tells which methods it has read, so that a test can wait until a call got there.
 package final class LoopbackServer: Sendable {
     let channel: any Channel
+    private let requests: ReceivedRequests
     package var endpoint: RPCEndpoint { .tcp(host: "127.0.0.1", port: channel.localAddress!.port!) }
 
+    /// The methods of the requests read so far (batch entries included), in the order read.
+    package var received: [String] { requests.methods.withLock { $0 } }
+
     package static func start() async throws -> LoopbackServer {
+        let requests = ReceivedRequests()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandlers(
-                        RPCClient.framingHandlers(maxFrameSize: 1 << 20) + [ServerHandler()])
+                        RPCClient.framingHandlers(maxFrameSize: 1 << 20) + [ServerHandler(requests: requests)])
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        return LoopbackServer(channel: channel)
+        return LoopbackServer(channel: channel, requests: requests)
     }
 
-    private init(channel: any Channel) {
+    private init(channel: any Channel, requests: ReceivedRequests) {
         self.channel = channel
+        self.requests = requests
+    }
+
+    final class ReceivedRequests: Sendable {
+        let methods = Mutex<[String]>([])
     }
 
     package func stop() async {
@@ -38,6 +49,11 @@ package final class LoopbackServer: Sendable {
     final class ServerHandler: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
+        let requests: ReceivedRequests
+
+        init(requests: ReceivedRequests) {
+            self.requests = requests
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let frame = unwrapInboundIn(data)
@@ -45,6 +61,8 @@ package final class LoopbackServer: Sendable {
                 send(#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#, context)
                 return
             }
+            let entries = message.arrayValue ?? [message]
+            requests.methods.withLock { $0 += entries.compactMap { $0["method"]?.stringValue } }
             if case .array(let requests) = message {
                 let replies = requests.reversed().compactMap { immediateReply(to: $0) }
                 if !replies.isEmpty { send(JSONValue.array(replies).jsonText, context) }

@@ -170,10 +170,16 @@ class Host:
         wait_for(lambda: os.path.exists(self.path("/run/dbus/system_bus_socket")), 10,
                  what=f"host {self.name}'s D-Bus socket")
 
-    def start_avahi(self, timeout=20):
+    def start_avahi(self, timeout=20, browse_domain=None):
+        """avahi-daemon on this host; with `browse_domain`, wide-area browsing of that unicast domain too
+        (through the servers of the /etc/resolv.conf this host sees)."""
         conf = os.path.join(self.directory, "avahi-daemon.conf")
+        text = AVAHI_CONF.format(interface=self.interface)
+        if browse_domain is not None:
+            text = text.replace("[server]\n", f"[server]\nbrowse-domains={browse_domain}\n").replace(
+                "enable-wide-area=no", "enable-wide-area=yes")
         with open(conf, "w") as file:
-            file.write(AVAHI_CONF.format(interface=self.interface))
+            file.write(text)
         log = os.path.join(self.directory, "avahi.log")
         start = len(read(log))
         self.avahi = self.spawn(["avahi-daemon", "-f", conf, "--no-drop-root", "--no-chroot", "--no-rlimits",

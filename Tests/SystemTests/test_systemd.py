@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 
 from systemd_namespace import SystemdNamespace
 
@@ -111,6 +112,16 @@ class SystemdTests(unittest.TestCase):
         self.ns.run("mkdir", "-p", os.path.dirname(path))
         self.ns.run("tee", path, input=text)
 
+    def add_test_user(self):
+        """A local user that is neither root nor in group rpcd; returns a runner of rpcctl as that user."""
+        self.ns.run("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "rpcd-test-user", check=False)
+        self.addCleanup(self.ns.run, "userdel", "rpcd-test-user", check=False)
+
+        def as_user(*args):
+            return self.ns.run("setpriv", "--reuid=rpcd-test-user", "--regid=rpcd-test-user", "--init-groups",
+                               "/usr/local/bin/rpcctl", *args, "--address", SOCKET, check=False)
+        return as_user
+
     # Tests ------------------------------------------------------------------------------------------
 
     def test_units_verify_clean_and_score_at_most_2(self):
@@ -145,13 +156,7 @@ class SystemdTests(unittest.TestCase):
         """The shipped rules by SO_PEERCRED inside the unit's sandbox (no PrivateUsers=, or every uid would read
         as 65534): another local user may read but not change state; in group rpcd it may change state."""
         self.start()
-        self.ns.run("useradd", "--no-create-home", "--shell", "/usr/sbin/nologin", "rpcd-test-user", check=False)
-        self.addCleanup(self.ns.run, "userdel", "rpcd-test-user", check=False)
-
-        def as_user(*args):
-            return self.ns.run("setpriv", "--reuid=rpcd-test-user", "--regid=rpcd-test-user", "--init-groups",
-                               "/usr/local/bin/rpcctl", *args, "--address", SOCKET, check=False)
-
+        as_user = self.add_test_user()
         read = as_user("call", "calc.add", "1", "2")
         self.assertEqual((read.returncode, read.stdout.strip()), (0, "3"), read.stderr)
         refused = as_user("call", "kv.set", "key=k", "value=1")
@@ -163,6 +168,73 @@ class SystemdTests(unittest.TestCase):
         allowed = as_user("call", "kv.set", "key=k", "value=2")
         self.assertEqual((allowed.returncode, allowed.stdout.strip()), (0, "true"), allowed.stderr)
         self.assertEqual(self.rpcctl("call", "kv.get", "k").stdout.strip(), "2")
+
+    def test_only_administrators_see_peers_under_the_shipped_unit(self):
+        """rpcd.metrics (rpcctl top) names peers to root and group rpcd only; another local user gets the
+        aggregate figures (docs/SECURITY.md)."""
+        self.start()
+        as_user = self.add_test_user()
+        user = as_user("top", "--once", "--json")
+        self.assertEqual(user.returncode, 0, user.stderr)
+        unnamed = json.loads(user.stdout)
+        self.assertNotIn("peers", unnamed)
+        self.assertGreaterEqual(unnamed["budget"]["peers"], 1, unnamed["budget"])
+        root = json.loads(self.rpcctl("top", "--once", "--json").stdout)
+        self.assertIn("uid 0", [peer["peer"] for peer in root["peers"]])
+
+    def test_prometheus_scrapes_rpcd_as_a_unit(self):
+        """Prometheus (Debian's package), started as a unit beside rpcd's shipped unit, scrapes GET /metrics of
+        an http:// listener added by a drop-in, while rpcctl bench (a unit too) calls calc.add: PromQL through
+        Prometheus' HTTP API finds the call rate and a latency quantile, and promtool accepts the scrape."""
+        if shutil.which("prometheus") is None and os.environ.get("CI") != "true":
+            self.skipTest("needs prometheus (scripts/install-deps.sh)")
+        self.write(CONFIG_DROPIN, "[Server]\nListen=http://127.0.0.1:7380\n")
+        self.start()
+        directory = "/run/prometheus-systemtest"
+        self.write(f"{directory}/prometheus.yml",
+                   "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rpcd\n"
+                   "    metrics_path: /metrics\n    static_configs:\n      - targets: ['127.0.0.1:7380']\n")
+        for unit in ("prometheus-systemtest", "rpcd-systemtest-load"):
+            self.addCleanup(self.ns.run, "systemctl", "reset-failed", unit, check=False)
+            self.addCleanup(self.ns.run, "systemctl", "stop", unit, check=False)
+        self.ns.run("systemd-run", "--unit=prometheus-systemtest", "/usr/bin/prometheus",
+                    f"--config.file={directory}/prometheus.yml", f"--storage.tsdb.path={directory}/tsdb",
+                    "--web.listen-address=127.0.0.1:9090")
+        self.ns.run("systemd-run", "--unit=rpcd-systemtest-load", "/usr/local/bin/rpcctl", "bench", "calc.add",
+                    "--params", "[1, 2]", "--connections", "2", "--depth", "2", "--duration", "20", "--warmup", "0",
+                    "--threads", "1", "--address", SOCKET)
+
+        def get(url):
+            result = self.ns.run(
+                "python3", "-c",
+                "import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1], timeout=5).read().decode())",
+                url, check=False)
+            return result.stdout if result.returncode == 0 else None
+
+        def query(promql):
+            answer = get("http://127.0.0.1:9090/api/v1/query?" + urllib.parse.urlencode({"query": promql}))
+            if answer is None:
+                return []
+            answer = json.loads(answer)
+            self.assertEqual(answer["status"], "success", answer)
+            return [float(sample["value"][1]) for sample in answer["data"]["result"]]
+
+        selector = 'service="calc",method="add"'
+
+        def rate():
+            values = query(f'sum(rate(rpcd_calls_total{{{selector},outcome="ok"}}[5s]))')
+            return values[0] if values and values[0] > 0 else None
+
+        calls_per_second = self.ns.wait_for(rate, timeout=30, what="Prometheus to see calc.add calls", interval=1)
+        p99 = query(f"histogram_quantile(0.99, sum by (le) (rate(rpcd_call_duration_seconds_bucket{{{selector}}}[5s])))")
+        self.assertTrue(p99 and 0 < p99[0] < 10, p99)
+        self.assertEqual(query('up{job="rpcd"}'), [1.0])
+        scrape = get("http://127.0.0.1:7380/metrics")
+        self.assertIn('rpcd_calls_total{service="calc",method="add",outcome="ok"}', scrape)
+        check = self.ns.run("promtool", "check", "metrics", input=scrape, check=False)
+        self.assertEqual((check.returncode, check.stdout + check.stderr), (0, ""), "promtool: no errors, no warnings")
+        FIGURES["prometheus_calc_add_per_s"] = round(calls_per_second)
+        FIGURES["prometheus_calc_add_p99_ms"] = round(p99[0] * 1000, 2)
 
     def test_start_becomes_active_only_after_ready(self):
         self.start()
@@ -331,10 +403,12 @@ class SystemdTests(unittest.TestCase):
             polls = []
 
             def routed():
-                # Each rpcd.info poll is a call too: subtract them.
-                polls.append(1)
+                # Each earlier rpcd.info poll is a call too: subtract them. This one is answered at once (never in
+                # flight), so it is not counted until answered.
                 info = json.loads(self.rpcctl("info", "--json").stdout)
-                return info["calls"]["total"] - len(polls) >= 20
+                routed = info["calls"]["total"] - len(polls)
+                polls.append(1)
+                return routed >= 20
 
             self.ns.wait_for(routed, timeout=10, what="the 20 calls to be in flight")
             stop_started = time.monotonic()

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOEmbedded
+import RPCBinding
 import RPCCore
 import RPCLogging
 import RPCMetrics
@@ -14,16 +15,19 @@ import RPCWire
 /// it: one read holding `calls` pipelined `rpcd.ping` frames goes in, and its replies come out. What one call
 /// costs rpcd in user space from the bytes read to the reply written, without the socket's system calls.
 /// With `metrics`, as rpcd runs by default: the registry resolves each method's series and the connection
-/// counts its bytes in its listener's (`Metrics=no` is the other case).
+/// counts its bytes in its listener's (`Metrics=no` is the other case). With `method` `calc.add`, the calls
+/// go to `CalcStandIn`, a service answering through `handle` as a module does (the path `calc.add` takes
+/// through rpcd, without the module's own share).
 final class PingPipeline {
     private let channel = EmbeddedChannel()
     private let burst: ByteBuffer
 
-    init(calls: Int, metrics: Bool) throws {
+    init(calls: Int, metrics: Bool, method: String = "rpcd.ping") throws {
         let statistics = RPCStatistics(metrics: RPCMetrics(enabled: metrics))
         let router = RPCRouter(
             registry: try RPCServiceRegistry(
-                services: [DaemonService(state: RPCServerState(), statistics: statistics)], metrics: statistics.metrics),
+                services: [DaemonService(state: RPCServerState(), statistics: statistics), CalcStandIn()],
+                metrics: statistics.metrics),
             parser: RPCEnvelopeParser(), statistics: statistics)
         let configuration = RPCServer.Configuration(listen: [])
         let ledger = PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: statistics)
@@ -33,7 +37,10 @@ final class PingPipeline {
         try channel.pipeline.syncOperations.addHandlers(ConnectionPipeline.handlers(
             configuration: configuration, router: router, connection: connection, refusalLog: LogRateLimiter()))
         var burst = ByteBuffer()
-        for id in 1...calls { burst.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":\#(id)}"#) }
+        let params = method == "calc.add" ? #","params":{"a":1,"b":2}"# : ""
+        for id in 1...calls {
+            burst.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"\#(method)"\#(params),"id":\#(id)}"#)
+        }
         self.burst = burst
     }
 
@@ -43,5 +50,19 @@ final class PingPipeline {
         var written = 0
         while let reply = try channel.readOutbound(as: ByteBuffer.self) { written += reply.readableBytes }
         return written
+    }
+}
+
+/// `calc.add` as rpcd sees a module's method: a service that answers through `handle` and its responder (here
+/// before `handle` returns, with a result made once), so the call takes the router's path for calls that may
+/// answer later: its pending state, the in-flight table's check, the completion.
+struct CalcStandIn: RPCService {
+    let descriptor = RPCServiceDescriptor(
+        name: "calc", version: "1", summary: "calc.add's path through rpcd",
+        methods: [RPCMethodDescriptor(name: "add", params: [RPCParam("a"), RPCParam("b")])])
+    private let result = ByteBuffer(string: "3")
+
+    func handle(_ call: RPCCall, responder: RPCResponder) {
+        responder.succeed(rawJSON: result)
     }
 }

@@ -9,7 +9,8 @@
 // struct, and its Double result), interface (the same through a typed interface's method, from the params'
 // text, as `calc.add` runs in a module), ping16 (a read of 16 pipelined rpcd.ping frames through rpcd's
 // connection pipeline and out: `PingPipeline`), ping16-metrics (the same with metrics kept, as rpcd runs by
-// default), all on inputs built before the loop.
+// default), add16 (16 calc.add to a stand-in for the module, the path calc.add takes through rpcd, metrics
+// kept), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -50,6 +51,7 @@ let add = RPCMethodImplementation<Adder>(
 
 let pings = try PingPipeline(calls: 16, metrics: false)
 let pingsCounted = try PingPipeline(calls: 16, metrics: true)
+let adds = try PingPipeline(calls: 16, metrics: true, method: "calc.add")
 
 let benchmarks: [String: () throws -> Void] = [
     "envelope": {
@@ -79,6 +81,10 @@ let benchmarks: [String: () throws -> Void] = [
     // The same with metrics kept (rpcd's default): what counting and timing each call costs.
     "ping16-metrics": {
         sink &+= try pingsCounted.run()
+    },
+    // calc.add's path through rpcd (a method answered through `handle`, as a module's), metrics kept.
+    "add16": {
+        sink &+= try adds.run()
     },
 ]
 

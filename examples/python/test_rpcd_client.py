@@ -29,7 +29,9 @@ class Daemon:
     """rpcd on an ephemeral loopback port and a Unix socket in a temporary directory, serving the handler
     files of `handlers_dir` (none by default) with modules from `module_dir`. `tcp` is the TCP listener
     (tls://127.0.0.1:0 for TLS); `config` is appended to rpcd.conf. `directory` exists before the daemon starts,
-    so `prepare(directory)` can write files there (certificates) and return the text of `config`."""
+    so `prepare(directory)` can write files there (certificates) and return the text of `config`. Unless that
+    text has an [Access] section, the shipped access rules apply with the user running the tests as an
+    administrator too (root already is one), so that `make check` runs as any user."""
 
     def __init__(self, handlers_dir=None, module_dir=None, tcp="127.0.0.1:0", prepare=None):
         bin_dir = BIN_DIR
@@ -37,6 +39,8 @@ class Daemon:
         self.socket_path = os.path.join(self.directory, "rpcd.sock")
         config = os.path.join(self.directory, "rpcd.conf")
         extra = prepare(self.directory) if prepare else ""
+        if "[Access]" not in extra:
+            extra += f"\n[Access]\nAllow=user:root group:rpcd user:{os.getuid()}\n"
         with open(config, "w") as f:
             f.write(f"[Server]\nListen={tcp}\nListen={self.socket_path}\n{extra}")
         command = [os.path.join(bin_dir, "rpcd"), "--config", config,

@@ -1,11 +1,11 @@
 import Foundation
 
-/// A handlers.d of a test's own, for daemons started with `DaemonProcess(handlers:)`: it outlives a daemon (a
+/// A handlers.d of a test's own, for daemons started with `DaemonOptions(handlers:)`: it outlives a daemon (a
 /// test can restart one on the same files, or change them and reload), and is removed with the last reference.
-final class HandlersDirectory {
-    let url: URL
+package final class HandlersDirectory {
+    package let url: URL
 
-    init() throws {
+    package init() throws {
         url = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-handlers-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
@@ -14,23 +14,23 @@ final class HandlersDirectory {
         try? FileManager.default.removeItem(at: url)
     }
 
-    var path: String { url.path }
+    package var path: String { url.path }
 
     /// The path of `file` inside the directory.
-    func path(_ file: String) -> String { url.appendingPathComponent(file).path }
+    package func path(_ file: String) -> String { url.appendingPathComponent(file).path }
 
     /// Writes `NAME.conf`.
-    func write(_ name: String, _ text: String) throws {
+    package func write(_ name: String, _ text: String) throws {
         try text.write(toFile: path("\(name).conf"), atomically: true, encoding: .utf8)
     }
 
     /// Writes `NAME.conf` as `[Handler] Module=NAME` for each example module in `names`.
     /// A handler file per module; `isolation` is its `Isolation=` (the default, a module host, when nil).
-    func writeModules(_ names: [String], isolation: String? = nil) throws {
+    package func writeModules(_ names: [String], isolation: String? = nil) throws {
         for name in names { try write(name, "[Handler]\nModule=\(name)\n" + (isolation.map { "Isolation=\($0)\n" } ?? "")) }
     }
 
-    func remove(_ name: String) throws {
+    package func remove(_ name: String) throws {
         try FileManager.default.removeItem(atPath: path("\(name).conf"))
     }
 }

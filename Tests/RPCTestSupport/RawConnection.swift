@@ -2,20 +2,18 @@
 import Glibc
 #endif
 import Foundation
-import NIOCore
 import RPCJSON
 import RPCProtocol
-import RPCWire
 import XCTest
 
 /// A plain blocking socket that writes whatever bytes a test wants, so hostile input reaches the daemon
 /// exactly as written, independent of rpcd's own client library. Every receive has a timeout.
-final class RawConnection {
+package final class RawConnection {
     private let fd: Int32
 
     /// `receiveBufferSize` sets `SO_RCVBUF` before connecting (a small one makes a peer that does not read
     /// fill up quickly).
-    init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10, receiveBufferSize: Int32? = nil) throws {
+    package init(_ endpoint: RPCEndpoint, receiveTimeout: TimeInterval = 10, receiveBufferSize: Int32? = nil) throws {
         switch endpoint {
         case .tcp(let host, let port), .tls(let host, let port), .http(let host, let port), .https(let host, let port):
             // for a TLS endpoint, the bare TCP connection
@@ -49,7 +47,7 @@ final class RawConnection {
 
     deinit { close(fd) }
 
-    func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -58,12 +56,8 @@ final class RawConnection {
         }
     }
 
-    func sendFrame(_ payload: String) throws {
-        try send(Self.frame(payload))
-    }
-
-    static func frame(_ payload: String) -> [UInt8] {
-        Array(ByteBuffer(lengthPrefixedFrame: payload).readableBytesView)
+    package func sendFrame(_ payload: String) throws {
+        try send(WireFrame.bytes(payload))
     }
 
     /// Reads exactly `count` bytes; nil on orderly close before any of them.
@@ -86,33 +80,33 @@ final class RawConnection {
     }
 
     /// The next frame's payload as text; nil when the server closed the connection.
-    func receiveFrame() throws -> String? {
+    package func receiveFrame() throws -> String? {
         guard let header = try receive(4) else { return nil }
         let length = header.reduce(0) { $0 << 8 | Int($1) }
         guard let body = try receive(length) else { throw POSIXError(.ECONNRESET) }
         return String(decoding: body, as: UTF8.self)
     }
 
-    func receiveJSON(file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
+    package func receiveJSON(file: StaticString = #filePath, line: UInt = #line) throws -> JSONValue {
         let text = try XCTUnwrap(try receiveFrame(), "connection closed instead of a reply", file: file, line: line)
         return try JSONValue(parsing: text)
     }
 
     /// Round trip of one request payload.
-    func call(_ payload: String) throws -> JSONValue {
+    package func call(_ payload: String) throws -> JSONValue {
         try sendFrame(payload)
         return try receiveJSON()
     }
 
     /// Whether the peer has closed: a read returns EOF (or reset) within the receive timeout.
-    func isClosedByPeer() -> Bool {
+    package func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
         let n = recv(fd, &byte, 1, 0)
         return n == 0 || (n < 0 && errno == ECONNRESET)
     }
 
     /// Whether the peer closes within the receive timeout, whatever it sends first (a TLS alert, say).
-    func isClosedByPeerAfterAnyReply() -> Bool {
+    package func isClosedByPeerAfterAnyReply() -> Bool {
         var bytes = [UInt8](repeating: 0, count: 4096)
         while true {
             let n = recv(fd, &bytes, bytes.count, 0)

@@ -1,24 +1,23 @@
-/// The samples of a Prometheus text exposition, read back: how `rpcd.info` and `rpcd.metrics` report the same
-/// numbers a scrape sees (the registry keeps its values to itself; reading its exposition means there is one set
-/// of counters, not a second one that could disagree). Only what rpcd's exposition writes is understood: one
+/// The samples of a Prometheus text exposition, read back: how the tests check what a scrape gets (rpcd itself
+/// reads its series directly, `RPCMetrics.snapshot()`). Only what rpcd's exposition writes is understood: one
 /// sample a line, `name{label="value",...} number`, with `\\`, `\"` and `\n` escaped in values.
-package struct RPCMetricSamples: Sendable {
-    package struct Sample: Sendable, Equatable {
-        package var name: String
-        package var labels: [String: String]
-        package var value: Double
+struct RPCMetricSamples: Sendable {
+    struct Sample: Sendable, Equatable {
+        var name: String
+        var labels: [String: String]
+        var value: Double
     }
 
-    package private(set) var samples: [Sample] = []
+    private(set) var samples: [Sample] = []
 
-    package init(exposition: String) {
+    init(exposition: String) {
         for line in exposition.split(separator: "\n") where !line.hasPrefix("#") {
             if let sample = Self.parse(line) { samples.append(sample) }
         }
     }
 
     /// The sum of `name`'s samples whose labels include `matching`.
-    package func sum(_ name: String, _ matching: [String: String] = [:]) -> Double {
+    func sum(_ name: String, _ matching: [String: String] = [:]) -> Double {
         samples.reduce(0) { total, sample in
             guard sample.name == name, matching.allSatisfy({ sample.labels[$0.key] == $0.value }) else { return total }
             return total + sample.value
@@ -26,7 +25,7 @@ package struct RPCMetricSamples: Sendable {
     }
 
     /// `name`'s samples whose labels include `matching`.
-    package func series(_ name: String, _ matching: [String: String] = [:]) -> [Sample] {
+    func series(_ name: String, _ matching: [String: String] = [:]) -> [Sample] {
         samples.filter { sample in sample.name == name && matching.allSatisfy { sample.labels[$0.key] == $0.value } }
     }
 
