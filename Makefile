@@ -34,7 +34,7 @@ MODULES := echo calc kv sysinfo
 # The module ABI version (rpcd_module.h), for the .pc file and the package's Provides: rpcd-abi-N.
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
-.PHONY: deb test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
+.PHONY: deb deb-source deb-repro test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
 	run check test test-swift test-python test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak soak fuzz install bench \
 	bench-micro clean
 
@@ -185,12 +185,14 @@ endif
 		echo "installed; start with: systemctl enable --now rpcd.service"; \
 	fi
 
-# Debian packages (packaging/README.md): rpcd and rpcd-dev, built with dpkg-buildpackage from a copy of this
-# tree with packaging/debian as its debian/, into DEB_DIR, then checked with lintian. DEB_VERSION gives the
-# copy a newer changelog entry (the package test builds an upgrade that way). The copy is brought up to date
-# with rsync, not made anew: unchanged files are left as they are, and the release build in .build-deb/swift
-# is incremental (the second package of the test compiles nothing). Build folders are left out at any depth
-# (the examples have .build folders of their own).
+# Debian packages (packaging/README.md): the source package (format 3.0 (quilt), the Swift dependencies as its
+# vendor component: packaging/source-package.sh), then rpcd and rpcd-dev built from its unpacked tree with
+# dpkg-buildpackage, into DEB_DIR, then checked: lintian --pedantic on the source and the binaries (no error,
+# no warning) and hardening-check on every ELF file (packaging/check-debs.sh). A debug package (below) has only
+# its binaries linted: it is not made with dpkg-buildflags, and its source package is the release one (whose
+# lint takes minutes: the vendor component).
+# DEB_VERSION gives the copy a newer changelog entry (the package test builds an upgrade that way). The tree is
+# brought up to date with rsync, not made anew, so that the release build in .build-deb/swift is incremental.
 DEB_DIR ?= $(CURDIR)/dist
 DEB_VERSION ?=
 DEB_WORK := $(CURDIR)/.build-deb
@@ -200,20 +202,33 @@ DEB_WORK := $(CURDIR)/.build-deb
 DEB_BUILD ?= release
 DEB_SCRATCH = $(if $(filter debug,$(DEB_BUILD)),$(CURDIR)/.build,$(DEB_WORK)/swift)
 deb: deps
-	mkdir -p $(DEB_WORK)/src/rpcd $(DEB_DIR)
-	rsync -a --delete --exclude='.build*' --exclude=.swiftpm --exclude=/.git --exclude=/dist \
-		--exclude=/bench-results --exclude=/debian ./ $(DEB_WORK)/src/rpcd/
-	rm -rf $(DEB_WORK)/src/rpcd/debian && cp -r packaging/debian $(DEB_WORK)/src/rpcd/debian
-	if [ -n "$(DEB_VERSION)" ]; then \
-		{ printf 'rpcd (%s) bookworm; urgency=medium\n\n  * Rebuilt as %s.\n\n -- %s  %s\n\n' "$(DEB_VERSION)" \
-			"$(DEB_VERSION)" "$$(sed -n 's/^Maintainer: //p' packaging/debian/control)" "$$(date -R)"; \
-		  cat packaging/debian/changelog; } > $(DEB_WORK)/src/rpcd/debian/changelog; \
-	fi
+	mkdir -p $(DEB_DIR)
+	packaging/source-package.sh $(DEB_WORK) $(DEB_VERSION)
 	cd $(DEB_WORK)/src/rpcd && SCRATCH=$(DEB_SCRATCH) RPCD_BUILD=$(DEB_BUILD) dpkg-buildpackage -b -us -uc
 	mv $(DEB_WORK)/src/*.deb $(DEB_WORK)/src/*.changes $(DEB_WORK)/src/*.buildinfo $(DEB_DIR)/
 	-mv $(DEB_WORK)/src/*.ddeb $(DEB_DIR)/ 2>/dev/null
-	lintian --info --display-info --fail-on error,warning $(DEB_DIR)/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version)_amd64.changes
+	packaging/check-debs.sh $(if $(filter debug,$(DEB_BUILD)),--no-hardening,$(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc) \
+		$(DEB_DIR)/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version)_amd64.changes
 	@ls -l $(DEB_DIR)/*.deb
+
+# Only the source package (.dsc, the orig and orig-vendor tarballs, .debian.tar.xz) in .build-deb/src, linted.
+deb-source: deps
+	packaging/source-package.sh $(DEB_WORK) $(DEB_VERSION)
+	packaging/check-debs.sh $(DEB_WORK)/src/rpcd_$$(dpkg-parsechangelog -l $(DEB_WORK)/src/rpcd/debian/changelog -S Version).dsc
+
+# Two release builds of one source package, each unpacked afresh in a directory of its own (different build
+# paths), each with no network (unshare -n: packaging/build-offline.sh), side by side, then compared:
+# diffoscope on any .deb that differs (packaging/compare-debs.sh). Two full release builds (an hour and more
+# on two loaded cores): not part of `make test`. DEB_BUILD_OPTIONS=nocheck leaves out the tests.
+DEB_REPRO := $(DEB_WORK)/repro
+deb-repro: deps
+	packaging/source-package.sh $(DEB_WORK) $(DEB_VERSION)
+	rm -rf $(DEB_REPRO) && mkdir -p $(DEB_REPRO)/source && cp $(DEB_WORK)/src/rpcd_$(VERSION)* $(DEB_REPRO)/source/
+	dsc=$$(ls $(DEB_REPRO)/source/*.dsc); \
+	packaging/build-offline.sh $$dsc $(DEB_REPRO)/a > $(DEB_REPRO)/a.out 2>&1 & a=$$!; \
+	packaging/build-offline.sh $$dsc $(DEB_REPRO)/build-b > $(DEB_REPRO)/b.out 2>&1 & b=$$!; \
+	wait $$a; ra=$$?; wait $$b; rb=$$?; tail -n 3 $(DEB_REPRO)/a.out $(DEB_REPRO)/b.out; [ $$ra = 0 ] && [ $$rb = 0 ]
+	packaging/compare-debs.sh $(DEB_REPRO)/a $(DEB_REPRO)/build-b
 
 # The packages on a Debian 12 root made by debootstrap, under its own systemd (Tests/SystemTests/test_package.py):
 # install, use, build a C module with rpcd-dev, upgrade to a rebuilt package, purge. Needs root.
@@ -225,11 +240,12 @@ test-package: build
 	$(MAKE) --no-print-directory test-package-run
 
 # Both versions package the debug build (DEB_BUILD=debug): run after `make build`. No rpcd-dbgsym: the test
-# does not install it, and compressing a debug build's symbols took minutes.
+# does not install it, and compressing a debug build's symbols took minutes. nocheck: `make test` runs the
+# tests on this build itself.
 test-package-debs:
-	DEB_BUILD_OPTIONS=noautodbgsym $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v1
-	DEB_BUILD_OPTIONS=noautodbgsym $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v2 \
-		DEB_VERSION=$(VERSION)+test1
+	DEB_BUILD_OPTIONS="noautodbgsym nocheck" $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v1
+	DEB_BUILD_OPTIONS="noautodbgsym nocheck" $(MAKE) --no-print-directory deb DEB_BUILD=debug DEB_DIR=$(DEB_WORK)/test/v2 \
+		DEB_VERSION=$(VERSION)-1+test1
 
 test-package-root:
 	python3 Tests/SystemTests/test_package.py --base-root

@@ -23,6 +23,8 @@ packages=(
     lintian
     debootstrap
     rsync          # make deb brings its copy of the tree up to date (unchanged files keep the build warm)
+    devscripts     # make deb: hardening-check on every ELF file of the packages (packaging/check-debs.sh)
+    diffoscope-minimal # make deb-repro: shows where two builds' packages differ (packaging/compare-debs.sh)
     prometheus     # make test-metrics: promtool checks the exposition and the alerting rules; the system test scrapes rpcd
     tmux           # make test-metrics drives rpcctl top in a real terminal
     openssl        # the TLS tests make their own CA and certificates with it (docs/SECURITY.md has the commands)

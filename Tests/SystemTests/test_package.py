@@ -8,8 +8,10 @@ into .build-deb/test/, and the Debian root below (`python3 test_package.py --bas
 - downloads what the packages depend on with apt inside that root (the only step with the network), then
   boots the root's systemd in private namespaces without a network (systemd_namespace.py, as the systemd
   tests do) and, as an administrator would: installs rpcd with apt, checks it runs (ping, a module call,
-  journal, reload), builds and loads a C module with rpcd-dev, gcc and pkg-config only, upgrades to the
-  rebuilt package keeping an edited rpcd.conf, and purges everything.
+  journal, reload), installs the example modules (rpcd-examples), serves Listen= entries added as the docs
+  say and advertises them over DNS-SD through the root's own avahi-daemon, builds and loads a C module with
+  rpcd-dev, gcc and pkg-config only, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
+  everything.
 
 Needs root. Under CI=true a missing prerequisite fails instead of skipping. Figures go to stderr.
 """
@@ -26,6 +28,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from systemd_namespace import SystemdNamespace  # noqa: E402
 from test_systemd import make_pki  # noqa: E402
+from netns import parse_browse  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.path.join(ROOT, ".build-deb")
@@ -61,11 +64,11 @@ def apt_mirror():
 
 
 def package_files(version_suffix=""):
-    """(rpcd.deb, rpcd-dev.deb) of the test build, the plain one or the upgrade."""
+    """(rpcd.deb, rpcd-dev.deb, rpcd-examples.deb) of the test build, the plain one or the upgrade."""
     directory = os.path.join(PACKAGES, "v2" if version_suffix else "v1")
-    rpcd = [p for p in glob.glob(os.path.join(directory, "rpcd_*_amd64.deb"))]
-    dev = glob.glob(os.path.join(directory, "rpcd-dev_*_all.deb"))
-    return (rpcd[0] if rpcd else None, dev[0] if dev else None)
+    found = [glob.glob(os.path.join(directory, pattern))
+             for pattern in ("rpcd_*_amd64.deb", "rpcd-dev_*_all.deb", "rpcd-examples_*_amd64.deb")]
+    return tuple(paths[0] if paths else None for paths in found)
 
 
 def prerequisites(packages=True):
@@ -139,9 +142,9 @@ def setUpModule():
     for name in ("hello.c", "hello.conf"):
         shutil.copy(os.path.join(ROOT, "examples", "modules", "hello-c", name), inside)
     # Everything the tests install later, fetched now: the namespace has no network.
-    rpcd, dev = (os.path.basename(p) for p in package_files())
+    rpcd, dev, examples = (os.path.basename(p) for p in package_files())
     in_root(root, f"apt-get update -q && apt-get install -y -q --download-only {DEBS_INSIDE}/{rpcd} "
-                  f"{DEBS_INSIDE}/{dev} gcc pkg-config")
+                  f"{DEBS_INSIDE}/{dev} {DEBS_INSIDE}/{examples} gcc pkg-config avahi-daemon avahi-utils")
     namespace = SystemdNamespace.booted(os.path.join(WORK, "ns"), timeout=120, root=root)
 
 
@@ -179,8 +182,8 @@ class PackageTests(unittest.TestCase):
             self.fail(f"rpcd.service is not active:\n{status.stdout}{status.stderr}")
 
     def test_install_use_develop_upgrade_purge(self):
-        rpcd, dev = (os.path.basename(p) for p in package_files())
-        rpcd2, _ = (os.path.basename(p) for p in package_files("upgrade"))
+        rpcd, dev, examples = (os.path.basename(p) for p in package_files())
+        rpcd2, _, examples2 = (os.path.basename(p) for p in package_files("upgrade"))
         self.assertEqual(self.sh("command -v swift swiftc || ls -d /opt/swift* /usr/lib/swift 2>/dev/null", check=False).stdout, "",
                          "the root must not have Swift")
 
@@ -191,8 +194,15 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(self.sh("ldd /usr/bin/rpcd | grep -c 'not found' || true").stdout.strip(), "0")
         self.assertIn("/usr/lib/rpcd/swift/libswiftCore.so", self.sh("ldd /usr/bin/rpcd").stdout)
         self.assertRegex(self.sh("rpcctl ping").stdout, r"^pong from /run/rpcd/rpcd.sock")
-        self.assertEqual(self.sh("rpcctl call calc.add 1 2").stdout.strip(), "3")
+        # The example modules are a package of their own (echo.sleep lets any local user hold a call slot):
+        # rpcd alone serves its own methods only. Installing rpcd-examples makes rpcd reload (its dpkg trigger
+        # on the module directories), and they are served when apt returns.
+        self.assertNotIn("calc.add", self.sh("rpcctl list").stdout)
+        self.assertEqual(self.sh("ls /usr/lib/rpcd/modules /usr/lib/rpcd/handlers.d").stdout.split(),
+                         ["/usr/lib/rpcd/handlers.d:", "/usr/lib/rpcd/modules:"])
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{examples}"]))
         self.assertIn("calc.add", self.sh("rpcctl list").stdout)
+        self.assertEqual(self.sh("rpcctl call calc.add 1 2").stdout.strip(), "3")
         journal = self.sh("journalctl -u rpcd.service --no-pager -o cat").stdout
         self.assertIn("Started", journal)
         pid = self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip()
@@ -208,6 +218,25 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(self.sh("systemctl is-active rpcd.service").stdout.strip(), "active")
         self.assertEqual(self.sh("rpcctl call calc.add 1 1").stdout.strip(), "2")
         self.sh("rm /etc/rpcd/rpcd.conf.d/60-broken.conf && systemctl reload rpcd.service")
+
+        # DNS-SD (DISCOVERY.md): the root's own avahi-daemon, from the mirror, on a veth pair made inside this
+        # namespace's network namespace (mDNS needs an interface that is not loopback; nothing here reaches the
+        # machine's network). The harness masks avahi-daemon for the tests that share the machine's /run; this
+        # root has its own. With only the package's loopback listeners rpcd advertises nothing.
+        self.sh("rm -f /run/systemd/system/avahi-daemon.service /run/systemd/system/avahi-daemon.socket && "
+                "systemctl daemon-reload")
+        run(["nsenter", "-t", str(namespace.pid), "-n", "sh", "-c",
+             "ip link add veth0 type veth peer name veth1 && ip address add 10.231.254.1/24 dev veth0 && "
+             "ip link set veth0 up && ip link set veth1 up"])
+        self.sh(" ".join(APT + ["install", "avahi-daemon", "avahi-utils"]))
+        started = self.sh("systemctl start avahi-daemon.service", check=False)
+        if started.returncode != 0:
+            status = self.sh("systemctl status --no-pager avahi-daemon.service dbus.service; "
+                             "journalctl --no-pager -n 30 -u avahi-daemon.service", check=False)
+            self.fail(f"avahi-daemon did not start: {started.stderr}\n{status.stdout}{status.stderr}")
+        self.sh("systemctl restart rpcd.service")
+        self.wait_active()
+        self.assertEqual(parse_browse(self.sh("avahi-browse -rpt --no-db-lookup _rpcd._tcp").stdout), [])
 
         # Listen= as README and SECURITY.md say, in a drop-in beside the shipped conffile: TCP on every address
         # and TLS. The package enables rpcd.service only, which binds them after a restart.
@@ -227,15 +256,25 @@ class PackageTests(unittest.TestCase):
         listeners = self.sh("rpcctl info --json").stdout
         self.assertIn('"0.0.0.0:7390"', listeners)
         self.assertIn('"tls://0.0.0.0:7391"', listeners)
+        # Now reachable, so advertised: each example module as SERVICE on HOST, at the veth's address.
+        advertised = namespace.wait_for(
+            lambda: [record for record in parse_browse(
+                self.sh("avahi-browse -rpt --no-db-lookup _rpcd._tcp", check=False).stdout)
+                if record["address"] == "10.231.254.1"],
+            timeout=30, what="rpcd's services in avahi-browse")
+        host = self.sh("hostname").stdout.strip()
+        self.assertIn(f"calc on {host}", {record["name"] for record in advertised})
+        self.assertIn(7390, {record["port"] for record in advertised})
         pid = self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip()
 
         sizes = self.sh(f"dpkg-deb -I {DEBS_INSIDE}/{rpcd} | sed -n 's/ *Installed-Size: //p'; du -k {DEBS_INSIDE}/{rpcd}").stdout.split()
         print(f"\nrpcd .deb {sizes[1]} KiB, installed {sizes[0]} KiB", file=sys.stderr)
 
-        # A C module, with only gcc, pkg-config and rpcd-dev.
+        # A C module, with only gcc, pkg-config and rpcd-dev, installed where README.Debian says modules an
+        # administrator builds go (not in dpkg's /usr/lib/rpcd/modules).
         self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{dev}", "gcc", "pkg-config"]))
-        self.sh(f"cc $(pkg-config --cflags rpcd-module) -std=c99 -Wall -Werror -shared -fPIC -fvisibility=hidden "
-                f"-o /usr/lib/rpcd/modules/hello.so {DEBS_INSIDE}/hello.c")
+        self.sh(f"mkdir -p /usr/local/lib/rpcd/modules && cc $(pkg-config --cflags rpcd-module) -std=c99 -Wall -Werror "
+                f"-shared -fPIC -fvisibility=hidden -o /usr/local/lib/rpcd/modules/hello.so {DEBS_INSIDE}/hello.c")
         self.sh(f"cp {DEBS_INSIDE}/hello.conf /etc/rpcd/handlers.d/hello.conf && systemctl reload rpcd.service")
         # Served as soon as systemctl reload returned.
         self.assertIn("hello.greet", self.sh("rpcctl list").stdout)
@@ -243,7 +282,7 @@ class PackageTests(unittest.TestCase):
 
         # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.
         self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
-        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}"]))
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}", f"{DEBS_INSIDE}/{examples2}"]))
         self.wait_active()
         self.assertIn("# edited by the administrator", self.sh("cat /etc/rpcd/rpcd.conf").stdout)
         self.assertNotEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid, "restarted")
@@ -251,8 +290,8 @@ class PackageTests(unittest.TestCase):
         self.assertEqual(self.sh("rpcctl call calc.add 2 2").stdout.strip(), "4")
 
         # Purge: no files, no process, no enabled unit. (The module built here is the administrator's to remove.)
-        self.sh("rm /usr/lib/rpcd/modules/hello.so")
-        self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev"]))
+        self.sh("rm /usr/local/lib/rpcd/modules/hello.so")
+        self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev", "rpcd-examples"]))
         left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
                        "/etc/systemd/system/*/rpcd.* 2>/dev/null", check=False).stdout
         self.assertEqual(left, "")
