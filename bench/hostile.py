@@ -270,19 +270,22 @@ def announce(server, count):
     return under_attack(server, attack)
 
 
+def senders_that_never_read(server, payload, count):
+    """`count` connections that send `payload` and never read, with a small receive buffer: what rpcd answers
+    stays with rpcd (or is refused)."""
+    sockets = []
+    for index in range(count):
+        s = connect(server.port, index)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        send_quietly(s, payload)
+        sockets.append(s)
+    return sockets
+
+
 def pipeline(server, count=4):
     ids = "i" * 1_000_000
     payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":[{n}],"id":"{ids}{n}"}}') for n in range(128))
-
-    def attack():
-        sockets = []
-        for index in range(count):
-            s = connect(server.port, index)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            send_quietly(s, payload)
-            sockets.append(s)
-        return sockets
-    return under_attack(server, attack)
+    return under_attack(server, lambda: senders_that_never_read(server, payload, count))
 
 
 def discover(server, count=4):
@@ -320,16 +323,7 @@ def events(server, count=8):
 def module_calls(server, count=4):
     params = json.dumps(["x" * 512_000])
     payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"echo.echo","params":{params},"id":{n}}}') for n in range(128))
-
-    def attack():
-        sockets = []
-        for index in range(count):
-            s = connect(server.port, index)
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-            send_quietly(s, payload)
-            sockets.append(s)
-        return sockets
-    return under_attack(server, attack)
+    return under_attack(server, lambda: senders_that_never_read(server, payload, count))
 
 
 def websocket(server, count):
