@@ -13,7 +13,7 @@ final class ModuleLoaderTests: XCTestCase {
         let image = try ModuleLoader().load(path: TestModule.build(into: directory))
         XCTAssertEqual(image.name, "testmod")
         XCTAssertEqual(image.version, "1.0.0")
-        XCTAssertEqual(image.methods.map(\.name), ["ok", "fail", "bad_json", "twice", "later", "block", "greeting", "echo", "wait_cancel", "bound", "stall"])
+        XCTAssertEqual(image.methods.map(\.name), ["ok", "fail", "bad_json", "twice", "later", "block", "greeting", "echo", "wait_cancel", "bound", "stall", "await_cancel"])
         XCTAssertEqual(image.methods[4].params.first?.schema, ["type": "integer"])
         XCTAssertEqual(image.methods[7].params.first?.required, false)
         XCTAssertTrue(image.methods[5].flags.contains(.mayBlock))
@@ -52,7 +52,7 @@ final class ModuleLoaderTests: XCTestCase {
         let path = try TestModule.build(
             into: directory, name: "firstlayout", defines: ["MODULE_SIZE=offsetof(rpcd_module,events)"])
         let image = try ModuleLoader().load(path: path)
-        XCTAssertEqual(image.methods.count, 11)
+        XCTAssertEqual(image.methods.count, 12)
         XCTAssertNil(image.module.cancel)
         XCTAssertNil(image.module.events)
         XCTAssertEqual(image.module.n_events, 0)

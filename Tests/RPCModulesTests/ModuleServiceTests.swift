@@ -279,6 +279,20 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
     }
 
+    /// Past `Timeout=` the module's cancel() runs once, before the caller is answered (the test above cannot
+    /// tell this apart from the module's own polling): a call only cancel() answers gets its answer then, and
+    /// its slot comes back.
+    func testTimeoutCallsTheModulesCancelOnceBeforeAnswering() throws {
+        let service = try service { $0.timeout = .milliseconds(100) }
+        let cancelCalls = try XCTUnwrap(dlsym(image.handle, "test_cancel_calls")).assumingMemoryBound(to: Int32.self)
+        let callsBefore = cancelCalls.pointee
+        let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("await_cancel"))))
+        XCTAssertEqual(reply["error"]?["code"], -32003)
+        XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, before the timeout answered")
+        try waitUntilTheModuleAnswered(service)
+        XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with cancel()'s answer")
+    }
+
     func testMaxConcurrencyRefusesPastTheLimit() throws {
         let service = try service { $0.maxConcurrency = 1 }
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())

@@ -107,10 +107,15 @@ enum TestModule {
         return NULL;
     }
 
+    /* The await_cancel call in flight: only cancel() answers it. */
+    static rpcd_call *awaiting_cancel = NULL;
+
     static void cancel(void *instance, rpcd_call *c) {
         (void)instance;
-        (void)c;
         __atomic_add_fetch(&test_cancel_calls, 1, __ATOMIC_SEQ_CST);
+        rpcd_call *expected = c;
+        if (__atomic_compare_exchange_n(&awaiting_cancel, &expected, NULL, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+            host->reply_error(c, 1, "stopped: cancelled", NULL, 0);
     }
 
     static int init(const rpcd_host *h, rpcd_handler *handler, void **out, char *error, size_t size) {
@@ -161,6 +166,7 @@ enum TestModule {
             break;
         }
         case 10: usleep(30 * 1000); host->reply_result(c, "\"stalled\"", 9); break;  /* stall (no MAY_BLOCK) */
+        case 11: __atomic_store_n(&awaiting_cancel, c, __ATOMIC_SEQ_CST); break;        /* await_cancel */
         case 9: {                                                  /* bound(count, label?, loud?): BIND_PARAMS */
             char label[8], out[512];
             int64_t count = -1;
@@ -209,6 +215,7 @@ enum TestModule {
         {sizeof(rpcd_method), "wait_cancel", NULL, NULL, 0, NULL, 0},
         {sizeof(rpcd_method), "bound", NULL, bound_params, 3, NULL, RPCD_METHOD_BIND_PARAMS},
         {sizeof(rpcd_method), "stall", "blocks its event loop for 30 ms", NULL, 0, NULL, 0},
+        {sizeof(rpcd_method), "await_cancel", "answered only by the module's cancel()", NULL, 0, NULL, 0},
     };
     static const rpcd_module module = {
         ABI_VERSION, MODULE_SIZE, MODULE_NAME, "1.0.0", "A module for the host's tests",
