@@ -12,10 +12,11 @@ import RPCProtocol
 ///     text message from rpcd                   one reply, or one rpc.event notification
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
-/// A message is charged to the peer's account as its fragments arrive and handed on charged its length, as a
-/// frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered. The frame still arriving
-/// in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a refusal here. Refusals end the connection
-/// with a close frame saying why:
+/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them in the read's buffer), so it reads
+/// `WebSocketFrame.data`. A message is charged to the peer's account as its fragments arrive and handed on
+/// charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered.
+/// The frame still arriving in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a
+/// refusal here. Refusals end the connection with a close frame saying why:
 ///
 ///     1003  a binary message (JSON-RPC is text)
 ///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
@@ -80,10 +81,10 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
                 "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
         case (.text, .open) where frame.fin:
-            deliver(frame.unmaskedData, context: context)
+            deliver(frame.data, context: context)
         case (.text, .open):
             var message = context.channel.allocator.buffer(capacity: frame.length)
-            var data = frame.unmaskedData
+            var data = frame.data
             message.writeBuffer(&data)
             state = .assembling(message)
             charge(message.capacity, context: context)
@@ -94,7 +95,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                     .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
                     "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
-            var data = frame.unmaskedData
+            var data = frame.data
             message.writeBuffer(&data)
             if frame.fin {
                 release()
@@ -108,12 +109,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            writeFrame(.pong, frame.unmaskedData, context: context, promise: nil)
+            writeFrame(.pong, frame.data, context: context, promise: nil)
         case (.pong, _):
             return
         case (.connectionClose, _):
             // The client ends: answer with its code, as RFC 6455 §5.5.1 asks, and close.
-            var data = frame.unmaskedData
+            var data = frame.data
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             sendClose(code, context: context)
         default:

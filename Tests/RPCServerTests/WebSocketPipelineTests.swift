@@ -124,6 +124,41 @@ final class WebSocketPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// The payloads are unmasked in the read's buffer as they pass (`WebSocketInputCharge`): however the
+    /// reads cut the frames (through a header, a mask key, a payload), the messages are the same.
+    func testMessagesAreUnmaskedHoweverTheReadsCutThem() throws {
+        let (long, longReply) = Self.echo(replyLength: 300)
+        var stream = ByteBuffer()
+        for var frame in [
+            WebSocketWire.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":7}"#),
+            WebSocketWire.clientFrame(opcode: 0x1, fin: false, #"{"jsonrpc":"2.0","method":"echo.ec"#),
+            WebSocketWire.clientFrame(opcode: 0x9, "ping data"),
+            WebSocketWire.clientFrame(opcode: 0x0, #"ho","params":["fragments"],"id":8}"#),
+            WebSocketWire.clientFrame(opcode: 0x1, long),
+        ] {
+            stream.writeBuffer(&frame)
+        }
+        // The pong is sent at once; replies at the end of the read burst, so it may come before them.
+        let pong = WebSocketWire.Frame(opcode: 0xA, payload: "ping data")
+        let replies: [WebSocketWire.Frame] = [
+            .init(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":"pong","id":7}"#),
+            .init(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":["fragments"],"id":8}"#),
+            .init(opcode: 0x1, payload: longReply),
+        ]
+        for size in [stream.readableBytes, 1, 3, 7, 64] {
+            try makeChannel()
+            var input = stream
+            while let read = input.readSlice(length: min(size, input.readableBytes)), read.readableBytes > 0 {
+                try channel.writeInbound(read)
+            }
+            let frames = try frames()
+            XCTAssertEqual(frames.filter { $0 != pong }, replies, "reads of \(size) bytes")
+            XCTAssertEqual(frames.filter { $0 == pong }.count, 1, "reads of \(size) bytes")
+            XCTAssertEqual(ledger.charged, 0)
+            _ = try channel.finish()
+        }
+    }
+
     /// A notification has no reply, and a WebSocket message no empty answer: nothing is written.
     func testNotificationWritesNothing() throws {
         try makeChannel()
