@@ -312,6 +312,22 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    /// A frame that arrives in the same read as the upgrade request is held by NIO's upgrader and handed to
+    /// the WebSocket handlers once they are in place: it is unmasked and answered like any other.
+    func testFrameInTheUpgradeRequestsReadIsAnswered() throws {
+        try makeChannel()
+        var read = ByteBuffer(
+            string: "GET /rpc HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        var frame = Self.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
+        read.writeBuffer(&frame)
+        try channel.writeInbound(read)
+        channel.embeddedEventLoop.run()
+        let written = try written()
+        XCTAssertTrue(written.hasPrefix("HTTP/1.1 101 Switching Protocols"), written)
+        XCTAssertTrue(written.hasSuffix(#"{"jsonrpc":"2.0","result":"pong","id":1}"#), written)
+    }
+
     func testWebSocketMessageLargerThanMaxFrameSizeIsClosed1009() throws {
         try makeUpgradedChannel()
         try channel.writeInbound(Self.clientFrame(opcode: 0x1, fin: false, String(repeating: " ", count: 3000)))
