@@ -31,7 +31,11 @@ final class WebSocketInputCharge: ChannelInboundHandler, RemovableChannelHandler
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        var input = unwrapInboundIn(data)
+        // The channel still holds the read: unmasking writes into a copy of its readable bytes, one per read
+        // (mutating the read itself would copy its whole storage, however little of it was read into).
+        let read = unwrapInboundIn(data)
+        var input = context.channel.allocator.buffer(capacity: read.readableBytes)
+        input.writeImmutableBuffer(read)
         var scanner = self.scanner
         input.withUnsafeMutableReadableBytes { scanner.scan(unmaskingIn: $0) }
         self.scanner = scanner
