@@ -10,9 +10,9 @@
 /// whose announced length passes what an `Int` holds keeps `Int.max` bytes to come; NIO's decoder refuses
 /// it anyway (it checks the length against `MaxFrameSize=` first).
 ///
-/// Unmasking in the read's buffer, 8 bytes at a time, costs the read one copy at most (the channel holds the
-/// buffer too); NIO's `WebSocketFrame.unmaskedData` copies each frame's payload into a buffer of its own and
-/// unmasks it a byte at a time. A value type, kept by its handler between reads and copied into a local
+/// Unmasking a read where it lies, 8 bytes at a time, costs one copy of the read (`WebSocketInputCharge`'s:
+/// the channel holds the read too); NIO's `WebSocketFrame.unmaskedData` copies each frame's payload into a
+/// buffer of its own and unmasks it a byte at a time. A value type, kept by its handler between reads and copied into a local
 /// while one is scanned, so that the per-byte work touches no class property.
 struct WebSocketFrameScanner {
     /// Bytes of the current frame's header seen so far.

@@ -12,7 +12,7 @@ import RPCCore
 /// message from then on. A charge the account refuses stops the input here and tells the message handler
 /// (`WebSocketInputRefused`), which closes with 1008 as for a message over the share.
 ///
-/// Since it reads every header anyway, it also unmasks the payloads in the read's buffer as they pass: the
+/// Since it reads every header anyway, it also unmasks the payloads as they pass, in one copy of the read: the
 /// frames NIO's decoder hands on carry their payload unmasked already (`WebSocketFrame.data`; their `maskKey`
 /// still says whether the client masked them). Event-loop confined.
 final class WebSocketInputCharge: ChannelInboundHandler, RemovableChannelHandler {

@@ -12,7 +12,7 @@ import RPCProtocol
 ///     text message from rpcd                   one reply, or one rpc.event notification
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
-/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them in the read's buffer), so it reads
+/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them as they pass), so it reads
 /// `WebSocketFrame.data`. A message is charged to the peer's account as its fragments arrive and handed on
 /// charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered.
 /// The frame still arriving in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a
