@@ -20,8 +20,9 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
     isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
                 (every module in a module host process) against the same handlers with Isolation=none, and each
-                idle module host's RSS, PSS, private dirty memory and threads, by origin (Swift runtime, system
-                libraries, the host binary, the module, anonymous), beside a Swift program that does nothing
+                idle module host's RSS, PSS, private dirty memory, threads and sealed module copy, and its memory by
+                origin (Swift runtime, system libraries, host binary, module, anonymous), beside a Swift program
+                that does nothing
     metrics     rpcd.ping and calc.add (in-process) at 50 x 16 and 1 x 1 with metrics kept (the default) against
                 the same rpcd with Metrics=no: what counting and timing every call costs
     http        rpcd.ping over HTTP/1.1 keep-alive (POST /rpc, wrk with 50 connections) against a minimal
@@ -181,8 +182,22 @@ def module_host_memory(server):
         except (OSError, IndexError, ValueError):
             continue
         hosts.append({"handler": argv[1].decode(), "rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
-                      "private_dirty_kib": fields.get("Private_Dirty", 0), "threads": threads, "by_origin": origins})
+                      "private_dirty_kib": fields.get("Private_Dirty", 0), "threads": threads, "by_origin": origins,
+                      "module_copy_kib": module_copy_kib(entry)})
     return sorted(hosts, key=lambda host: host["handler"])
+
+
+def module_copy_kib(pid):
+    """KiB the sealed memory copies of a process's modules hold (memfd:rpcd-module-*), mapped or not: memory
+    that smaps shows only where it is mapped."""
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/memfd:rpcd-module-"):
+                total += os.stat(f"/proc/{pid}/fd/{fd}").st_blocks // 2
+        except OSError:
+            continue
+    return total
 
 
 def swift_floor_memory(workdir):
@@ -565,6 +580,8 @@ def main():
                             f"{values['private_dirty_kib'] / 1024:.1f}"
                             for origin, values in sorted(memory["by_origin"].items(), key=lambda item: -item[1]["rss_kib"]))
         threads = f", {memory['threads']} threads" if "threads" in memory else ""
+        if "module_copy_kib" in memory:
+            threads += f", module copy {memory['module_copy_kib'] / 1024:.1f} MiB"
         print(f"{label}, idle: RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
               f"private dirty {memory['private_dirty_kib'] / 1024:.1f} MiB{threads}\n   RSS/PSS/private dirty MiB by origin: {origins}")
     for host in record.get("module_hosts_idle", []):
