@@ -342,7 +342,7 @@ let package = Package(
         ),
         .testTarget(
             name: "RPCModulesTests",
-            dependencies: ["RPCProtocol", "RPCTestSupport",
+            dependencies: ["RPCProtocol", "RPCTestSupport", "CRPCDHostSupport",
                 "RPCModules", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

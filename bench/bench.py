@@ -20,7 +20,9 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
     ready       exec to "Started" (every listener bound, every module loaded), the four example modules
     isolation   calc.add at 50 x 16, 50 x 1 and 1 x 1, and echo.echo with 1 MiB, through the shipped handlers
                 (every module in a module host process) against the same handlers with Isolation=none, and each
-                idle module host's RSS, PSS and private dirty memory
+                idle module host's RSS, PSS, private dirty memory, threads and sealed module copy, and its memory by
+                origin (Swift runtime, system libraries, host binary, module, anonymous), beside a Swift program
+                that does nothing
     metrics     rpcd.ping and calc.add (in-process) at 50 x 16 and 1 x 1 with metrics kept (the default) against
                 the same rpcd with Metrics=no: what counting and timing every call costs
     http        rpcd.ping over HTTP/1.1 keep-alive (POST /rpc, wrk with 50 connections) against a minimal
@@ -116,9 +118,53 @@ def in_process_handlers(workdir):
     return directory
 
 
+def smaps_rollup(pid):
+    """The kB fields of /proc/PID/smaps_rollup (Rss, Pss, Private_Dirty, ...)."""
+    fields = {}
+    with open(f"/proc/{pid}/smaps_rollup") as file:
+        for line in file:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                fields[parts[0].rstrip(":")] = int(parts[1])
+    return fields
+
+
+def memory_origin(path):
+    """Where a mapping of /proc/PID/smaps comes from, for the breakdown of a module host's memory."""
+    name = os.path.basename(path)
+    if name.startswith("memfd:rpcd-module-"):
+        return "module"
+    if name == "rpcd-module-host":
+        return "host binary"
+    if "/swift/" in path or name.startswith(("libswift", "lib_swift", "libdispatch", "libBlocksRuntime", "libFoundation",
+                                             "lib_Foundation")):
+        return "Swift runtime"
+    if path.startswith("/"):
+        return "system libraries"
+    return "anonymous"
+
+
+def memory_by_origin(pid):
+    """RSS, PSS and private dirty KiB of a process by where its mappings come from (`memory_origin`): what is
+    the process's own (anonymous memory, its module) and what every Swift process maps (the runtime)."""
+    origins, current = {}, None
+    with open(f"/proc/{pid}/smaps") as file:
+        for line in file:
+            parts = line.split()
+            if "-" in parts[0] and not parts[0].endswith(":"):
+                origin = memory_origin(parts[5] if len(parts) > 5 else "")
+                current = origins.setdefault(origin, {"rss_kib": 0, "pss_kib": 0, "private_dirty_kib": 0})
+            elif len(parts) == 3 and parts[2] == "kB" and current is not None:
+                key = {"Rss:": "rss_kib", "Pss:": "pss_kib", "Private_Dirty:": "private_dirty_kib"}.get(parts[0])
+                if key:
+                    current[key] += int(parts[1])
+    return origins
+
+
 def module_host_memory(server):
     """Each module host of `server` (its children running rpcd-module-host), before any call: RSS, PSS (shared
-    pages divided among the processes mapping them) and private dirty memory, from /proc/PID/smaps_rollup."""
+    pages divided among the processes mapping them) and private dirty memory, from /proc/PID/smaps_rollup, its
+    threads, and the same by origin (`memory_by_origin`)."""
     hosts = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -130,17 +176,49 @@ def module_host_memory(server):
                 argv = file.read().split(b"\0")
             if parent != server.process.pid or not argv[0].endswith(b"rpcd-module-host"):
                 continue
-            fields = {}
-            with open(f"/proc/{entry}/smaps_rollup") as file:
-                for line in file:
-                    parts = line.split()
-                    if len(parts) == 3 and parts[2] == "kB":
-                        fields[parts[0].rstrip(":")] = int(parts[1])
+            fields = smaps_rollup(entry)
+            threads = len(os.listdir(f"/proc/{entry}/task"))
+            origins = memory_by_origin(entry)
         except (OSError, IndexError, ValueError):
             continue
         hosts.append({"handler": argv[1].decode(), "rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
-                      "private_dirty_kib": fields.get("Private_Dirty", 0)})
+                      "private_dirty_kib": fields.get("Private_Dirty", 0), "threads": threads, "by_origin": origins,
+                      "module_copy_kib": module_copy_kib(entry)})
     return sorted(hosts, key=lambda host: host["handler"])
+
+
+def module_copy_kib(pid):
+    """KiB the sealed memory copies of a process's modules hold (memfd:rpcd-module-*), mapped or not: memory
+    that smaps shows only where it is mapped."""
+    total = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("/memfd:rpcd-module-"):
+                total += os.stat(f"/proc/{pid}/fd/{fd}").st_blocks // 2
+        except OSError:
+            continue
+    return total
+
+
+def swift_floor_memory(workdir):
+    """The idle memory of a Swift program that does nothing (bench/swift-floor.swift, built here with the
+    toolchain's swiftc): the runtime's share of every module host's RSS, which no change to the host can cut.
+    None without swiftc."""
+    swiftc = shutil.which("swiftc") or "/opt/swift/usr/bin/swiftc"
+    if not os.access(swiftc, os.X_OK):
+        return None
+    binary = os.path.join(workdir, "swift-floor")
+    subprocess.run([swiftc, "-O", "-o", binary, os.path.join(ROOT, "bench", "swift-floor.swift")], check=True,
+                   stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(pinned(SERVER_CPU, [binary]), stdout=subprocess.PIPE)
+    try:
+        process.stdout.readline()
+        fields = smaps_rollup(process.pid)
+        return {"rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
+                "private_dirty_kib": fields.get("Private_Dirty", 0), "by_origin": memory_by_origin(process.pid)}
+    finally:
+        process.kill()
+        process.wait()
 
 
 def one_mib_params(workdir):
@@ -412,6 +490,7 @@ def main():
             rows.append(("echo.echo 1 MiB, 1 connection (MB/s each way)", echo, "raw NIO echo", ref))
         if want("isolation"):
             record["module_hosts_idle"] = module_host_memory(rpcd)
+            record["swift_floor_idle"] = swift_floor_memory(workdir)
             in_process = start_rpcd(args.bin_dir, workdir, handlers=in_process_handlers(workdir))
             servers.append(in_process)
             for shape in ((50, 16), (50, 1), (1, 1)):
@@ -496,9 +575,19 @@ def main():
               f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "
               f"{idle['rpcd'][0] / idle['reference'][0] if idle['reference'][0] else 0:>6.2f}")
     print(f"exec to Started (4 example modules): {record['ready_ms']} ms")
+    def memory_line(label, memory):
+        origins = ", ".join(f"{origin} {values['rss_kib'] / 1024:.1f}/{values['pss_kib'] / 1024:.1f}/"
+                            f"{values['private_dirty_kib'] / 1024:.1f}"
+                            for origin, values in sorted(memory["by_origin"].items(), key=lambda item: -item[1]["rss_kib"]))
+        threads = f", {memory['threads']} threads" if "threads" in memory else ""
+        if "module_copy_kib" in memory:
+            threads += f", module copy {memory['module_copy_kib'] / 1024:.1f} MiB"
+        print(f"{label}, idle: RSS {memory['rss_kib'] / 1024:.1f} MiB, PSS {memory['pss_kib'] / 1024:.1f} MiB, "
+              f"private dirty {memory['private_dirty_kib'] / 1024:.1f} MiB{threads}\n   RSS/PSS/private dirty MiB by origin: {origins}")
     for host in record.get("module_hosts_idle", []):
-        print(f"module host {host['handler']}, idle: RSS {host['rss_kib'] / 1024:.1f} MiB, PSS {host['pss_kib'] / 1024:.1f} MiB, "
-              f"private dirty {host['private_dirty_kib'] / 1024:.1f} MiB")
+        memory_line(f"module host {host['handler']}", host)
+    if record.get("swift_floor_idle"):
+        memory_line("a Swift program that does nothing (the runtime's floor)", record["swift_floor_idle"])
     if want("events"):
         events = record["events"] = events_workload(args, workdir, eventload)
         for subscribers in (1, 100):

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import RPCJSON
 import RPCProtocol
 
@@ -182,15 +177,16 @@ extension DecodingError.Context {
     }
 }
 
-/// Encodes results: `JSONValue` exactly as it is, anything else with `JSONEncoder` (sorted keys). A value JSON
-/// cannot carry (a non-finite number) throws an `EncodingError`, which reaches the client as -32603.
+/// Encodes results: `JSONValue` exactly as it is (inside other values too), anything else as `JSONEncoder` would
+/// (`JSONValueEncoder`; keys sorted by their UTF-8 bytes). A value JSON cannot carry (a non-finite number)
+/// throws an `EncodingError`, which reaches the client as -32603.
 public enum ResultEncoding {
     /// The result of a method that returns nothing.
     public static let null: [UInt8] = Array("null".utf8)
 
     public static func encode<Output: Encodable>(_ result: Output) throws -> [UInt8] {
-        // The common results skip JSONEncoder, whose set-up costs more than the rest of a small call; they
-        // come out exactly as JSONEncoder would write them.
+        // The common results skip the encoder, whose set-up costs more than the rest of a small call; they
+        // come out exactly as it would write them.
         switch result {
         case let value as JSONValue: return try value.checkedSerialization()
         case let value as Double where value.isFinite:
@@ -202,8 +198,6 @@ public enum ResultEncoding {
         case let value as String: return JSONValue.string(value).serialized()
         default: break
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array(try encoder.encode(result))
+        return try JSONValueEncoder().encode(result).checkedSerialization()
     }
 }

@@ -188,7 +188,6 @@ package enum ModuleHostMain {
         _ = rpcd_exit_with_parent()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let pool = WorkerPool(threads: max(2, System.coreCount))
-        pool.start()
         do {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in

@@ -115,7 +115,6 @@ struct RPCDaemonCommand: AsyncParsableCommand {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
         let pool = WorkerPool(threads: max(2, System.coreCount))
-        pool.start()
         let host = ModuleHost(
             directories: handlerDirectories, moduleDirectories: moduleDirectories,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),

@@ -122,4 +122,72 @@ final class ParamsBindingTests: XCTestCase {
         XCTAssertThrowsError(try ResultEncoding.encode(Double.infinity))
         XCTAssertThrowsError(try ResultEncoding.encode([Double.nan]))
     }
+
+    /// Results that are not scalars go through `JSONValueEncoder`, not Foundation's `JSONEncoder` (issue 20: a
+    /// module host process without libFoundationEssentials). The bytes must be what `JSONEncoder` with sorted keys
+    /// writes, Foundation's own types included.
+    func testResultsEncodeAsJSONEncoderDoes() throws {
+        struct Members: Encodable {
+            var b = 1
+            var a10 = "x"
+            var a9 = 2.0
+            var B: Float = 0.1
+            var absent: Int? = nil
+            var present: Int? = 3
+            var doubles = [1.5, 1e20, 1e-7, -0.0, 100]
+            var floats: [Float] = [1, 3.4e38, -0.0, 1e-7]
+            var integers: [Int64] = [Int64.min, 0]
+            var unsigned = UInt64.max
+            var small: Int8 = -5
+            var text = "ü/\"\\\u{1}\n\t"
+            var keys = ["9": 1, "10": 2, "é": 3, "Z": 4, "z": 5, "a_b": 6, "a-b": 7, "aB": 8, "ab": 9]
+            var numberKeys = [1: "a", 2: "b"]
+            var nested = [[Int?]](arrayLiteral: [nil, 1], [])
+            var bytes = Data([0, 1, 2, 255, 3])
+            var moreBytes = [Data(), Data([104]), Data([104, 105])]
+            var date = Date(timeIntervalSinceReferenceDate: 12.5)
+            var url = URL(string: "http://x/a/b?c=d")!
+            var decimals = [Decimal(string: "3.14159")!, Decimal(string: "-1e30")!, Decimal(0)]
+            var nothing = Nothing()
+        }
+        struct Nothing: Encodable {
+            func encode(to encoder: any Encoder) throws {}
+        }
+        class Base: Encodable {
+            var x = 1
+        }
+        final class Derived: Base {
+            var y = 2
+            enum Keys: CodingKey { case y }
+            override func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: Keys.self)
+                try container.encode(y, forKey: .y)
+                try super.encode(to: container.superEncoder())
+            }
+        }
+        let reference = JSONEncoder()
+        reference.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        func same<T: Encodable>(_ value: T, line: UInt = #line) throws {
+            XCTAssertEqual(
+                String(decoding: try ResultEncoding.encode(value), as: UTF8.self),
+                String(decoding: try reference.encode(value), as: UTF8.self), line: line)
+        }
+        try same(Members())
+        try same([Members(), Members()])
+        try same(Derived())
+        try same(Data([1, 2, 3]))
+        try same(Decimal(string: "0.5")!)
+        try same(URL(string: "file:///tmp/a%20b")!)
+        try same(Float(2.5))
+        try same(["a": [Nothing()]])
+        XCTAssertThrowsError(try ResultEncoding.encode(Nothing()), "JSONEncoder refuses a top-level value that encodes nothing")
+        XCTAssertThrowsError(try ResultEncoding.encode(["x": Float.nan]))
+        XCTAssertThrowsError(
+            try ResultEncoding.encode(URL(string: "b", relativeTo: URL(string: "http://x/a/"))!),
+            "only Foundation resolves a URL against its base")
+        // A JSONValue is written exactly as it is, inside other values too.
+        XCTAssertEqual(
+            String(decoding: try ResultEncoding.encode(["v": [JSONValue.number("1e400"), .number("1.0")]]), as: UTF8.self),
+            #"{"v":[1e400,1.0]}"#)
+    }
 }

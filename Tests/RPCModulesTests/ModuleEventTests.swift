@@ -18,7 +18,6 @@ final class ModuleEventTests: XCTestCase {
         directory = TestModule.temporaryDirectory()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pool = WorkerPool(threads: 1)
-        pool.start()
     }
 
     override func tearDownWithError() throws {

@@ -24,7 +24,6 @@ final class ModuleServiceTests: XCTestCase {
         directory = TestModule.temporaryDirectory()
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         pool = WorkerPool(threads: 2)
-        pool.start()
         image = try ModuleLoader().load(path: TestModule.build(into: directory))
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import NIOPosix
 import RPCModules
 import Synchronization
 import XCTest
@@ -10,7 +11,6 @@ final class WorkerPoolTests: XCTestCase {
 
     override func setUp() {
         pool = WorkerPool(threads: 1)
-        pool.start()
     }
 
     override func tearDownWithError() throws {
@@ -55,5 +55,27 @@ final class WorkerPoolTests: XCTestCase {
         pool.whenProgressing { afterwards.fulfill() }
         gate.signal()
         wait(for: [afterwards], timeout: 5)
+    }
+
+    /// An idle module host process has no pool thread: they start with the first job (issue 20, idle RSS).
+    func testThreadsStartWithTheFirstJob() {
+        XCTAssertFalse(pool.isStarted)
+        runJob(expecting: .active)
+        XCTAssertTrue(pool.isStarted)
+    }
+
+    func testAJobAfterTheShutdownOfAPoolThatNeverStartedIsCancelled() throws {
+        try pool.syncShutdownGracefully()
+        runJob(expecting: .cancelled)
+        XCTAssertFalse(pool.isStarted)
+    }
+
+    private func runJob(expecting expected: NIOThreadPool.WorkItemState, line: UInt = #line) {
+        let ran = expectation(description: "ran")
+        pool.submit { state in
+            XCTAssertEqual(state, expected, line: line)
+            ran.fulfill()
+        }
+        wait(for: [ran], timeout: 5)
     }
 }

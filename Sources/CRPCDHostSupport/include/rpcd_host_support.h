@@ -6,7 +6,10 @@
 
 /* A private, sealed copy of the first `size` bytes of the open file `source`, as an anonymous memory file
  * (memfd_create(2) with MFD_CLOEXEC | MFD_ALLOW_SEALING) that nobody can write, shrink or grow once this
- * returns (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL). A module is mapped from such a copy,
+ * returns (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL). Of a 64-bit ELF file only the ELF and
+ * program headers and the segments they describe are copied, at their offsets: everything else (section headers,
+ * symbol tables, debug information) reads as zeros and takes no memory, so an unstripped module costs what a
+ * stripped one does. Any other file is copied whole. A module is mapped from such a copy,
  * never from its file, so `cp` over the file, truncating it or rewriting it in place cannot change code
  * that is already mapped (a MAP_PRIVATE mapping of the file itself still reads pages the file's new
  * contents, or SIGBUS past a truncation, until they are first touched).
