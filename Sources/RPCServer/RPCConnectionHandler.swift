@@ -364,6 +364,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func closeIfQuiescedAndQuiet() {
         guard quiescing, isQuiet, let context else { return }
         connection.logger.debug("Closing connection for shutdown")
+        // The last reply may be held for the end of a burst or a gathering that the close would cut short.
+        flushIfPending()
         context.close(promise: nil)
     }
 }

@@ -226,6 +226,17 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    /// The last reply, held by a gathering (a module host's answers of one read), is sent before the close.
+    func testQuiescingSendsAGatheredLastReplyBeforeClosing() throws {
+        try makeChannel()
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).gatherWrites()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+        XCTAssertFalse(channel.isActive)
+    }
+
     func testBatchOfNotificationsWritesNothing() throws {
         try makeChannel()
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"[{"jsonrpc":"2.0","method":"rpcd.ping"},{"jsonrpc":"2.0","method":"echo.echo","params":[]}]"#))
