@@ -6,20 +6,23 @@ import RPCWire
 /// Inbound it takes whole frames (`ModuleLinkFrameReceiver` before it) and passes messages on; a frame that
 /// is no message fires `ModuleLinkError`, which the end's handler answers by closing the link.
 ///
-/// Outbound it gathers every message written until the next flush into one buffer, each behind its length,
-/// and hands that buffer on at the flush: a burst of calls (rpcd) or of answers (a host) is one buffer and
-/// one `write` system call, like redis' output buffer. A message's `tail` of at least `copyLimit` bytes (a
-/// large params or result) is not copied: the buffer so far is handed on, then the tail as it is.
+/// Outbound it takes the messages of a burst as one write (an array: one pass through the pipeline, where a
+/// message each would be a boxed `NIOAny` and a pass each), gathers every message written until the next
+/// flush into one buffer, each behind its length, and hands that buffer on at the flush: a burst of calls
+/// (rpcd) or of answers (a host) is one buffer and one `write` system call, like redis' output buffer. A
+/// message's `tail` of at least `copyLimit` bytes (a large params or result) is not copied: the buffer so far
+/// is handed on, then the tail as it is.
 ///
-///     write(call 1) write(call 2) write(call 3 + 1 MiB params)                    write(cancel 2) flush
-///       [len|call 1|len|call 2|len|call 3 head] ──► written, then [1 MiB params] ──► written, then [len|cancel 2]
+///     write([call 1, call 2, call 3 + 1 MiB params, cancel 2]), flush:
+///       [len|call 1|len|call 2|len|call 3 head]   [1 MiB params]   [len|cancel 2]   (three buffers, one writev)
 ///
-/// Nothing is held past a flush, and the promises of a buffer's messages complete when it is written.
+/// Nothing is held past a flush, and the promises of a write complete when all it wrote is written.
 /// Runs on the channel's event loop.
 package final class ModuleLinkCodec: ChannelDuplexHandler {
     package typealias InboundIn = ByteBuffer
     package typealias InboundOut = ModuleLinkMessage
-    package typealias OutboundIn = ModuleLinkMessage
+    /// The messages of one burst, in order.
+    package typealias OutboundIn = [ModuleLinkMessage]
     package typealias OutboundOut = ByteBuffer
 
     /// The largest frame either end accepts: above rpcd's own `MaxFrameSize=` ceiling a call could not have
@@ -53,32 +56,34 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let message = unwrapOutboundIn(data)
-        // Taken out of `pending`, so that this is the storage's only reference and appending does not copy it.
-        var buffer = pending ?? context.channel.allocator.buffer(capacity: capacityHint)
-        pending = nil
-        let tail = message.tail
-        Self.writeFrameHead(message, tailLength: tail?.readableBytes ?? 0, to: &buffer)
         if let promise {
             if let pendingPromise { pendingPromise.futureResult.cascade(to: promise) } else { pendingPromise = promise }
         }
-        guard let tail, tail.readableBytes >= Self.copyLimit else {
-            if let tail { buffer.writeImmutableBuffer(tail) }
-            pending = buffer
-            return
+        // Taken out of `pending`, so that this is the storage's only reference and appending does not copy it.
+        var buffer = pending ?? context.channel.allocator.buffer(capacity: capacityHint)
+        pending = nil
+        for message in unwrapOutboundIn(data) {
+            let tail = message.tail
+            Self.writeFrameHead(message, tailLength: tail?.readableBytes ?? 0, to: &buffer)
+            guard let tail, tail.readableBytes >= Self.copyLimit else {
+                if let tail { buffer.writeImmutableBuffer(tail) }
+                continue
+            }
+            context.write(wrapOutboundOut(buffer), promise: nil)
+            context.write(wrapOutboundOut(tail), promise: nil)
+            buffer = context.channel.allocator.buffer(capacity: capacityHint)
         }
-        context.write(wrapOutboundOut(buffer), promise: nil)
-        context.write(wrapOutboundOut(tail), promise: pendingPromise)
-        pendingPromise = nil
+        pending = buffer
     }
 
     package func flush(context: ChannelHandlerContext) {
-        if let buffer = pending {
-            pending = nil
+        if let buffer = pending, buffer.readableBytes > 0 || pendingPromise != nil {
             capacityHint = min(max(256, buffer.readableBytes), 64 * 1024)
+            // Empty after a large tail, it still carries the promises: completed after what went before.
             context.write(wrapOutboundOut(buffer), promise: pendingPromise)
             pendingPromise = nil
         }
+        pending = nil
         context.flush()
     }
 

@@ -286,7 +286,7 @@ final class ModuleHostSupervisor: Sendable {
                     self.state.withLock { state in
                         if state.host?.attempt == attempt { state.host?.channel = channel }
                     }
-                    channel.writeAndFlush(ModuleLinkMessage.start(self.start.json.linkBuffer), promise: nil)
+                    channel.writeAndFlush([ModuleLinkMessage.start(self.start.json.linkBuffer)], promise: nil)
                 case .failure:
                     process.kill()
                     self.linkClosed(attempt: attempt)

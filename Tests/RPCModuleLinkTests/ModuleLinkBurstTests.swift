@@ -41,7 +41,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         var promises: [EventLoopFuture<Void>] = []
         for message in burst {
             let promise = channel.eventLoop.makePromise(of: Void.self)
-            channel.write(message, promise: promise)
+            channel.write([message], promise: promise)
             promises.append(promise.futureResult)
         }
         XCTAssertEqual(try outbound(channel).count, 0, "held until the flush")
@@ -52,7 +52,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         for promise in promises { XCTAssertNoThrow(try promise.wait()) }
 
         // Nothing is kept back at the end of a burst: a lone message goes out whole at its own flush.
-        try channel.writeAndFlush(ModuleLinkMessage.ping(9)).wait()
+        try channel.writeAndFlush([ModuleLinkMessage.ping(9)]).wait()
         XCTAssertEqual(try decode(try outbound(channel)), [.ping(9)])
         XCTAssertTrue(try channel.finish().isClean)
     }
@@ -61,8 +61,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         let channel = try channel()
         let large = ByteBuffer(repeating: UInt8(ascii: "x"), count: ModuleLinkCodec.copyLimit)
         let burst: [ModuleLinkMessage] = [.result(token: 1, json: ByteBuffer(string: "1")), .result(token: 2, json: large), .cancel(token: 3)]
-        for message in burst { channel.write(message, promise: nil) }
-        channel.flush()
+        channel.writeAndFlush(burst, promise: nil)
         let written = try outbound(channel)
         XCTAssertEqual(written.count, 3, "the frames before the large tail and its head, the tail, the frames after")
         XCTAssertEqual(
