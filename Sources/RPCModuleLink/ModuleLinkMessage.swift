@@ -2,7 +2,8 @@ import NIOCore
 import RPCJSON
 import RPCWire
 
-/// One message on the link between rpcd and a module host process (`ModuleLinkCodec` frames it).
+/// One message on the link between rpcd and a module host process (`ModuleLinkCodec` frames it,
+/// `ModuleLinkFrameReceiver` cuts the frames apart).
 ///
 /// Each message is one length-prefixed frame, as on rpcd's own sockets (RPCWire), whose payload starts with
 /// its kind:
@@ -58,13 +59,30 @@ package enum ModuleLinkMessage: Equatable, Sendable {
 
     /// Appends the payload of this message's frame (without the length prefix) to `buffer`.
     package func write(to buffer: inout ByteBuffer) {
+        writeHead(to: &buffer)
+        if let tail { buffer.writeImmutableBuffer(tail) }
+    }
+
+    /// The bytes that end this message's frame as they are, after its head: the JSON a `start`, `ready`,
+    /// `result` or `emit` carries, a call's params, an error's data. The only part that may be large, so that
+    /// `ModuleLinkCodec` can write it without copying it.
+    package var tail: ByteBuffer? {
         switch self {
-        case .start(let json):
+        case .start(let json), .ready(let json), .result(_, let json): json
+        case .call(_, _, let params): params
+        case .error(_, _, _, let data): data
+        case .emit(_, let payload): payload
+        case .startFailed, .cancel, .log, .ping, .pong: nil
+        }
+    }
+
+    /// Appends the payload of this message's frame up to its `tail`.
+    package func writeHead(to buffer: inout ByteBuffer) {
+        switch self {
+        case .start:
             buffer.writeInteger(Kind.start.rawValue)
-            buffer.writeImmutableBuffer(json)
-        case .ready(let json):
+        case .ready:
             buffer.writeInteger(Kind.ready.rawValue)
-            buffer.writeImmutableBuffer(json)
         case .startFailed(let reason):
             buffer.writeInteger(Kind.startFailed.rawValue)
             buffer.writeString(reason)
@@ -73,20 +91,17 @@ package enum ModuleLinkMessage: Equatable, Sendable {
             buffer.writeInteger(token)
             buffer.writeInteger(method)
             buffer.writeInteger(UInt8(params == nil ? 0 : 1))
-            if let params { buffer.writeImmutableBuffer(params) }
         case .cancel(let token):
             buffer.writeInteger(Kind.cancel.rawValue)
             buffer.writeInteger(token)
-        case .result(let token, let json):
+        case .result(let token, _):
             buffer.writeInteger(Kind.result.rawValue)
             buffer.writeInteger(token)
-            buffer.writeImmutableBuffer(json)
-        case .error(let token, let code, let message, let data):
+        case .error(let token, let code, let message, _):
             buffer.writeInteger(Kind.error.rawValue)
             buffer.writeInteger(token)
             buffer.writeInteger(code)
             Self.writeText(message, to: &buffer)
-            if let data { buffer.writeImmutableBuffer(data) }
         case .log(let level, let message, let fields):
             buffer.writeInteger(Kind.log.rawValue)
             buffer.writeInteger(level)
@@ -96,10 +111,9 @@ package enum ModuleLinkMessage: Equatable, Sendable {
                 Self.writeText(field.name, to: &buffer)
                 Self.writeText(field.value, to: &buffer)
             }
-        case .emit(let event, let payload):
+        case .emit(let event, _):
             buffer.writeInteger(Kind.emit.rawValue)
             Self.writeText(event, to: &buffer)
-            buffer.writeImmutableBuffer(payload)
         case .ping(let sequence):
             buffer.writeInteger(Kind.ping.rawValue)
             buffer.writeInteger(sequence)

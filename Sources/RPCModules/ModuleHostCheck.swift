@@ -33,7 +33,7 @@ package enum ModuleHostCheck {
         let answer = eventLoop.makePromise(of: RPCServiceDescriptor.self)
         let start = ModuleHostStart(modulePath: modulePath, configuration: configuration, checkOnly: true)
         let channel = ModuleHostProcess.attach(link: link, on: eventLoop) { CheckClient(answer: answer) }
-        channel.whenSuccess { $0.writeAndFlush(ModuleLinkMessage.start(start.json.linkBuffer), promise: nil) }
+        channel.whenSuccess { $0.writeAndFlush([ModuleLinkMessage.start(start.json.linkBuffer)], promise: nil) }
         channel.whenFailure { answer.fail($0) }
         let timer = eventLoop.scheduleTask(in: timeout.timeAmount) {
             answer.fail(CheckFailure(reason: "the module did not load within \(timeout)"))

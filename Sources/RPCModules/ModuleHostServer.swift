@@ -25,7 +25,7 @@ import Glibc
 /// retired this handler) the instance is retired and the process exits. Runs on the link's event loop.
 final class ModuleHostServer: ChannelInboundHandler {
     typealias InboundIn = ModuleLinkMessage
-    typealias OutboundOut = ModuleLinkMessage
+    typealias OutboundOut = [ModuleLinkMessage]
 
     private enum State {
         case awaitingStart
@@ -55,7 +55,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         case (.serving, .cancel(let token)):
             cancellations.remove(token)?()
         case (_, .ping(let sequence)):
-            context.writeAndFlush(wrapOutboundOut(.pong(sequence)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut([.pong(sequence)]), promise: nil)
         default:
             // rpcd never sends anything else: the link is out of step, and the host has no way back.
             context.close(promise: nil)
@@ -96,7 +96,7 @@ final class ModuleHostServer: ChannelInboundHandler {
                     name: start.service ?? image.name, version: image.version, summary: image.summary,
                     methods: image.methods, events: image.events)
                 state = .stopped
-                context.writeAndFlush(wrapOutboundOut(.ready(descriptor.linkJSON.linkBuffer)), promise: nil)
+                context.writeAndFlush(wrapOutboundOut([.ready(descriptor.linkJSON.linkBuffer)]), promise: nil)
                 return
             }
             let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
@@ -104,7 +104,7 @@ final class ModuleHostServer: ChannelInboundHandler {
                 outbox.send(.emit(event: event, payload: payload))
             }
             state = .serving(service, outbox)
-            context.writeAndFlush(wrapOutboundOut(.ready(service.descriptor.linkJSON.linkBuffer)), promise: nil)
+            context.writeAndFlush(wrapOutboundOut([.ready(service.descriptor.linkJSON.linkBuffer)]), promise: nil)
         } catch {
             fail(error.reason, context: context)
         }
@@ -112,7 +112,7 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private func fail(_ reason: String, context: ChannelHandlerContext) {
         state = .stopped
-        context.writeAndFlush(wrapOutboundOut(.startFailed(reason))).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut([.startFailed(reason)])).whenComplete { _ in context.close(promise: nil) }
     }
 
     private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {

@@ -73,6 +73,8 @@ final class ModuleHostSupervisor: Sendable {
         var account: PeerAccount { connection.account }
         /// The caller's connection's loop, where a reply's charge passes to the connection's output.
         let eventLoop: any EventLoop
+        /// The caller's connection's output, which gathers the answers of one read of the link for one flush.
+        let output: (any RPCConnectionOutput)?
         /// The caller has its answer already: it cancelled, or `Timeout=` passed.
         var clientAnswered = false
         /// Counted against `MaxConcurrency=`: until the host answers it, or it is cancelled.
@@ -145,7 +147,7 @@ final class ModuleHostSupervisor: Sendable {
             state.nextToken += 1
             state.calls[token] = LinkedCall(
                 responder: responder, method: call.request.method, connection: call.connection, linkCharge: linkCharge,
-                eventLoop: call.eventLoop)
+                eventLoop: call.eventLoop, output: call.output)
             return .admitted(token, outbox)
         }
         guard case .admitted(let token, let outbox) = admission else {
@@ -204,8 +206,9 @@ final class ModuleHostSupervisor: Sendable {
         }
     }
 
-    /// The host answered call `token` (`nil`: with a result that is not one JSON value).
-    private func answered(_ token: UInt64, _ outcome: RPCOutcome?) {
+    /// The host answered call `token` (`nil`: with a result that is not one JSON value); the answer goes to its
+    /// caller with the others of the same read of the link (`answers`).
+    private func answered(_ token: UInt64, _ outcome: RPCOutcome?, answers: ModuleLinkAnswers) {
         let (found, drained) = state.withLock { state -> (LinkedCall?, Bool) in
             guard let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
             if call.holdsSlot { state.admitted -= 1 }
@@ -215,7 +218,7 @@ final class ModuleHostSupervisor: Sendable {
         }
         if let call = found {
             call.account.release(call.linkCharge)
-            if !call.clientAnswered { deliver(outcome, of: call) }
+            if !call.clientAnswered { deliver(outcome, of: call, answers: answers) }
         }
         if drained { stopHost() }
     }
@@ -223,7 +226,9 @@ final class ModuleHostSupervisor: Sendable {
     /// Hands the host's answer to the caller. A result is charged to the caller's peer from the link on, as the
     /// frame it will become is: one the peer's share cannot cover is refused (-32009), not held. The charge is
     /// given back on the connection's loop, right before the connection's output charges the reply itself.
-    private func deliver(_ outcome: RPCOutcome?, of call: LinkedCall) {
+    private func deliver(_ outcome: RPCOutcome?, of call: LinkedCall, answers: ModuleLinkAnswers) {
+        let responder = call.responder
+        let failure: RPCError
         switch outcome {
         case .success(let json):
             let bytes = json.readableBytes
@@ -232,19 +237,20 @@ final class ModuleHostSupervisor: Sendable {
                     "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
                     metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
                                LogField.limit: "\(call.account.shareLimit)"])
-                return call.responder.fail(RPCError.serverBusy(limit: call.account.shareLimit))
+                failure = RPCError.serverBusy(limit: call.account.shareLimit)
+                break
             }
-            let handOver: @Sendable () -> Void = { [account = call.account, responder = call.responder] in
+            return answers.deliver(on: call.eventLoop, to: call.output) { [account = call.account] in
                 account.release(bytes)
                 responder.succeed(rawJSON: json)
             }
-            if call.eventLoop.inEventLoop { handOver() } else { call.eventLoop.execute(handOver) }
         case .failure(let error):
-            call.responder.fail(error)
+            failure = error
         case nil:
             logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
-            call.responder.fail(RPCError.internalError)
+            failure = RPCError.internalError
         }
+        answers.deliver(on: call.eventLoop, to: call.output) { responder.fail(failure) }
     }
 
     // MARK: Host life
@@ -280,7 +286,7 @@ final class ModuleHostSupervisor: Sendable {
                     self.state.withLock { state in
                         if state.host?.attempt == attempt { state.host?.channel = channel }
                     }
-                    channel.writeAndFlush(ModuleLinkMessage.start(self.start.json.linkBuffer), promise: nil)
+                    channel.writeAndFlush([ModuleLinkMessage.start(self.start.json.linkBuffer)], promise: nil)
                 case .failure:
                     process.kill()
                     self.linkClosed(attempt: attempt)
@@ -311,8 +317,8 @@ final class ModuleHostSupervisor: Sendable {
         }
     }
 
-    /// A link message from host `attempt`.
-    func received(_ message: ModuleLinkMessage, attempt: UInt64) {
+    /// A link message from host `attempt`; answers to calls go through `answers`, the read burst's.
+    func received(_ message: ModuleLinkMessage, attempt: UInt64, answers: ModuleLinkAnswers) {
         switch message {
         case .ready(let json):
             ready(JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)), attempt: attempt)
@@ -320,10 +326,10 @@ final class ModuleHostSupervisor: Sendable {
             startFailed(reason)
         case .result(let token, let json):
             let valid = json.withUnsafeReadableBytes { JSONValidation.isSingleValue($0) }
-            answered(token, valid ? .success(json) : nil)
+            answered(token, valid ? .success(json) : nil, answers: answers)
         case .error(let token, let code, let message, let data):
             let value = data.flatMap { JSONValue(linkBuffer: $0) }
-            answered(token, .failure(RPCError(code: Int(code), message: message, data: value)))
+            answered(token, .failure(RPCError(code: Int(code), message: message, data: value)), answers: answers)
         case .log(let level, let message, let fields):
             var metadata: Logger.Metadata = [:]
             for field in fields { metadata[field.name] = "\(field.value)" }

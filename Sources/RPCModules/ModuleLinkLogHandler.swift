@@ -22,6 +22,6 @@ struct ModuleLinkLogHandler: LogHandler {
     ) {
         let merged = self.metadata.merging(metadata ?? [:]) { $1 }
         let fields = merged.map { ModuleLinkMessage.LogEntryField(name: $0.key, value: "\($0.value)") }
-        channel.writeAndFlush(ModuleLinkMessage.log(level: UInt8(level.syslogPriority), message: "\(message)", fields: fields), promise: nil)
+        channel.writeAndFlush([ModuleLinkMessage.log(level: UInt8(level.syslogPriority), message: "\(message)", fields: fields)], promise: nil)
     }
 }

@@ -7,7 +7,8 @@ import Synchronization
 /// Calls reach rpcd's end from every connection's event loop, and answers the host's end from every worker
 /// thread: a `writeAndFlush` each would be a task on the link's loop and a `write` system call per message.
 /// Here the first message of a burst schedules one task, and everything sent until it runs goes out with it
-/// (a reply per read the host handled, a call per tick of rpcd's loops). Thread-safe.
+/// (a reply per read the host handled, a call per tick of rpcd's loops). They go down the pipeline as one
+/// array, and out as one buffer (`ModuleLinkCodec`). Thread-safe.
 final class ModuleLinkOutbox: Sendable {
     private let channel: any Channel
     private let pending = Mutex<[ModuleLinkMessage]>([])
@@ -29,10 +30,9 @@ final class ModuleLinkOutbox: Sendable {
 
     private func drain() {
         let messages = pending.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
+            defer { pending = [] }
             return pending
         }
-        for message in messages { channel.write(message, promise: nil) }
-        channel.flush()
+        channel.writeAndFlush(messages, promise: nil)
     }
 }

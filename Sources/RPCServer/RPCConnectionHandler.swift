@@ -60,6 +60,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var readHeld = false
     /// What the handler is in the middle of, which decides when replies are flushed and whose turn it is.
     private var phase = Phase.idle
+    /// Between `gatherWrites` and `flushGathered`: replies that complete meanwhile (a module host's answers of
+    /// one read of its link) wait for the latter to be flushed together, whatever the phase.
+    private var gathering = false
     /// The server is stopping: no more reading, and the connection closes once the last call is answered.
     private var quiescing = false
     /// Replies and events written, charged until the socket takes them.
@@ -280,7 +283,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             context.close(promise: nil)
             return
         }
-        if !phase.batchesFlushes { flushIfPending() }
+        if !holdsFlushes { flushIfPending() }
         finishedCalls(context: context)
     }
 
@@ -313,13 +316,16 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         } else {
             phase = .idle
             latestReading = nil
-            flushIfPending()
+            if !gathering { flushIfPending() }
         }
         if readHeld && hasRoom {
             readHeld = false
             context.read()
         }
     }
+
+    /// Whether a reply written now waits for the end of a burst rather than being flushed at once.
+    private var holdsFlushes: Bool { gathering || phase.batchesFlushes }
 
     private func flushIfPending() {
         guard let context else { return }
@@ -359,6 +365,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func closeIfQuiescedAndQuiet() {
         guard quiescing, isQuiet, let context else { return }
         connection.logger.debug("Closing connection for shutdown")
+        // The last reply may be held for the end of a burst or a gathering that the close would cut short.
+        flushIfPending()
         context.close(promise: nil)
     }
 }
@@ -375,6 +383,15 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
 
     /// Inside a read burst or a drain the flush waits for its end, as replies' do.
     func flushUnsolicited() {
+        if !holdsFlushes { flushIfPending() }
+    }
+
+    func gatherWrites() {
+        gathering = true
+    }
+
+    func flushGathered() {
+        gathering = false
         if !phase.batchesFlushes { flushIfPending() }
     }
 

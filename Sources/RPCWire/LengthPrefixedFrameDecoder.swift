@@ -15,8 +15,9 @@ import NIOCore
 /// soon as the four length bytes arrive, so no buffer of the announced size is ever accumulated; after that
 /// `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
 ///
-/// The client's pipeline uses this decoder; rpcd's `FrameReceiver` cuts frames itself with `scan` and
-/// `readFrame`, the same reading of the wire format.
+/// The client's pipeline uses this decoder; rpcd's `FrameReceiver` and both ends of a module link
+/// (`ModuleLinkFrameReceiver`) cut frames themselves with `scan` and `readFrame`, the same reading of the
+/// wire format.
 ///
 /// Runs on the channel's event loop like any `ByteToMessageDecoder`.
 package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
@@ -54,7 +55,7 @@ package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
 
     /// Reads the length at the start of `buffer` without consuming anything; a length above `maxFrameSize`
     /// throws `FrameTooLargeError`. The wire format's one reading, shared by this decoder and by handlers that
-    /// cut frames themselves (rpcd's `FrameReceiver`).
+    /// cut frames themselves (rpcd's `FrameReceiver`, `ModuleLinkFrameReceiver`).
     package static func scan(_ buffer: ByteBuffer, maxFrameSize: Int) throws(FrameTooLargeError) -> Scan {
         guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
             return .needLength

@@ -36,7 +36,7 @@ final class ModuleLinkCodecTests: XCTestCase {
     func testEveryMessageSurvivesTheLinkWhole() throws {
         let channel = try channel()
         for message in messages {
-            try channel.writeOutbound(message)
+            try channel.writeOutbound([message])
             let frame = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
             try channel.writeInbound(frame)
             XCTAssertEqual(try channel.readInbound(as: ModuleLinkMessage.self), message)

@@ -96,6 +96,28 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged(to: .unixSocket()), 0)
     }
 
+    /// Replies that complete between `gatherWrites` and `flushGathered` (a module host's answers of one read of
+    /// its link) wait for the latter and leave as one buffer; outside such a gathering each goes out at once.
+    func testGatheredRepliesLeaveTogetherAtTheGatheringsEnd() throws {
+        try makeChannel()
+        var input = ByteBuffer()
+        for id in 1...3 { input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":\#(id)}"#) }
+        try channel.writeInbound(input)
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+        let output = try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self)
+        output.gatherWrites()
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "held until the gathering ends")
+        output.flushGathered()
+        var written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the gathered replies")
+        XCTAssertEqual(WireFrame.payloads(in: &written).count, 3)
+
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":4}"#))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":4}"#], "nothing held outside a gathering")
+    }
+
     func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {
         try makeChannel()
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: "\u{01}\u{02}garbage"))
@@ -199,6 +221,17 @@ final class ConnectionPipelineTests: XCTestCase {
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         XCTAssertTrue(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+        XCTAssertFalse(channel.isActive)
+    }
+
+    /// The last reply, held by a gathering (a module host's answers of one read), is sent before the close.
+    func testQuiescingSendsAGatheredLastReplyBeforeClosing() throws {
+        try makeChannel()
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).gatherWrites()
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
         XCTAssertFalse(channel.isActive)

@@ -1,0 +1,104 @@
+import Foundation
+import NIOCore
+import NIOEmbedded
+import NIOPosix
+import RPCCore
+import RPCModuleLink
+@testable import RPCModules
+import Synchronization
+import XCTest
+
+/// Both ends of the link answer a burst with one write: the host writes the answers to the calls of one read
+/// in one buffer, and rpcd hands the answers of one read of the link to their connections with one flush each.
+final class ModuleLinkBurstTests: XCTestCase {
+    func testTheHostAnswersTheCallsOfOneReadWithOneWrite() throws {
+        let directory = TestModule.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let module = try TestModule.build(into: directory)
+        let pool = WorkerPool(threads: 1)
+        pool.start()
+        defer { try? pool.syncShutdownGracefully() }
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock))])
+        let allocator = ByteBufferAllocator()
+        var configuration = HandlerConfiguration(name: "test")
+        configuration.module = module
+        try channel.writeInbound(ModuleLinkCodec.frame(
+            .start(ModuleHostStart(modulePath: module, configuration: configuration).json.linkBuffer), allocator: allocator))
+        channel.embeddedEventLoop.run()
+        var written: [ByteBuffer] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+        XCTAssertTrue(try messages(in: written).contains { if case .ready = $0 { true } else { false } })
+
+        // 40 calls of `ok` (answered at once, on the host's loop) in one read.
+        var read = ByteBuffer()
+        for token in 1...40 {
+            read.writeImmutableBuffer(ModuleLinkCodec.frame(.call(token: UInt64(token), method: 0, params: nil), allocator: allocator))
+        }
+        try channel.writeInbound(read)
+        channel.embeddedEventLoop.run()
+        written = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+        XCTAssertEqual(written.count, 1, "one write for the burst's answers")
+        let answers = try messages(in: written).filter { if case .result = $0 { true } else { false } }
+        XCTAssertEqual(answers, (1...40).map { .result(token: UInt64($0), json: ByteBuffer(string: "42")) })
+        _ = try? channel.finish()
+    }
+
+    func testAnswersOfOneReadAreFlushedOncePerConnectionAtItsEnd() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        defer { try? group.syncShutdownGracefully() }
+        let link = group.next(), other = group.next()
+        let here = RecordingOutput(), there = RecordingOutput(), elsewhere = RecordingOutput()
+        let answers = ModuleLinkAnswers()
+        try link.submit {
+            for index in 0..<3 {
+                answers.deliver(on: link, to: here) { here.record("here \(index)") }
+                answers.deliver(on: link, to: there) { there.record("there \(index)") }
+                answers.deliver(on: other, to: elsewhere) {
+                    XCTAssertTrue(other.inEventLoop)
+                    elsewhere.record("elsewhere \(index)")
+                }
+            }
+            // Delivered at once on the link's loop, their flushes held; the other loop's wait for the end.
+            XCTAssertEqual(here.events, ["gather", "here 0", "here 1", "here 2"])
+            XCTAssertEqual(there.events, ["gather", "there 0", "there 1", "there 2"])
+            XCTAssertEqual(elsewhere.events, [])
+            answers.finish()
+            XCTAssertEqual(here.events.last, "flush")
+            XCTAssertEqual(there.events.last, "flush")
+        }.wait()
+        try other.submit {}.wait()
+        XCTAssertEqual(elsewhere.events, ["gather", "elsewhere 0", "elsewhere 1", "elsewhere 2", "flush"])
+        // Nothing is held after the burst: the next answer gathers and flushes anew.
+        try link.submit {
+            answers.deliver(on: link, to: here) { here.record("next") }
+            answers.finish()
+        }.wait()
+        XCTAssertEqual(here.events.suffix(3), ["gather", "next", "flush"])
+    }
+
+    private func messages(in buffers: [ByteBuffer]) throws -> [ModuleLinkMessage] {
+        let reader = EmbeddedChannel()
+        try reader.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers())
+        for buffer in buffers { try reader.writeInbound(buffer) }
+        var messages: [ModuleLinkMessage] = []
+        while let message = try reader.readInbound(as: ModuleLinkMessage.self) { messages.append(message) }
+        return messages
+    }
+}
+
+/// A connection's output that records what is asked of it.
+private final class RecordingOutput: RPCConnectionOutput {
+    private let recorded = Mutex<[String]>([])
+    var events: [String] { recorded.withLock { $0 } }
+    func record(_ event: String) { recorded.withLock { $0.append(event) } }
+
+    var isWritable: Bool { true }
+    func writeUnsolicited(_ payload: ByteBuffer) {}
+    func flushUnsolicited() {}
+    var subscriptions: RPCConnectionSubscriptions? { nil }
+    func gatherWrites() { record("gather") }
+    func flushGathered() { record("flush") }
+}
