@@ -16,7 +16,6 @@ final class ModuleLinkBurstTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let module = try TestModule.build(into: directory)
         let pool = WorkerPool(threads: 1)
-        pool.start()
         defer { try? pool.syncShutdownGracefully() }
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers(
