@@ -183,16 +183,16 @@ private struct DispatchContext {
         return .routed(route, request)
     }
 
-    /// The reply to a call whose method answers at once (`RPCService.answerAtOnce`), timed from `clock`, which
+    /// The reply to a call whose method answers at once (`RPCServiceRegistry.Route.atOnce`), timed from `clock`, which
     /// is then set to when it was answered; nil when the method does not answer at once.
     func answerAtOnce(_ request: RPCRequest, route: RPCServiceRegistry.Route, clock: inout NIODeadline) -> RPCReply?? {
+        guard let atOnce = route.atOnce else { return nil }
         let started = clock
-        let answer = route.service.answerAtOnce(methodIndex: route.methodIndex, request: request) {
+        let answer = atOnce.answer(request) {
             RPCCall(
                 request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
                 eventLoop: eventLoop, registry: registry, output: output, pending: nil)
         }
-        guard let answer else { return nil }
         clock = eventLoop.now
         return .some(RPCCallEnding(
             request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog

@@ -20,11 +20,16 @@ package final class RPCServiceRegistry: Sendable {
         package let metrics: RPCMethodMetrics?
         /// Who may call the method, under the registry's `access`.
         package let access: RPCAccessPolicy.MethodAccess
+        /// How the method answers when it always answers on the spot (`RPCService.answerAtOnce(methodIndex:)`),
+        /// asked once here: a call reads it without a copy of the service's method table entry, its generic
+        /// metadata or a call through the service's witness table.
+        package let atOnce: RPCAtOnceMethod?
 
         init(
             serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor,
             metrics: RPCMethodMetrics?, access: RPCAccessPolicy.MethodAccess
         ) {
+            self.atOnce = service.answerAtOnce(methodIndex: methodIndex)
             self.serviceName = serviceName
             self.service = service
             self.methodIndex = methodIndex
