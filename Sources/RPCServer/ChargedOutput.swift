@@ -122,11 +122,21 @@ final class ChargedOutput {
         flushPending = true
         uncounted += bytes
         pendingCharge += bytes
-        if pending == nil {
-            pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+        // Taken out and put back: one access to the stored buffer instead of one per write into it.
+        var buffer = pending.take() ?? context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+        if case .result(let result, let id) = reply {
+            // The length and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`).
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
+                memory.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
+                let header = MemoryLayout<UInt32>.size
+                return header + RPCReplyWriter.writeResult(
+                    result, id: id, to: UnsafeMutableRawBufferPointer(rebasing: memory[header...]))
+            }
+        } else {
+            buffer.writeInteger(UInt32(length), endianness: .big)
+            reply.write(into: &buffer)
         }
-        pending!.writeInteger(UInt32(length), endianness: .big)
-        reply.write(into: &pending!)
+        pending = buffer
         return true
     }
 
