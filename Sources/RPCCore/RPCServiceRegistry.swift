@@ -6,7 +6,7 @@ import RPCProtocol
 /// An immutable snapshot of the services being served and the routes to their methods.
 ///
 /// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
-/// registry they were routed through. Building one validates names; lookups are a single dictionary access.
+/// registry they were routed through. Building one validates names; a lookup is one probe of a table built for it (`RouteTable`).
 package final class RPCServiceRegistry: Sendable {
     /// Where a full method name leads. A class: a lookup hands out one reference, not a copy of every field
     /// (the descriptor alone holds several), on every call's path.
@@ -52,7 +52,7 @@ package final class RPCServiceRegistry: Sendable {
     package let unavailableServices: Set<String>
     /// Who may call what; swapped together with the services.
     package let access: RPCAccessPolicy
-    private let routes: [String: Route]
+    private let routes: RouteTable<Route>
     /// Every event of every service, by full name.
     package let events: [String: EventRoute]
     /// Where calls to no declared method and messages that are no call are counted (nil: not counted).
@@ -98,7 +98,7 @@ package final class RPCServiceRegistry: Sendable {
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
         self.unavailableServices = unavailable.subtracting(names)
         self.access = access
-        self.routes = routes
+        self.routes = RouteTable(routes)
         self.events = events
         self.metrics = metrics
     }
