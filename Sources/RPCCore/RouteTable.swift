@@ -3,9 +3,9 @@
 /// `rpcd.ping`'s instructions).
 ///
 /// Open addressing over a power-of-two table at most half full, each slot keyed by the FNV-1a hash of the
-/// name's UTF-8 bytes; a slot whose hash matches is confirmed by comparing the names' bytes. Byte for byte, as
-/// JSON-RPC compares method names, not under `String`'s canonical equivalence, which a dictionary applies (it
-/// found `calc.\u{212A}` for `calc.K`: U+212A KELVIN SIGN is canonically equivalent to K). Built once per registry
+/// name's UTF-8 bytes; a slot whose hash matches is confirmed by comparing the names (`sameBytes`). Byte for
+/// byte, as JSON-RPC compares method names, not under `String`'s canonical equivalence alone, which a dictionary
+/// applies (it found `calc.\u{212A}` for `calc.K`: U+212A KELVIN SIGN is canonically equivalent to K). Built once per registry
 /// and never grown by a lookup, so a name a peer makes up to collide costs at most the longest run of
 /// occupied slots, bounded by the number of methods: the weak hash cannot be turned into a flood.
 package struct RouteTable<Value: Sendable>: Sendable {
@@ -38,9 +38,17 @@ package struct RouteTable<Value: Sendable>: Sendable {
         while true {
             let slotHash = hashes[index]
             if slotHash == 0 { return nil }
-            if slotHash == hash, let entry = entries[index], entry.name.utf8.elementsEqual(name.utf8) { return entry.value }
+            if slotHash == hash, let entry = entries[index], Self.sameBytes(entry.name, name) { return entry.value }
             index = (index + 1) & mask
         }
+    }
+
+    /// Whether the names are the same bytes. `==` (a `memcmp` for ASCII strings, far cheaper than a loop over
+    /// the bytes here) compares under canonical equivalence; with the lengths equal too, an ASCII name (every
+    /// method's: `ServiceName`, `MemberName`) is matched only by its own bytes, since whatever is canonically
+    /// equivalent to ASCII text but spelled otherwise (U+212A for K) is longer in UTF-8.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a == b
     }
 
     /// FNV-1a over the name's UTF-8 bytes, never 0.
