@@ -95,10 +95,9 @@ final class ChargedOutput {
             heldBackMessage = payload
             pendingCharge += bytes
         } else if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
-            if pending == nil {
-                pending = context.channel.allocator.buffer(capacity: max(bytes, lastSize))
-            }
-            pending!.writeLengthPrefixedFrame(payload)
+            var buffer = takePending(room: bytes, context)
+            buffer.writeLengthPrefixedFrame(payload)
+            pending = buffer
             pendingCharge += bytes
         } else {
             handOverPending(context)
@@ -122,8 +121,7 @@ final class ChargedOutput {
         flushPending = true
         uncounted += bytes
         pendingCharge += bytes
-        // Taken out and put back: one access to the stored buffer instead of one per write into it.
-        var buffer = pending.take() ?? context.channel.allocator.buffer(capacity: max(bytes, lastSize))
+        var buffer = takePending(room: bytes, context)
         if case .result(let result, let id) = reply {
             // The length and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`).
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
@@ -138,6 +136,16 @@ final class ChargedOutput {
         }
         pending = buffer
         return true
+    }
+
+    /// The output buffer, or a new one with room for `room` bytes, taken out of `pending` to be written and put
+    /// back: `pending` is then only ever read or assigned, never modified across a call (as
+    /// `pending!.write...` did), so the optimizer proves its accesses never overlap and checks none of them at
+    /// run time. Read, then cleared, so that the buffer taken is the only reference and writing does not copy it.
+    private func takePending(room: Int, _ context: ChannelHandlerContext) -> ByteBuffer {
+        guard let buffer = pending else { return context.channel.allocator.buffer(capacity: max(room, lastSize)) }
+        pending = nil
+        return buffer
     }
 
     /// Charges `bytes`, of which the account holds `holding` already: one change to the account (what a call
