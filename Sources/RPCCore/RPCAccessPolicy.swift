@@ -41,6 +41,9 @@ package struct RPCAccessPolicy: Sendable {
         fileprivate let rule: ResolvedRule?
         fileprivate let readOnly: Bool
 
+        /// Whether every peer may call the method (no rule applies to it).
+        package var allowsAnyPeer: Bool { rule == nil }
+
         /// Whether `peer` may call the method.
         package func allows(_ peer: RPCPeer) -> Bool {
             guard let rule else { return true }

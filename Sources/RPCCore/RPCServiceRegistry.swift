@@ -24,12 +24,15 @@ package final class RPCServiceRegistry: Sendable {
         /// asked once here: a call reads it without a copy of the service's method table entry, its generic
         /// metadata or a call through the service's witness table.
         package let atOnce: RPCAtOnceMethod?
+        /// `access` lets every peer call the method: checked without copying the rule out of the route.
+        package let allowsAnyPeer: Bool
 
         init(
             serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor,
             metrics: RPCMethodMetrics?, access: RPCAccessPolicy.MethodAccess
         ) {
             self.atOnce = service.answerAtOnce(methodIndex: methodIndex)
+            self.allowsAnyPeer = access.allowsAnyPeer
             self.serviceName = serviceName
             self.service = service
             self.methodIndex = methodIndex
