@@ -223,6 +223,11 @@ private struct DispatchContext {
                 eventLoop: eventLoop, registry: registry, output: output, pending: nil)
         }
         clock = eventLoop.now
+        if let quiet = RPCCallEnding.quietReply(
+            answer, after: clock - started, request: request, metrics: route.metrics, callLog: callLog
+        ) {
+            return .some(quiet)
+        }
         return .some(RPCCallEnding(
             request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog
         ).reply(answer, after: clock - started))
@@ -282,19 +287,26 @@ struct RPCCallEnding {
     let statistics: RPCStatistics
     let callLog: RPCCallLogPolicy
 
-    /// Inlined, so that a call ending quietly (a success neither slow nor logged, nearly every call) takes
-    /// nothing of the struct but its method's series and the id: the rest is copied only to be logged.
-    @inline(__always)
     func reply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
-        if case .success(let result) = answer.outcome, !callLog.logEveryCall,
-           callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true {
-            metrics?.succeeded(nanoseconds: elapsed.nanoseconds)
-            return request.id.map { .result(result, id: $0) }
+        if let quiet = Self.quietReply(answer, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
+            return quiet
         }
         return loggedReply(answer, after: elapsed)
     }
 
-    @inline(never)
+    /// `reply(_:after:)` for a call that ends quietly (a success neither slow nor logged, nearly every call),
+    /// counted; nil (nothing counted) for any other. Static, with what it needs borrowed, so that a call
+    /// answered at once makes no `RPCCallEnding` (five references retained and released) unless it is logged.
+    static func quietReply(
+        _ answer: RPCAnswer, after elapsed: TimeAmount, request: RPCRequest, metrics: RPCMethodMetrics?,
+        callLog: RPCCallLogPolicy
+    ) -> RPCReply?? {
+        guard case .success(let result) = answer.outcome, !callLog.logEveryCall,
+              callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true else { return nil }
+        metrics?.succeeded(nanoseconds: elapsed.nanoseconds)
+        return .some(request.id.map { .result(result, id: $0) })
+    }
+
     private func loggedReply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
         let slow = callLog.slowCallNanoseconds.map { elapsed.nanoseconds > $0 } ?? false
         switch answer.outcome {
