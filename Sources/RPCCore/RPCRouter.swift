@@ -106,8 +106,8 @@ package final class RPCRouter: Sendable {
     ) -> RPCDispatch {
         let registry = registry
         // The context is made only where a call outlives this function (a call answering later, a batch): a
-        // struct of seven references costs seven retains and seven releases, a quarter of what the router
-        // spends on a `rpcd.ping`. The calls answered here borrow what they need.
+        // struct of seven references costs seven retains and seven releases per call. The calls answered here
+        // borrow what they need.
         func context() -> DispatchContext {
             DispatchContext(
                 router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output,
