@@ -11,10 +11,10 @@
 # PingPipeline.swift), counted per call: the whole server path of one call in user space, without the socket.
 # (rpcd itself cannot run under Debian 12's valgrind 3.19: it crashes in libdispatch at start.) add16 is the
 # same for calc.add's path through rpcd, to a stand-in answering as a module does (the module's own share is
-# `interface`).
+# `interface`). websocket-ping16 is ping16-metrics over a connection upgraded to WebSocket (masked text frames).
 #
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
-# SCRATCH_PATH (default .build-release).
+# SCRATCH_PATH (default .build-release), MICRO_ONLY (names separated by spaces: only these).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCRATCH_PATH=${SCRATCH_PATH:-.build-release}
@@ -38,8 +38,9 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
 # NAME:CALLS: the benchmark runs CALLS calls per operation, and the counts are per call.
-for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16 add16:16; do
+for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16; do
     name=${spec%%:*}
+    [[ -n "${MICRO_ONLY:-}" && " $MICRO_ONLY " != *" $name "* ]] && continue
     per=1
     [[ "$spec" == *:* ]] && per=${spec#*:}
     base=$(instructions "$name" 0)

@@ -8,20 +8,34 @@ import RPCWire
 enum OutputFraming: Sendable {
     /// rpcd's length-prefixed frames, framed and coalesced here (below): no handler between.
     case lengthPrefixed
+    /// WebSocket text frames (`WebSocketFrameHeader`), framed and coalesced here as length-prefixed frames
+    /// are: a reply is serialized straight into the output buffer behind its frame header. A message with
+    /// nothing to answer (notifications only) writes nothing. The handler before `RPCConnectionHandler`
+    /// (`WebSocketMessageHandler`) passes the bytes on and adds its control frames.
+    case webSocket
     /// One payload per message, passed on to the handler before `RPCConnectionHandler` that frames it (an HTTP
-    /// response, a WebSocket text message). The last message before a flush is held back and handed on with
-    /// the one promise that gives back what the flush was charged (NIO completes writes in order, so when it is
-    /// written, so are the others), as the frames' buffer is. A message with nothing to answer
-    /// (notifications only) is passed on as an empty payload: an HTTP request needs its answer (204) even
-    /// then; WebSocket drops it.
+    /// response). The last message before a flush is held back and handed on with the one promise that gives
+    /// back what the flush was charged (NIO completes writes in order, so when it is written, so are the
+    /// others), as the frames' buffer is. A message with nothing to answer (notifications only) is passed on
+    /// as an empty payload: an HTTP request needs its answer (204) even then.
     case messages
 
-    /// What one payload costs besides its bytes while it waits: the frame header, or a message's share of
-    /// the response head or frame header its handler adds.
-    var overhead: Int {
+    /// What a payload of `length` bytes costs while it waits: with its frame header, or with a message's share
+    /// of the response head its handler adds.
+    func size(payloadLength length: Int) -> Int {
         switch self {
-        case .lengthPrefixed: LengthPrefixedFrameDecoder.headerSize
-        case .messages: 64
+        case .lengthPrefixed: LengthPrefixedFrameDecoder.headerSize + length
+        case .webSocket: WebSocketFrameHeader.size(payloadLength: length) + length
+        case .messages: 64 + length
+        }
+    }
+
+    /// Appends the header of a frame of `length` bytes of payload (`.lengthPrefixed`, `.webSocket`).
+    fileprivate func writeHeader(payloadLength length: Int, into buffer: inout ByteBuffer) {
+        switch self {
+        case .lengthPrefixed: buffer.writeInteger(UInt32(length), endianness: .big)
+        case .webSocket: buffer.writeWebSocketFrameHeader(.text, payloadLength: length)
+        case .messages: preconditionFailure("messages are framed by the handler before RPCConnectionHandler")
         }
     }
 }
@@ -30,15 +44,17 @@ enum OutputFraming: Sendable {
 /// the replies and events of `RPCConnectionHandler`, framed (`OutputFraming`) on the way out.
 ///
 /// One output buffer per connection, as redis keeps one per client: every small frame written between two
-/// flushes (a read burst's replies) is appended to it behind its length, and the flush hands the buffer to
-/// the channel as one write, with one promise that gives back what the buffer was charged. The buffer exists
-/// only between a write and its flush, so an idle connection holds none. A frame larger than
-/// `LengthPrefixedFrameEncoder.defaultCoalescingLimit` is not copied: the buffer so far goes out first (order
-/// is kept), then the frame's length and payload, with a promise of its own.
+/// flushes (a read burst's replies) is appended to it behind its header (a length, or a WebSocket frame
+/// header), and the flush hands the buffer to the channel as one write, with one promise that gives back what
+/// the buffer was charged. A reply whose length is known before it is written (every result) is serialized
+/// straight into the buffer behind its header, without a buffer of its own. The buffer exists only between a
+/// write and its flush, so an idle connection holds none. A frame larger than `coalescingLimit` is not
+/// copied: the buffer so far goes out first (order is kept), then the frame's header and payload, with a
+/// promise of their own.
 ///
 /// ```
 /// write(a) write(b) write(c)           flush
-///   output: [len a|a|len b|b|len c|c] ──────► one context.write + one promise (charge of a+b+c) + flush
+///   output: [hdr a|a|hdr b|b|hdr c|c] ──────► one context.write + one promise (charge of a+b+c) + flush
 /// ```
 ///
 /// Every byte is charged from `write` until NIO reports the write done (taken by the socket, or failed
@@ -81,7 +97,7 @@ final class ChargedOutput {
     /// answers (its request's frame): it becomes part of the frame's charge, and whatever is left of it is
     /// given back, written or not.
     func write(_ payload: ByteBuffer, to context: ChannelHandlerContext, force: Bool, holding: Int = 0) -> Bool {
-        let bytes = framing.overhead + payload.readableBytes
+        let bytes = framing.size(payloadLength: payload.readableBytes)
         if force {
             account.forceCharge(bytes)
             if holding > 0 { account.release(holding) }
@@ -94,55 +110,63 @@ final class ChargedOutput {
             if let previous = heldBackMessage { context.write(NIOAny(previous), promise: nil) }
             heldBackMessage = payload
             pendingCharge += bytes
-        } else if payload.readableBytes <= LengthPrefixedFrameEncoder.defaultCoalescingLimit {
-            var buffer = takePending(room: bytes, context)
-            buffer.writeLengthPrefixedFrame(payload)
+        } else if payload.readableBytes <= Self.coalescingLimit {
+            var buffer = takePending(context, room: bytes)
+            framing.writeHeader(payloadLength: payload.readableBytes, into: &buffer)
+            buffer.writeImmutableBuffer(payload)
             pending = buffer
             pendingCharge += bytes
         } else {
             handOverPending(context)
+            var header = context.channel.allocator.buffer(capacity: bytes - payload.readableBytes)
+            framing.writeHeader(payloadLength: payload.readableBytes, into: &header)
+            context.write(NIOAny(header), promise: nil)
             let written = context.eventLoop.makePromise(of: Void.self)
-            LengthPrefixedFrameEncoder.write(payload, framedTo: context, promise: written)
+            context.write(NIOAny(payload), promise: written)
             written.futureResult.whenComplete { [account] _ in account.release(bytes) }
         }
         return true
     }
 
     /// Writes one reply as `write(_:to:force:)` does; a small result (every reply of a call answered at once,
-    /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its length, without a
+    /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its header, without a
     /// buffer of its own.
     func write(_ reply: RPCReply, to context: ChannelHandlerContext, holding: Int) -> Bool {
-        guard framing == .lengthPrefixed, let length = reply.knownLength,
-              length <= LengthPrefixedFrameEncoder.defaultCoalescingLimit else {
+        guard framing != .messages, let length = reply.knownLength, length <= Self.coalescingLimit else {
             return write(reply.serialized, to: context, force: false, holding: holding)
         }
-        let bytes = framing.overhead + length
+        let bytes = framing.size(payloadLength: length)
         guard charge(bytes, holding: holding) else { return false }
         flushPending = true
         uncounted += bytes
         pendingCharge += bytes
-        var buffer = takePending(room: bytes, context)
-        if case .result(let result, let id) = reply {
-            // The length and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`).
+        var buffer = takePending(context, room: bytes)
+        if framing == .lengthPrefixed, case .result(let result, let id) = reply {
+            // The length and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`):
+            // one write of the buffer per reply instead of two, each checking its room and exclusive access.
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
                 memory.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
-                let header = MemoryLayout<UInt32>.size
+                let header = LengthPrefixedFrameDecoder.headerSize
                 return header + RPCReplyWriter.writeResult(
                     result, id: id, to: UnsafeMutableRawBufferPointer(rebasing: memory[header...]))
             }
         } else {
-            buffer.writeInteger(UInt32(length), endianness: .big)
+            framing.writeHeader(payloadLength: length, into: &buffer)
             reply.write(into: &buffer)
         }
         pending = buffer
         return true
     }
 
+    /// Payloads up to this size are copied into the output buffer; larger ones are written as they are.
+    static let coalescingLimit = LengthPrefixedFrameEncoder.defaultCoalescingLimit
+
     /// The output buffer, or a new one with room for `room` bytes, taken out of `pending` to be written and put
-    /// back: `pending` is then only ever read or assigned, never modified across a call (as
-    /// `pending!.write...` did), so the optimizer proves its accesses never overlap and checks none of them at
-    /// run time. Read, then cleared, so that the buffer taken is the only reference and writing does not copy it.
-    private func takePending(room: Int, _ context: ChannelHandlerContext) -> ByteBuffer {
+    /// back by the caller: `pending` is then only ever read or assigned, never modified across a call (as
+    /// `pending!.write...` or `pending.take()` would), so the optimizer proves its accesses never overlap and
+    /// checks none of them at run time. Read, then cleared, so that the buffer taken is the only reference and
+    /// appending to it does not copy it.
+    private func takePending(_ context: ChannelHandlerContext, room: Int) -> ByteBuffer {
         guard let buffer = pending else { return context.channel.allocator.buffer(capacity: max(room, lastSize)) }
         pending = nil
         return buffer

@@ -17,19 +17,10 @@ import RPCProtocol
 ///     RPCConnectionHandler        the framed connections' dispatcher, writing one payload per message
 ///     ProtocolErrorHandler        logs and closes on errors
 ///
-/// A WebSocket upgrade replaces everything after the idle handler with:
-///
-///     WebSocketInputCharge        charges the frame still arriving, which the decoder holds
-///     WebSocketFrameDecoder       NIOWebSocket
-///     WebSocketMessageHandler     text messages <-> messages; ping, close codes (NIO's decoder's errors
-///                                 too), charges; writes its frames itself, coalesced per flush
-///     RPCConnectionHandler        a fresh one, with subscriptions and events
-///     ProtocolErrorHandler
-///
-/// NIO's upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced
-/// rather than kept: nothing is in flight at that point (the upgrade request is the connection's first).
-/// `WebSocketUpgrader` does NIO's handshake and adds NIO's frame decoder, but not its encoder:
-/// `WebSocketMessageHandler` writes bytes.
+/// A WebSocket upgrade replaces everything after the idle handler with `WebSocketPipeline`'s handlers. NIO's
+/// upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced rather
+/// than kept: nothing is in flight at that point (the upgrade request is the connection's first).
+/// `WebSocketUpgrader` does NIO's handshake only.
 ///
 /// Why NIO's own HTTP and WebSocket rather than Hummingbird: the same pipeline, accounts, limits and turns as
 /// framed connections, no new package, and a connection that costs a handful of handlers (docs/ARCHITECTURE.md).
@@ -50,7 +41,6 @@ enum HTTPConnectionPipeline {
             try operations.addHandler(IdleTimeoutHandler(timeout: idle))
         }
         let upgrader = WebSocketUpgrader(
-            maxFrameSize: max(limits.maxFrameSize, 125),
             shouldUpgrade: { channel, head in
                 let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
                 // A refused upgrade goes on as a plain GET, which HTTPRequestHandler answers with the reason.
@@ -77,17 +67,8 @@ enum HTTPConnectionPipeline {
         try operations.removeHandler(context: operations.context(handlerType: HTTPRequestHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: RPCConnectionHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: ProtocolErrorHandler.self), promise: nil)
-        let limits = setup.configuration.limits
-        // The frame still arriving, in the decoder's buffer, is the peer's to pay for.
-        try operations.addHandler(
-            WebSocketInputCharge(account: setup.connection.account),
-            position: .before(operations.handler(type: ByteToMessageHandler<WebSocketFrameDecoder>.self)))
-        try operations.addHandlers(
-            WebSocketMessageHandler(
-                connection: setup.connection, maxMessageSize: limits.maxFrameSize, statistics: setup.router.statistics,
-                refusalLog: setup.refusalLog),
-            RPCConnectionHandler(router: setup.router, connection: setup.connection, limits: limits, framing: .messages),
-            ProtocolErrorHandler(connection: setup.connection, statistics: setup.router.statistics, refusalLog: setup.refusalLog))
+        try operations.addHandlers(WebSocketPipeline.handlers(
+            configuration: setup.configuration, router: setup.router, connection: setup.connection, refusalLog: setup.refusalLog))
         if setup.connection.baseLogger.logLevel <= .debug { setup.connection.logger.debug("Connection upgraded to WebSocket") }
     }
 }

@@ -37,9 +37,10 @@ import RPCWire
 /// an `RPCCall`, which is used on this loop alone).
 ///
 /// On HTTP listeners (`HTTPConnectionPipeline`) it runs the same way behind the handler that turns requests
-/// into messages (`HTTPRequestHandler`, then `WebSocketMessageHandler` after an upgrade), writing one payload
-/// per message (`OutputFraming.messages`); a plain HTTP exchange cannot carry events, so it offers no
-/// subscriptions there (`eventsAllowed`).
+/// into messages (`HTTPRequestHandler`), writing one payload per message (`OutputFraming.messages`); a plain
+/// HTTP exchange cannot carry events, so it offers no subscriptions there (`eventsAllowed`). After a
+/// WebSocket upgrade (`WebSocketPipeline`) it writes text frames itself, as it writes length-prefixed frames
+/// (`OutputFraming.webSocket`), behind `WebSocketMessageHandler`.
 final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer

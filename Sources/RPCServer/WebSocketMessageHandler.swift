@@ -12,10 +12,11 @@ import RPCProtocol
 ///     text message from rpcd                   one reply, or one rpc.event notification
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
-/// A message is charged to the peer's account as its fragments arrive and handed on charged its length, as a
-/// frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered. The frame still arriving
-/// in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a refusal here. Refusals end the connection
-/// with a close frame saying why:
+/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them as they pass), so it reads
+/// `WebSocketFrame.data`. A message is charged to the peer's account as its fragments arrive and handed on
+/// charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered.
+/// The frame still arriving in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a
+/// refusal here. Refusals end the connection with a close frame saying why:
 ///
 ///     1003  a binary message (JSON-RPC is text)
 ///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
@@ -28,19 +29,16 @@ import RPCProtocol
 /// frame past MaxFrameSize=, a malformed control frame) are answered here too, with the close code NIO's
 /// `WebSocketProtocolErrorHandler` would send.
 ///
-/// It writes its frames itself, unmasked as a server's are (RFC 6455 §5.2), instead of through NIO's
-/// `WebSocketFrameEncoder`: the frames written between two flushes (a read burst's replies) go into one
-/// buffer, header and payload, and out as one write, as `ChargedOutput` coalesces length-prefixed frames; the
-/// encoder wrote two buffers per frame and allocated a header buffer for most. A payload larger than
-/// `coalescingLimit` is not copied: the buffer so far goes first, then its header and the payload.
-///
-///     write(a) write(b) write(c)                       flush
-///       pending: [81 len a|a|81 len b|b|81 len c|c] ──────► one context.write (promises of a, b, c) + flush
+/// Replies and events reach it as text frames already (`RPCConnectionHandler`'s output writes them,
+/// `OutputFraming.webSocket`) and pass through; after a close frame is sent nothing more is (RFC 6455 §5.5.1),
+/// their writes fail. Its own frames (pong, close) it writes the same way (`WebSocketFrameHeader`): one
+/// buffer, header and payload, unmasked as a server's are (RFC 6455 §5.2).
 ///
 /// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = ByteBuffer
+    /// Frames, header and payload.
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -59,12 +57,6 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     private var state = State.open
     /// What the message being assembled holds of the account.
     private var charged = 0
-    /// Frames written since the last flush, and the promise of their write (the others' cascade from it).
-    private var pending: ByteBuffer?
-    private var pendingPromise: EventLoopPromise<Void>?
-
-    /// Payloads up to this size are copied into the pending buffer; larger ones are written as they are.
-    static let coalescingLimit = 16 * 1024
 
     init(connection: RPCConnectionInfo, maxMessageSize: Int, statistics: RPCStatistics, refusalLog: LogRateLimiter) {
         self.connection = connection
@@ -76,9 +68,6 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         release()
         state = .closing
-        pending = nil
-        pendingPromise?.fail(ChannelError.ioOnClosedChannel)
-        pendingPromise = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -92,10 +81,10 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
                 "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
         case (.text, .open) where frame.fin:
-            deliver(frame.unmaskedData, context: context)
+            deliver(frame.data, context: context)
         case (.text, .open):
             var message = context.channel.allocator.buffer(capacity: frame.length)
-            var data = frame.unmaskedData
+            var data = frame.data
             message.writeBuffer(&data)
             state = .assembling(message)
             charge(message.capacity, context: context)
@@ -106,7 +95,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                     .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
                     "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
-            var data = frame.unmaskedData
+            var data = frame.data
             message.writeBuffer(&data)
             if frame.fin {
                 release()
@@ -120,13 +109,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            writeFrame(.pong, frame.unmaskedData, context: context, promise: nil)
-            flush(context: context)
+            writeFrame(.pong, frame.data, context: context, promise: nil)
         case (.pong, _):
             return
         case (.connectionClose, _):
             // The client ends: answer with its code, as RFC 6455 §5.5.1 asks, and close.
-            var data = frame.unmaskedData
+            var data = frame.data
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             sendClose(code, context: context)
         default:
@@ -142,19 +130,10 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         refuseOverBudget(context: context)
     }
 
-    /// A reply or event of `RPCConnectionHandler`; an empty one (notifications only) is not sent.
+    /// Text frames of `RPCConnectionHandler` (replies, events), unless a close frame has been sent.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let payload = unwrapOutboundIn(data)
-        guard payload.readableBytes > 0 else {
-            promise?.succeed()
-            return
-        }
-        writeFrame(.text, payload, context: context, promise: promise)
-    }
-
-    func flush(context: ChannelHandlerContext) {
-        handOverPending(context: context)
-        context.flush()
+        guard case .closing = state else { return context.write(data, promise: promise) }
+        promise?.fail(ChannelError.outputClosed)
     }
 
     /// NIO's frame decoder refuses a frame: answered with its close code, as NIO's error handler would.
@@ -168,43 +147,14 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         context.fireErrorCaught(error)
     }
 
-    /// Appends one whole frame to the pending buffer (or, past `coalescingLimit`, writes it after it).
+    /// Writes one whole frame of its own and flushes it.
     private func writeFrame(
         _ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
     ) {
-        let size = payload.readableBytes
-        if size > Self.coalescingLimit {
-            handOverPending(context: context)
-            var header = context.channel.allocator.buffer(capacity: Self.maximumHeaderSize)
-            header.writeWebSocketFrameHeader(opcode, length: size)
-            context.write(wrapOutboundOut(header), promise: nil)
-            context.write(wrapOutboundOut(payload), promise: promise)
-            return
-        }
-        if pending == nil {
-            pending = context.channel.allocator.buffer(capacity: max(256, Self.maximumHeaderSize + size))
-        }
-        pending!.writeWebSocketFrameHeader(opcode, length: size)
-        pending!.writeImmutableBuffer(payload)
-        if let promise {
-            if let pendingPromise {
-                pendingPromise.futureResult.cascade(to: promise)
-            } else {
-                pendingPromise = promise
-            }
-        }
+        var frame = context.channel.allocator.buffer(capacity: WebSocketFrameHeader.maximumSize + payload.readableBytes)
+        frame.writeWebSocketFrame(opcode, payload)
+        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
     }
-
-    private func handOverPending(context: ChannelHandlerContext) {
-        guard let buffer = pending else { return }
-        pending = nil
-        let promise = pendingPromise
-        pendingPromise = nil
-        context.write(wrapOutboundOut(buffer), promise: promise)
-    }
-
-    /// Two bytes, and eight of extended length.
-    private static let maximumHeaderSize = 10
 
     /// A close from behind (idle, shutdown, a reply the account could not cover) says so with 1001 first.
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
@@ -213,7 +163,6 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: .goingAway)
             writeFrame(.connectionClose, data, context: context, promise: nil)
-            flush(context: context)
         }
         context.close(mode: mode, promise: promise)
     }
@@ -264,7 +213,6 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             let channel = context.channel
             let written = context.eventLoop.makePromise(of: Void.self)
             writeFrame(.connectionClose, data, context: context, promise: written)
-            flush(context: context)
             written.futureResult.whenComplete { _ in channel.close(promise: nil) }
             return
         }
@@ -276,21 +224,4 @@ struct WebSocketRefusal: Error, CustomStringConvertible {
     var code: WebSocketErrorCode
     var error: RPCError
     var description: String { "close \(UInt16(webSocketErrorCode: code)): \(error)" }
-}
-
-extension ByteBuffer {
-    /// A server's frame header (RFC 6455 §5.2): FIN, `opcode`, no mask, `length` in 7, 16 or 64 bits.
-    fileprivate mutating func writeWebSocketFrameHeader(_ opcode: WebSocketOpcode, length: Int) {
-        writeInteger(0x80 | UInt8(webSocketOpcode: opcode))
-        switch length {
-        case 0...125:
-            writeInteger(UInt8(length))
-        case 126...Int(UInt16.max):
-            writeInteger(UInt8(126))
-            writeInteger(UInt16(length))
-        default:
-            writeInteger(UInt8(127))
-            writeInteger(UInt64(length))
-        }
-    }
 }

@@ -17,14 +17,6 @@ final class EventDeliveryTests: XCTestCase {
     private var router: RPCRouter!
     private var hub: RPCEventHub { router.events }
 
-    /// A service with one event, `ticks.tick`, and no methods.
-    private struct TickService: RPCService {
-        let descriptor = RPCServiceDescriptor(
-            name: "ticks", version: "1", summary: "", methods: [],
-            events: [RPCEventDescriptor(name: "tick", schema: ["type": "integer"])])
-        func handle(_ call: RPCCall, responder: RPCResponder) { responder.fail(RPCError.internalError) }
-    }
-
     private func makeChannel(maxQueuedEvents: Int = 4, maxSubscriptions: Int = 2, idleTimeout: Duration? = nil) throws {
         router = RPCRouter(
             registry: try RPCServiceRegistry(services: [TickService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())

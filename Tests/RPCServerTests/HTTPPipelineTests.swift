@@ -312,6 +312,22 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    /// A frame that arrives in the same read as the upgrade request is held by NIO's upgrader and handed to
+    /// the WebSocket handlers once they are in place: it is unmasked and answered like any other.
+    func testFrameInTheUpgradeRequestsReadIsAnswered() throws {
+        try makeChannel()
+        var read = ByteBuffer(
+            string: "GET /rpc HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                + "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
+        var frame = Self.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
+        read.writeBuffer(&frame)
+        try channel.writeInbound(read)
+        channel.embeddedEventLoop.run()
+        let written = try written()
+        XCTAssertTrue(written.hasPrefix("HTTP/1.1 101 Switching Protocols"), written)
+        XCTAssertTrue(written.hasSuffix(#"{"jsonrpc":"2.0","result":"pong","id":1}"#), written)
+    }
+
     func testWebSocketMessageLargerThanMaxFrameSizeIsClosed1009() throws {
         try makeUpgradedChannel()
         try channel.writeInbound(Self.clientFrame(opcode: 0x1, fin: false, String(repeating: " ", count: 3000)))
@@ -355,22 +371,6 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
-    func testWebSocketRepliesOfOneReadGoOutAsOneWrite() throws {
-        try makeUpgradedChannel()
-        var burst = ByteBuffer()
-        for id in 1...3 {
-            var frame = Self.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":\#(id)}"#)
-            burst.writeBuffer(&frame)
-        }
-        try channel.writeInbound(burst)
-        var writes: [ByteBuffer] = []
-        while let part = try channel.readOutbound(as: ByteBuffer.self) { writes.append(part) }
-        XCTAssertEqual(writes.count, 1, "three frames, one buffer")
-        var frames = writes.first ?? ByteBuffer()
-        XCTAssertEqual(frames.readableBytes, 3 * (2 + #"{"jsonrpc":"2.0","result":"pong","id":1}"#.utf8.count))
-        XCTAssertEqual(frames.readBytes(length: 2), [0x81, UInt8(#"{"jsonrpc":"2.0","result":"pong","id":1}"#.utf8.count)])
-    }
-
     func testWebSocketFrameLongerThanMaxFrameSizeIsClosed1009ByItsHeader() throws {
         try makeUpgradedChannel()
         // NIO's decoder refuses the frame by its announced length; the close code is sent here.
@@ -410,46 +410,15 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertTrue(try written().hasPrefix("HTTP/1.1 101 Switching Protocols"))
     }
 
-    private struct Frame: Equatable {
-        var opcode: UInt8
-        var payload: [UInt8]
-
-        init(opcode: UInt8, payload: String) {
-            self.init(opcode: opcode, bytes: Array(payload.utf8))
-        }
-
-        init(opcode: UInt8, bytes: [UInt8]) {
-            self.opcode = opcode
-            self.payload = bytes
-        }
-    }
+    private typealias Frame = WebSocketWire.Frame
 
     private static func clientFrame(opcode: UInt8, fin: Bool = true, _ text: String) -> ByteBuffer {
-        let payload = Array(text.utf8)
-        let mask: [UInt8] = [1, 2, 3, 4]
-        var buffer = ByteBuffer()
-        buffer.writeInteger((fin ? 0x80 : 0) | opcode)
-        if payload.count < 126 {
-            buffer.writeInteger(UInt8(0x80 | payload.count))
-        } else {
-            buffer.writeInteger(UInt8(0x80 | 126))
-            buffer.writeInteger(UInt16(payload.count))
-        }
-        buffer.writeBytes(mask)
-        buffer.writeBytes(payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
-        return buffer
+        WebSocketWire.clientFrame(opcode: opcode, fin: fin, text)
     }
 
     private func serverFrames() throws -> [Frame] {
         var bytes = ByteBuffer()
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
-        var frames: [Frame] = []
-        while let first = bytes.readInteger(as: UInt8.self), let second = bytes.readInteger(as: UInt8.self) {
-            var length = Int(second & 0x7F)
-            if length == 126 { length = Int(bytes.readInteger(as: UInt16.self)!) }
-            let payload = bytes.readBytes(length: length)!
-            frames.append(Frame(opcode: first & 0x0F, bytes: payload))
-        }
-        return frames
+        return WebSocketWire.serverFrames(in: &bytes)
     }
 }

@@ -13,9 +13,10 @@ import XCTest
 enum PipelineChannel {
     /// `first` (a probe, say) goes in before the server's handlers. The connection (of `peer`)'s account is
     /// opened in `ledger` (by default one of its own with the configuration's limits) and closed with the channel.
+    /// With `webSocket`, the handlers of a connection upgraded to WebSocket (`WebSocketPipeline`) instead.
     static func make(
         configuration: RPCServer.Configuration, router: RPCRouter, ledger: PeerLedger? = nil, first: (any ChannelHandler)? = nil,
-        peer: RPCPeer = .unixSocket()
+        peer: RPCPeer = .unixSocket(), webSocket: Bool = false
     ) throws -> EmbeddedChannel {
         let ledger = ledger ?? PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: router.statistics)
         let account = try XCTUnwrap(ledger.open(peer))
@@ -23,10 +24,9 @@ enum PipelineChannel {
         let channel = EmbeddedChannel()
         channel.closeFuture.whenComplete { _ in account.close() }
         if let first { try channel.pipeline.syncOperations.addHandler(first) }
+        let handlers = webSocket ? WebSocketPipeline.handlers : ConnectionPipeline.handlers
         try channel.pipeline.syncOperations.addHandlers(
-            ConnectionPipeline.handlers(
-                configuration: configuration, router: router, connection: connection,
-                refusalLog: LogRateLimiter(burst: 10, per: .seconds(1))))
+            handlers(configuration, router, connection, LogRateLimiter(burst: 10, per: .seconds(1))))
         try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
         return channel
     }

@@ -276,6 +276,28 @@ class AvahiSettingsTests(AvahiTestCase):
         self.assertIn("does not carry the name", renamed.stderr)
 
 
+    def test_an_http_listener_announces_the_console_and_its_port(self):
+        """An http:// listener other hosts can reach: the console is announced as _http._tcp with path=/
+        (docs/DISCOVERY.md, "The web page"), the _rpcd._tcp records say http=PORT, and from the other host the
+        announced page is served and POST /rpc answers."""
+        self.a.start_avahi()
+        self.b.start_avahi()
+        http_port = PORT + 2
+        self.start_rpcd(self.a, extra_listen=[f"http://0.0.0.0:{http_port}"])
+        page = self.browse_until(self.b, "_http._tcp", lambda found: len(found) == 1, "the console's record")
+        self.assertEqual((page[0]["name"], page[0]["port"], page[0]["txt"]), ("rpcd on a", http_port, {"path": "/"}))
+        found = self.browse_until(self.b, "_calc._sub._rpcd._tcp", lambda found: len(found) == 1, "calc")
+        self.assertEqual((found[0]["port"], found[0]["txt"].get("http")), (PORT, str(http_port)))
+
+        url = f"http://{page[0]['address']}:{page[0]['port']}"
+        console = self.b.run(["curl", "-sS", "--max-time", "10", url + page[0]["txt"]["path"]])
+        self.assertEqual(console.returncode, 0, console.stderr)
+        self.assertIn("<title>", console.stdout)
+        call = self.b.run(["curl", "-sS", "--max-time", "10", "-H", "Content-Type: application/json",
+                           "-d", '{"jsonrpc":"2.0","method":"calc.add","params":[1,2],"id":1}', url + "/rpc"])
+        self.assertEqual(json.loads(call.stdout), {"jsonrpc": "2.0", "result": 3, "id": 1}, call.stderr)
+
+
 def make_server_certificate(directory, host_name):
     """A throw-away CA and a certificate it signs for `host_name` (the commands of docs/SECURITY.md)."""
     def openssl(*args):

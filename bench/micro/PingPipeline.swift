@@ -12,7 +12,9 @@ import RPCWire
 
 /// rpcd's per-connection pipeline (`ConnectionPipeline`: frame receiver, connection handler, protocol errors)
 /// on an `EmbeddedChannel`, with the built-in services and a peer account in a ledger, as the server installs
-/// it: one read holding `calls` pipelined `rpcd.ping` frames goes in, and its replies come out. What one call
+/// it: one read holding `calls` pipelined `rpcd.ping` frames goes in, and its replies come out. With
+/// `webSocket`, the pipeline of a connection upgraded to WebSocket (`WebSocketPipeline`) and the calls in
+/// masked text frames, as a browser sends them. What one call
 /// costs rpcd in user space from the bytes read to the reply written, without the socket's system calls.
 /// With `metrics`, as rpcd runs by default: the registry resolves each method's series and the connection
 /// counts its bytes in its listener's (`Metrics=no` is the other case). With `method` `calc.add`, the calls
@@ -22,7 +24,7 @@ final class PingPipeline {
     private let channel = EmbeddedChannel()
     private let burst: ByteBuffer
 
-    init(calls: Int, metrics: Bool, method: String = "rpcd.ping") throws {
+    init(calls: Int, metrics: Bool, method: String = "rpcd.ping", webSocket: Bool = false) throws {
         let statistics = RPCStatistics(metrics: RPCMetrics(enabled: metrics))
         let router = RPCRouter(
             registry: try RPCServiceRegistry(
@@ -34,12 +36,13 @@ final class PingPipeline {
         let connection = RPCConnectionInfo(
             id: 1, peer: .unixSocket(), logger: Logger(label: "microbench"), peerLog: nil, account: ledger.open(.unixSocket())!,
             listener: metrics ? statistics.metrics.listener("/run/rpcd/rpcd.sock", tls: false) : nil)
-        try channel.pipeline.syncOperations.addHandlers(ConnectionPipeline.handlers(
-            configuration: configuration, router: router, connection: connection, refusalLog: LogRateLimiter()))
+        let handlers = webSocket ? WebSocketPipeline.handlers : ConnectionPipeline.handlers
+        try channel.pipeline.syncOperations.addHandlers(handlers(configuration, router, connection, LogRateLimiter()))
         var burst = ByteBuffer()
         let params = method == "calc.add" ? #","params":{"a":1,"b":2}"# : ""
         for id in 1...calls {
-            burst.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"\#(method)"\#(params),"id":\#(id)}"#)
+            let call = #"{"jsonrpc":"2.0","method":"\#(method)"\#(params),"id":\#(id)}"#
+            if webSocket { Self.writeMaskedTextFrame(call, into: &burst) } else { burst.writeLengthPrefixedFrame(call) }
         }
         self.burst = burst
     }
@@ -50,6 +53,15 @@ final class PingPipeline {
         var written = 0
         while let reply = try channel.readOutbound(as: ByteBuffer.self) { written += reply.readableBytes }
         return written
+    }
+
+    /// A client's text frame (RFC 6455 §5.2): FIN, opcode 1, masked, a payload shorter than 126 bytes.
+    private static func writeMaskedTextFrame(_ text: String, into buffer: inout ByteBuffer) {
+        let payload = Array(text.utf8)
+        precondition(payload.count < 126)
+        let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+        buffer.writeBytes([0x81, 0x80 | UInt8(payload.count)] + mask)
+        buffer.writeBytes(payload.enumerated().map { $0.element ^ mask[$0.offset % 4] })
     }
 }
 

@@ -10,7 +10,8 @@
 // text, as `calc.add` runs in a module), ping16 (a read of 16 pipelined rpcd.ping frames through rpcd's
 // connection pipeline and out: `PingPipeline`), ping16-metrics (the same with metrics kept, as rpcd runs by
 // default), add16 (16 calc.add to a stand-in for the module, the path calc.add takes through rpcd, metrics
-// kept), all on inputs built before the loop.
+// kept), websocket-ping16 (ping16-metrics over a connection upgraded to WebSocket: 16 masked text frames in
+// a read, the replies text frames), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -52,6 +53,7 @@ let add = RPCMethodImplementation<Adder>(
 let pings = try PingPipeline(calls: 16, metrics: false)
 let pingsCounted = try PingPipeline(calls: 16, metrics: true)
 let adds = try PingPipeline(calls: 16, metrics: true, method: "calc.add")
+let webSocketPings = try PingPipeline(calls: 16, metrics: true, webSocket: true)
 
 let benchmarks: [String: () throws -> Void] = [
     "envelope": {
@@ -85,6 +87,10 @@ let benchmarks: [String: () throws -> Void] = [
     // calc.add's path through rpcd (a method answered through `handle`, as a module's), metrics kept.
     "add16": {
         sink &+= try adds.run()
+    },
+    // ping16-metrics over WebSocket: what the frames cost beside the length prefix.
+    "websocket-ping16": {
+        sink &+= try webSocketPings.run()
     },
 ]
 
