@@ -12,11 +12,31 @@ package enum RPCReplyWriter {
 
     /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
     package static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
-        buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)
-        buffer.writeImmutableBuffer(result)
-        buffer.writeStaticString(#","id":"#)
-        buffer.writeImmutableBuffer(id.rawJSON)
-        buffer.writeInteger(UInt8(ascii: "}"))
+        let length = resultOverhead + result.readableBytes + id.rawJSON.readableBytes
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { writeResult(result, id: id, to: $0) }
+    }
+
+    /// `writeResult(_:id:into:)` into `memory`, which has room for it (`resultOverhead` and the result's and
+    /// the id's bytes); the bytes written. One pass of copies: each of `ByteBuffer`'s own writes checks the
+    /// buffer's uniqueness and room and its storage's exclusive access, five times per reply.
+    package static func writeResult(_ result: ByteBuffer, id: RPCID, to memory: UnsafeMutableRawBufferPointer) -> Int {
+        var offset = copy(#"{"jsonrpc":"2.0","result":"#, to: memory, at: 0)
+        offset += result.withUnsafeReadableBytes { copy($0, to: memory, at: offset) }
+        offset += copy(#","id":"#, to: memory, at: offset)
+        offset += id.rawJSON.withUnsafeReadableBytes { copy($0, to: memory, at: offset) }
+        precondition(offset < memory.count, "RPCReplyWriter: the reply outgrew the room made for it")
+        memory[offset] = UInt8(ascii: "}")
+        return offset + 1
+    }
+
+    private static func copy(_ text: StaticString, to memory: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        copy(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount), to: memory, at: offset)
+    }
+
+    private static func copy(_ bytes: UnsafeRawBufferPointer, to memory: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        precondition(offset + bytes.count <= memory.count, "RPCReplyWriter: the reply outgrew the room made for it")
+        if let base = bytes.baseAddress { (memory.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count) }
+        return bytes.count
     }
 
     /// `{"jsonrpc":"2.0","error":{"code":C,"message":M[,"data":D]},"id":ID}`; a nil id is written as `null`.

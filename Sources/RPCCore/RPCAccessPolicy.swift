@@ -41,6 +41,16 @@ package struct RPCAccessPolicy: Sendable {
         fileprivate let rule: ResolvedRule?
         fileprivate let readOnly: Bool
 
+        /// Whether every peer may call the method: no rule applies to it, or its rule allows `anyone` (for a
+        /// read-only method, in `AllowRead=` too), as `allows` would answer for every peer.
+        package var allowsAnyPeer: Bool {
+            guard let rule else { return true }
+            func anyone(_ matchers: [Matcher]) -> Bool {
+                matchers.contains { if case .anyone = $0 { true } else { false } }
+            }
+            return anyone(rule.allow) || (readOnly && anyone(rule.allowRead))
+        }
+
         /// Whether `peer` may call the method.
         package func allows(_ peer: RPCPeer) -> Bool {
             guard let rule else { return true }

@@ -17,17 +17,47 @@ package protocol RPCService: Sendable {
     var descriptor: RPCServiceDescriptor { get }
     func handle(_ call: RPCCall, responder: RPCResponder)
 
-    /// The answer to a call of the method at `methodIndex`, made now, when that method is one that always
-    /// answers on the spot on the calling thread (a typed service's methods but its `later` ones); nil when it
-    /// is not, and the call goes through `handle`. The router answers such calls without the state a call
-    /// that may answer later needs (no pending call, no responder, no completion): they cannot be cancelled
-    /// (`rpc.cancel` never finds them) and never count as in flight. `call` makes the `RPCCall` for a method
-    /// that wants one; a method that needs only the request does not ask. Default: nil.
-    func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer?
+    /// How the method at `methodIndex` answers when it is one that always answers on the spot on the calling
+    /// thread (a typed service's methods but its suspending ones); nil when it is not, and its calls go
+    /// through `handle`. Asked once per method when a registry is built (`RPCServiceRegistry.Route`), so a
+    /// call reads the answer from its route instead of the service's method table. The router answers such
+    /// calls without the state a call that may answer later needs (no pending call, no responder, no
+    /// completion): they cannot be cancelled (`rpc.cancel` never finds them) and never count as in flight.
+    /// Default: nil.
+    func answerAtOnce(methodIndex: Int) -> RPCAtOnceMethod?
 }
 
 extension RPCService {
-    package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? { nil }
+    package func answerAtOnce(methodIndex: Int) -> RPCAtOnceMethod? { nil }
+}
+
+/// How a method that always answers on the spot answers (`RPCService.answerAtOnce(methodIndex:)`).
+package enum RPCAtOnceMethod: Sendable {
+    /// The same result for every call, JSON text; the call must come without params (`rpcd.ping`), and no
+    /// `RPCCall` is made for it.
+    case constant(ByteBuffer)
+    /// A body run on the calling thread with the call (the service it belongs to captured).
+    case now(@Sendable (RPCCall) throws -> ByteBuffer)
+
+    /// The answer to `request`; `call` makes the `RPCCall` for a body that wants one.
+    @inlinable
+    package func answer(_ request: RPCRequest, call: () -> RPCCall) -> RPCAnswer {
+        switch self {
+        case .constant(let json):
+            do {
+                try RPCCall.requireNoParams(request.params)
+                return RPCAnswer(result: json)
+            } catch {
+                return RPCAnswer(failure: error)
+            }
+        case .now(let run):
+            do {
+                return RPCAnswer(result: try run(call()))
+            } catch {
+                return RPCAnswer(failure: error)
+            }
+        }
+    }
 }
 
 /// A service with a state of its own worth reporting in `rpcd.info` (a module host process's: its pid, crashes

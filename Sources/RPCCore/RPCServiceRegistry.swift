@@ -6,7 +6,7 @@ import RPCProtocol
 /// An immutable snapshot of the services being served and the routes to their methods.
 ///
 /// The router holds one registry at a time and swaps it atomically on reload; calls already routed keep the
-/// registry they were routed through. Building one validates names; lookups are a single dictionary access.
+/// registry they were routed through. Building one validates names; a lookup is one probe of a table built for it (`RouteTable`).
 package final class RPCServiceRegistry: Sendable {
     /// Where a full method name leads. A class: a lookup hands out one reference, not a copy of every field
     /// (the descriptor alone holds several), on every call's path.
@@ -20,11 +20,19 @@ package final class RPCServiceRegistry: Sendable {
         package let metrics: RPCMethodMetrics?
         /// Who may call the method, under the registry's `access`.
         package let access: RPCAccessPolicy.MethodAccess
+        /// How the method answers when it always answers on the spot (`RPCService.answerAtOnce(methodIndex:)`),
+        /// asked once here: a call reads it without a copy of the service's method table entry, its generic
+        /// metadata or a call through the service's witness table.
+        package let atOnce: RPCAtOnceMethod?
+        /// `access` lets every peer call the method: checked without copying the rule out of the route.
+        package let allowsAnyPeer: Bool
 
         init(
             serviceName: String, service: any RPCService, methodIndex: Int, method: RPCMethodDescriptor,
             metrics: RPCMethodMetrics?, access: RPCAccessPolicy.MethodAccess
         ) {
+            self.atOnce = service.answerAtOnce(methodIndex: methodIndex)
+            self.allowsAnyPeer = access.allowsAnyPeer
             self.serviceName = serviceName
             self.service = service
             self.methodIndex = methodIndex
@@ -47,7 +55,7 @@ package final class RPCServiceRegistry: Sendable {
     package let unavailableServices: Set<String>
     /// Who may call what; swapped together with the services.
     package let access: RPCAccessPolicy
-    private let routes: [String: Route]
+    private let routes: RouteTable<Route>
     /// Every event of every service, by full name.
     package let events: [String: EventRoute]
     /// Where calls to no declared method and messages that are no call are counted (nil: not counted).
@@ -93,7 +101,7 @@ package final class RPCServiceRegistry: Sendable {
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
         self.unavailableServices = unavailable.subtracting(names)
         self.access = access
-        self.routes = routes
+        self.routes = RouteTable(routes)
         self.events = events
         self.metrics = metrics
     }

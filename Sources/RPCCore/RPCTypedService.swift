@@ -40,8 +40,8 @@ extension RPCTypedService {
     // the metadata of `[RPCServiceMethod<Self>]` on every call.
     @inlinable
     package func handle(_ call: RPCCall, responder: RPCResponder) {
-        if let answer = answerAtOnce(methodIndex: call.methodIndex, request: call.request, call: { call }) {
-            responder.complete(answer)
+        if let atOnce = answerAtOnce(methodIndex: call.methodIndex) {
+            responder.complete(atOnce.answer(call.request) { call })
         } else if case .suspending(let run) = Self.methods[call.methodIndex].body {
             Task {
                 do {
@@ -55,22 +55,13 @@ extension RPCTypedService {
 
     /// Every method but the suspending ones answers at once; a constant one without an `RPCCall`.
     @inlinable
-    package func answerAtOnce(methodIndex: Int, request: RPCRequest, call: () -> RPCCall) -> RPCAnswer? {
+    package func answerAtOnce(methodIndex: Int) -> RPCAtOnceMethod? {
         // The router found the method in `descriptor`, built from `methods` in the same order.
         switch Self.methods[methodIndex].body {
         case .constant(let json):
-            do {
-                try RPCCall.requireNoParams(request.params)
-                return RPCAnswer(result: json)
-            } catch {
-                return RPCAnswer(failure: error)
-            }
+            return .constant(json)
         case .now(let run):
-            do {
-                return RPCAnswer(result: try run(self, call()))
-            } catch {
-                return RPCAnswer(failure: error)
-            }
+            return .now { [self] call in try run(self, call) }
         case .suspending:
             return nil
         }

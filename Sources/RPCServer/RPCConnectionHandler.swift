@@ -128,7 +128,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         self.context = nil
         eventSubscriptions?.close()
         eventSubscriptions = nil
-        while let frame = waitingFrames.popFirst() { account.release(frame.readableBytes) }
+        while let frame = popWaitingFrame() { account.release(frame.readableBytes) }
         stallTimer?.cancel()
         stallTimer = nil
         output.drop()
@@ -154,7 +154,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
             } else {
-                waitingFrames.append(Self.compacted(frame))
+                var frames = waitingFrames
+                waitingFrames = WaitingFrames()
+                frames.append(Self.compacted(frame))
+                waitingFrames = frames
                 if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
@@ -307,7 +310,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             withinReadBurst = true
             phase = .draining(turnStarted: started, withinReadBurst: true)
         }
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(), let frame = waitingFrames.popFirst() {
+        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(), let frame = popWaitingFrame() {
             process(frame, context: context)
         }
         if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
@@ -326,6 +329,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Whether a reply written now waits for the end of a burst rather than being flushed at once.
     private var holdsFlushes: Bool { gathering || phase.batchesFlushes }
+
+    /// The first waiting frame, taken out of a copy of the queue that is put back: `waitingFrames` is only ever
+    /// read or assigned, never modified across a call, so the optimizer proves its accesses never overlap and
+    /// checks none of them at run time (it checked the two reads on every call's path before). Cleared
+    /// before the change, so that the copy is the only reference and popping does not copy the queue.
+    private func popWaitingFrame() -> ByteBuffer? {
+        var frames = waitingFrames
+        waitingFrames = WaitingFrames()
+        defer { waitingFrames = frames }
+        return frames.popFirst()
+    }
 
     private func flushIfPending() {
         guard let context else { return }

@@ -81,6 +81,19 @@ final class RPCReplyWriterTests: XCTestCase {
         XCTAssertEqual(String(buffer: buffer), #"{"jsonrpc":"2.0","result":{"x": 1.50},"id":"a\"b"}"#)
     }
 
+    /// The reply is copied in one pass into the buffer's memory: after what the buffer holds already, from
+    /// a result that is a slice of a larger buffer, exactly `knownLength` bytes.
+    func testResultIsAppendedFromSlicesInItsKnownLength() {
+        var buffer = ByteBuffer(string: "head")
+        var source = ByteBuffer(string: "xx[1,2]yy")
+        source.moveReaderIndex(forwardBy: 2)
+        let result = source.getSlice(at: source.readerIndex, length: 5)!
+        let id = RPCID(rawJSON: ByteBuffer(string: "42"))
+        RPCReplyWriter.writeResult(result, id: id, into: &buffer)
+        XCTAssertEqual(String(buffer: buffer), #"head{"jsonrpc":"2.0","result":[1,2],"id":42}"#)
+        XCTAssertEqual(buffer.readableBytes - 4, RPCReply.result(result, id: id).knownLength)
+    }
+
     func testErrorEscapesMessageAndWritesDataAndNullId() {
         var buffer = ByteBuffer()
         let error = RPCError(code: -32000, message: "line\nbreak \"quoted\"", data: ["limit": 5])

@@ -20,6 +20,23 @@ final class AccessPolicyTests: XCTestCase {
         XCTAssertFalse(policy.allows(lan, service: "kv", method: read))
     }
 
+    /// `allowsAnyPeer` (what routing checks before matching a peer) is true exactly where `allows` is true for
+    /// every peer: no rule, or `anyone` in the rule's `Allow=` (or `AllowRead=`, for a read-only method).
+    func testAllowsAnyPeerOnlyWhereEveryPeerIsAllowed() {
+        let peers = [root, nobody, loopback, lan]
+        let anyoneReads = RPCAccessRule(allow: [.local], allowRead: [.anyone])
+        for (rule, method, expected) in [
+            (RPCAccessRule.unrestricted, write, true), (.protectedDefault, read, false), (.protectedDefault, write, false),
+            (anyoneReads, read, true), (anyoneReads, write, false),
+        ] {
+            let access = RPCAccessPolicy(default: rule).access(service: "s", method: method)
+            XCTAssertEqual(access.allowsAnyPeer, expected, "\(rule) \(method.name)")
+            if expected { XCTAssertTrue(peers.allSatisfy { access.allows($0) }) }
+        }
+        let anyPeerMethod = RPCMethodDescriptor(name: "ping", flags: .anyPeer)
+        XCTAssertTrue(RPCAccessPolicy(default: .protectedDefault).access(service: "s", method: anyPeerMethod).allowsAnyPeer)
+    }
+
     func testPrincipalsMatchTheirPeersOnly() throws {
         func policy(_ allow: String) throws -> RPCAccessPolicy {
             RPCAccessPolicy(default: RPCAccessRule(allow: [try RPCPrincipal(parsing: allow)], allowRead: []))
