@@ -178,6 +178,7 @@ package enum ModuleHostMain {
             DescriptorOutput.standardError("rpcd-module-host: runs one handler's module for rpcd, which starts it; not meant to be run by hand\n")
             _exit(2)
         }
+        AllocatorTuning.moduleHost.apply()
         // First, while this is the only thread: Landlock binds the threads started after it.
         let sandbox = Result { () throws(ModuleHostSandboxError) in try ModuleHostSandbox.apply(arguments) }
         signal(SIGPIPE, SIG_IGN)

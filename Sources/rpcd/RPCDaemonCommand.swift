@@ -103,7 +103,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap(output.factory(identifier: "rpcd", level: logLevel))
         let logger = Logger(label: "rpcd")
         ResourceLimits.raiseOpenFileLimit(logger: logger)
-        ResourceLimits.tuneAllocator(environment: ProcessInfo.processInfo.environment)
+        AllocatorTuning.daemon.apply()
 
         let activatedSockets: [ActivatedSocket]
         do {
