@@ -44,6 +44,13 @@
 import CompilerPluginSupport
 import PackageDescription
 
+/// A plugin module's library names itself (DT_SONAME): without one the linker names the library's base
+/// symbol version after its output path, the build folder included, and two builds of one source in
+/// different folders differ (`make deb-repro`). rpcd loads modules by path, so the name is for tools only.
+func moduleLinkerSettings(_ product: String) -> [LinkerSetting] {
+    [.unsafeFlags(["-Xlinker", "-soname=lib\(product).so"])]
+}
+
 let package = Package(
     name: "rpcd",
     platforms: [.macOS(.v15)],
@@ -154,12 +161,18 @@ let package = Package(
         .target(
             name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol", "RPCBinding", "RPCInterface"]),
         .target(name: "RPCExampleInterfaces", dependencies: ["RPCMacros"], path: "Sources/Modules/Interfaces"),
-        .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo"),
-        .target(name: "CalcModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/Calc"),
-        .target(name: "KVModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/KV"),
-        .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo"),
-        .target(name: "FaultyModule", dependencies: ["CRPCDModule"], path: "Tests/Modules/Faulty"),
-        .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping"),
+        .target(name: "EchoModule", dependencies: ["RPCModuleSDK"], path: "Sources/Modules/Echo",
+                linkerSettings: moduleLinkerSettings("echo")),
+        .target(name: "CalcModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/Calc",
+                linkerSettings: moduleLinkerSettings("calc")),
+        .target(name: "KVModule", dependencies: ["RPCModuleSDK", "RPCExampleInterfaces"], path: "Sources/Modules/KV",
+                linkerSettings: moduleLinkerSettings("kv")),
+        .target(name: "SysinfoModule", dependencies: ["CRPCDModule"], path: "Sources/Modules/Sysinfo",
+                linkerSettings: moduleLinkerSettings("sysinfo")),
+        .target(name: "FaultyModule", dependencies: ["CRPCDModule"], path: "Tests/Modules/Faulty",
+                linkerSettings: moduleLinkerSettings("faulty")),
+        .target(name: "TrappingModule", dependencies: ["RPCModuleSDK"], path: "Tests/Modules/Trapping",
+                linkerSettings: moduleLinkerSettings("trapping")),
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModuleLink",
