@@ -1,8 +1,10 @@
 #include "rpcd_allocator.h"
 
 #include <limits.h>
-#include <malloc.h>
 #include <stdlib.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 void rpcd_tune_allocator(size_t mmap_threshold, size_t trim_threshold) {
 #ifdef __GLIBC__
