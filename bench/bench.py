@@ -161,29 +161,41 @@ def memory_by_origin(pid):
     return origins
 
 
-def module_host_memory(server):
-    """Each module host of `server` (its children running rpcd-module-host), before any call: RSS, PSS (shared
-    pages divided among the processes mapping them) and private dirty memory, from /proc/PID/smaps_rollup, its
-    threads, and the same by origin (`memory_by_origin`)."""
+def module_hosts(parent):
+    """(pid, handler) of each module host the process `parent` started: its children running
+    `rpcd-module-host HANDLER ...`."""
     hosts = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as file:
-                parent = int(file.read().rsplit(")", 1)[1].split()[1])
+                ppid = int(file.read().rsplit(")", 1)[1].split()[1])
             with open(f"/proc/{entry}/cmdline", "rb") as file:
                 argv = file.read().split(b"\0")
-            if parent != server.process.pid or not argv[0].endswith(b"rpcd-module-host"):
-                continue
-            fields = smaps_rollup(entry)
-            threads = len(os.listdir(f"/proc/{entry}/task"))
-            origins = memory_by_origin(entry)
+            if ppid == parent and len(argv) > 1 and argv[0].endswith(b"rpcd-module-host"):
+                hosts.append((int(entry), argv[1].decode()))
         except (OSError, IndexError, ValueError):
             continue
-        hosts.append({"handler": argv[1].decode(), "rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
+    return hosts
+
+
+def module_host_memory(server):
+    """Each module host of `server`, before any call: RSS, PSS (shared pages divided among the processes
+    mapping them) and private dirty memory, from /proc/PID/smaps_rollup, its threads, and the same by origin
+    (`memory_by_origin`)."""
+    hosts = []
+    for pid, handler in module_hosts(server.process.pid):
+        try:
+            fields = smaps_rollup(pid)
+            threads = len(os.listdir(f"/proc/{pid}/task"))
+            origins = memory_by_origin(pid)
+            copy = module_copy_kib(pid)
+        except (OSError, ValueError):
+            continue
+        hosts.append({"handler": handler, "rss_kib": fields.get("Rss", 0), "pss_kib": fields.get("Pss", 0),
                       "private_dirty_kib": fields.get("Private_Dirty", 0), "threads": threads, "by_origin": origins,
-                      "module_copy_kib": module_copy_kib(entry)})
+                      "module_copy_kib": copy})
     return sorted(hosts, key=lambda host: host["handler"])
 
 

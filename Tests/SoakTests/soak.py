@@ -43,7 +43,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from bench import Server, free_port  # noqa: E402
+from bench import Server, free_port, module_hosts  # noqa: E402
 HOSTILE_SOURCES = [f"127.0.0.{host}" for host in range(2, 10)]
 RSS_GROWTH_LIMIT_KIB = 64 * 1024
 # The chaos: one module host killed every CHAOS_INTERVAL, in turn, so each is killed every 10 s: within the
@@ -114,21 +114,8 @@ class Daemon:
         return s
 
     def host_pid(self, handler):
-        """The pid of `handler`'s module host: a child of rpcd started as `rpcd-module-host HANDLER ...`."""
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry}/stat") as file:
-                    parent = int(file.read().rsplit(")", 1)[1].split()[1])
-                with open(f"/proc/{entry}/cmdline", "rb") as file:
-                    argv = file.read().split(b"\0")
-            except (OSError, IndexError, ValueError):
-                continue
-            if parent == self.process.pid and len(argv) > 1 and argv[0].endswith(b"rpcd-module-host") \
-                    and argv[1].decode() == handler:
-                return int(entry)
-        return None
+        """The pid of `handler`'s module host, or None."""
+        return next((pid for pid, name in module_hosts(self.process.pid) if name == handler), None)
 
     def stop(self):
         self.server.stop()
