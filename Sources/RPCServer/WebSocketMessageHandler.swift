@@ -4,6 +4,7 @@ import NIOWebSocket
 import RPCCore
 import RPCLogging
 import RPCProtocol
+import RPCWire
 
 /// Turns the WebSocket frames of an upgraded HTTP connection into JSON-RPC messages for
 /// `RPCConnectionHandler`, and its replies and events into text frames (docs/PROTOCOL.md §9, "WebSocket"):
@@ -12,20 +13,21 @@ import RPCProtocol
 ///     text message from rpcd                   one reply, or one rpc.event notification
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
-/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them as they pass), so it reads
-/// `WebSocketFrame.data`. A message is charged to the peer's account as its fragments arrive and handed on
-/// charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered.
-/// The frame still arriving in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a
+/// Frames arrive whole, as their bytes, their payloads unmasked (`WebSocketFrameReceiver` unmasks them as
+/// they pass, and reports unmasked ones, refused here). A message is charged to the peer's account as its
+/// fragments arrive and handed on charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler`
+/// gives it back once answered.
+/// The frame still arriving is charged before it (`WebSocketFrameReceiver`), which reports a
 /// refusal here. Refusals end the connection with a close frame saying why:
 ///
 ///     1003  a binary message (JSON-RPC is text)
-///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
+///     1009  a message longer than MaxFrameSize= (the receiver refuses a single frame that long by its header)
 ///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
 ///     1001  the server is stopping, or the connection was idle for IdleTimeout=
 ///     1002  a protocol error: an unmasked frame, fragments out of order, a malformed control frame
 ///
 /// Closing from behind (the connection handler's idle and shutdown closes) sends the close frame first,
-/// in `close(context:mode:promise:)`, so every end a client sees has its code. NIO's decoder's errors (a
+/// in `close(context:mode:promise:)`, so every end a client sees has its code. The receiver's refusals (a
 /// frame past MaxFrameSize=, a malformed control frame) are answered here too, with the close code NIO's
 /// `WebSocketProtocolErrorHandler` would send.
 ///
@@ -36,7 +38,8 @@ import RPCProtocol
 ///
 /// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
-    typealias InboundIn = WebSocketFrame
+    /// One whole frame, its payload unmasked (`WebSocketFrameReceiver`).
+    typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     /// Frames, header and payload.
     typealias OutboundIn = ByteBuffer
@@ -72,32 +75,27 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        switch (frame.opcode, state) {
+        let head = WebSocketFrameHead(judged: frame)
+        let payload = head.payload(of: frame)
+        switch (WebSocketOpcode(encodedWebSocketOpcode: head.opcode)!, state) {
         case (_, .closing):
             return
-        case _ where frame.maskKey == nil:
-            // NIO's decoder takes unmasked frames; a server must refuse them (RFC 6455 §5.1).
-            refuse(
-                .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
-                "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
-        case (.text, .open) where frame.fin:
-            deliver(frame.data, context: context)
+        case (.text, .open) where head.fin:
+            deliver(payload, context: context)
         case (.text, .open):
-            var message = context.channel.allocator.buffer(capacity: frame.length)
-            var data = frame.data
-            message.writeBuffer(&data)
+            var message = context.channel.allocator.buffer(capacity: head.length)
+            message.writeImmutableBuffer(payload)
             state = .assembling(message)
             charge(message.capacity, context: context)
         case (.continuation, .assembling(var message)):
             state = .open  // the buffer is ours alone while it grows
-            guard message.readableBytes + frame.length <= maxMessageSize else {
+            guard message.readableBytes + head.length <= maxMessageSize else {
                 return refuse(
-                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
+                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + head.length, limit: maxMessageSize),
                     "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
-            var data = frame.data
-            message.writeBuffer(&data)
-            if frame.fin {
+            message.writeImmutableBuffer(payload)
+            if head.fin {
                 release()
                 deliver(message, context: context)
             } else {
@@ -109,12 +107,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            writeFrame(.pong, frame.data, context: context, promise: nil)
+            writeFrame(.pong, payload, context: context, promise: nil)
         case (.pong, _):
             return
         case (.connectionClose, _):
             // The client ends: answer with its code, as RFC 6455 §5.5.1 asks, and close.
-            var data = frame.data
+            var data = payload
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             sendClose(code, context: context)
         default:
@@ -136,8 +134,14 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         promise?.fail(ChannelError.outputClosed)
     }
 
-    /// NIO's frame decoder refuses a frame: answered with its close code, as NIO's error handler would.
+    /// The receiver refuses a frame by its header (as NIO's decoder would, with its errors): answered with
+    /// the close code NIO's error handler would send. An unmasked frame is refused here, with its log line.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? WebSocketUnmaskedFrame {
+            return refuse(
+                .protocolError, .invalidRequest(error.description), "Refused unmasked WebSocket frame; closing connection",
+                refusal: nil, context: context)
+        }
         if let error = error as? NIOWebSocketError {
             switch error {
             case .invalidFrameLength: sendClose(.messageTooLarge, context: context)
@@ -181,7 +185,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         charged = holding
     }
 
-    /// A message, or the frame arriving (`WebSocketInputCharge`), would pass the peer's share: 1008.
+    /// A message, or the frame arriving (`WebSocketFrameReceiver`), would pass the peer's share: 1008.
     private func refuseOverBudget(context: ChannelHandlerContext) {
         refuse(
             .policyViolation, .serverBusy(limit: connection.account.shareLimit),

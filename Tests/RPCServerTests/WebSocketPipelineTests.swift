@@ -5,6 +5,7 @@ import NIOWebSocket
 import RPCCore
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import XCTest
 
 /// The handlers of a connection upgraded to WebSocket (`WebSocketPipeline`) on an `EmbeddedChannel`, behind
@@ -124,7 +125,7 @@ final class WebSocketPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
-    /// The payloads are unmasked in the read's buffer as they pass (`WebSocketInputCharge`): however the
+    /// The payloads are unmasked in a copy of each read as they pass (`WebSocketFrameReceiver`): however the
     /// reads cut the frames (through a header, a mask key, a payload), the messages are the same.
     func testMessagesAreUnmaskedHoweverTheReadsCutThem() throws {
         let (long, longReply) = Self.echo(replyLength: 300)
