@@ -34,7 +34,8 @@ import RPCWire
 /// Replies and events reach it as text frames already (`RPCConnectionHandler`'s output writes them,
 /// `OutputFraming.webSocket`) and pass through; after a close frame is sent nothing more is (RFC 6455 §5.5.1),
 /// their writes fail. Its own frames (pong, close) it writes the same way (`WebSocketFrameHeader`): one
-/// buffer, header and payload, unmasked as a server's are (RFC 6455 §5.2).
+/// buffer, header and payload, unmasked as a server's are (RFC 6455 §5.2), charged to the peer until the
+/// socket takes it.
 ///
 /// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
@@ -107,7 +108,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            writeFrame(.pong, payload, context: context, promise: nil)
+            writeFrame(.pong, payload, context: context)
         case (.pong, _):
             return
         case (.connectionClose, _):
@@ -151,13 +152,26 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         context.fireErrorCaught(error)
     }
 
-    /// Writes one whole frame of its own and flushes it.
-    private func writeFrame(
-        _ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
-    ) {
+    /// Writes one whole frame of its own and flushes it, charged to the peer until the socket takes it, as
+    /// `ChargedOutput` charges replies: pongs to a peer that pings and never reads would pile up otherwise. A
+    /// pong the peer's share cannot cover ends the connection (1008); a close frame, the connection's last
+    /// (2 to 4 bytes of payload), is charged whatever the share says. Returns when the socket has taken it.
+    @discardableResult
+    private func writeFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext) -> EventLoopFuture<Void>? {
         var frame = context.channel.allocator.buffer(capacity: WebSocketFrameHeader.maximumSize + payload.readableBytes)
         frame.writeWebSocketFrame(opcode, payload)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+        let bytes = frame.readableBytes
+        let account = connection.account
+        if opcode == .connectionClose {
+            account.forceCharge(bytes)
+        } else if !account.charge(bytes) {
+            refuseOverBudget(context: context)
+            return nil
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in account.release(bytes) }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: written)
+        return written.futureResult
     }
 
     /// A close from behind (idle, shutdown, a reply the account could not cover) says so with 1001 first.
@@ -166,7 +180,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             state = .closing
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: .goingAway)
-            writeFrame(.connectionClose, data, context: context, promise: nil)
+            writeFrame(.connectionClose, data, context: context)
         }
         context.close(mode: mode, promise: promise)
     }
@@ -215,9 +229,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: code)
             let channel = context.channel
-            let written = context.eventLoop.makePromise(of: Void.self)
-            writeFrame(.connectionClose, data, context: context, promise: written)
-            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            writeFrame(.connectionClose, data, context: context)?.whenComplete { _ in channel.close(promise: nil) }
             return
         }
     }
