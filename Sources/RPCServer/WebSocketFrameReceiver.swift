@@ -25,6 +25,10 @@ import RPCWire
 ///   given back once the frame is whole: from then on the message handler charges the message. A charge the
 ///   account refuses stops the input here and tells the message handler (`WebSocketInputRefused`), which
 ///   closes with 1008.
+/// - **The deadline** (`FrameTimeout=`): a message must arrive whole, all its fragments, within `FrameTimeout=`
+///   of its first byte; one that has not gets `FrameTimedOut`, which the message handler answers with 1008,
+///   however often a trickle of bytes or of one-byte fragments resets the idle timer. A message that arrives
+///   whole in one read never starts the clock.
 ///
 /// Why not NIO's `WebSocketFrameDecoder` behind a `ByteToMessageHandler`, which rpcd used until the frames
 /// were cut here: this handler followed every header already, to charge the frame still arriving and to
@@ -47,18 +51,27 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private let maxFrameSize: Int
+    private let timeout: TimeAmount
     private var scanner = WebSocketFrameScanner()
     private var state = State.betweenFrames
     /// Bytes after the last whole frame, unmasked: the start of the next one, charged to the peer.
     private var arriving: ArrivingFrameBuffer
+    /// Data frames of a fragmented message have arrived, and not its last one (FIN).
+    private var messageOpen = false
+    /// When the message now arriving (a frame still arriving, or a fragmented message) began to arrive; nil
+    /// when none is.
+    private var arrivingSince: NIODeadline?
+    /// At most one timer per connection, checking `arrivingSince` when it fires, as `FrameReceiver`'s.
+    private var timer: Scheduled<Void>?
     /// Set while frames are handed on; input that arrives meanwhile (a handler that feeds the channel from
     /// inside `channelRead`) is kept in `arriving` and cut by the loop that is running.
     private var delivering = false
 
     /// `maxFrameSize`: the longest frame taken (`MaxFrameSize=`, and at least the 125 bytes a control frame
-    /// may carry whatever it says, RFC 6455 §5.5).
-    init(maxFrameSize: Int, account: PeerAccount) {
+    /// may carry whatever it says, RFC 6455 §5.5); `timeout`: `FrameTimeout=`.
+    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration) {
         self.maxFrameSize = max(maxFrameSize, 125)
+        self.timeout = TimeAmount(timeout)
         self.arriving = ArrivingFrameBuffer(account: account)
     }
 
@@ -98,15 +111,24 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
             arriving.keep(input, copying: !ownsInput, frameSize: frameSize, allocator: context.channel.allocator)
         }
         guard arriving.charge() else {
-            state = .stopped
+            stop()
             context.fireUserInboundEventTriggered(WebSocketInputRefused())
             return
         }
+        if messageOpen || input.readableBytes > 0 {
+            startDeadline(context: context)
+        } else {
+            arrivingSince = nil
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stopTimer()
+        context.fireChannelInactive()
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        state = .stopped
-        arriving.release()
+        stop()
     }
 
     private var isStopped: Bool {
@@ -137,15 +159,14 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
                 state = .betweenFrames
                 return delivered
             case .incomplete(let head) where head.maskKey == nil, .frame(let head, _) where head.maskKey == nil:
-                state = .stopped
-                arriving.release()
-                context.fireErrorCaught(WebSocketUnmaskedFrame())
+                refuse(WebSocketUnmaskedFrame(), context: context)
                 return delivered
             case .incomplete(let head):
                 state = .arriving(frameSize: head.frameSize)
                 return delivered
-            case .frame(_, let frame):
+            case .frame(let head, let frame):
                 state = .betweenFrames
+                if !head.isControl { messageOpen = !head.fin }
                 delivered = true
                 context.fireChannelRead(wrapInboundOut(frame))
             }
@@ -162,10 +183,39 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
         }
     }
 
-    private func refuse(_ error: NIOWebSocketError, context: ChannelHandlerContext) {
+    private func refuse(_ error: any Error, context: ChannelHandlerContext) {
+        stop()
+        context.fireErrorCaught(error)
+    }
+
+    private func stop() {
         state = .stopped
         arriving.release()
-        context.fireErrorCaught(error)
+        stopTimer()
+    }
+
+    private func startDeadline(context: ChannelHandlerContext) {
+        guard arrivingSince == nil else { return }
+        let now = context.eventLoop.now
+        arrivingSince = now
+        if timer == nil { schedule(context: context, at: now + timeout) }
+    }
+
+    private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+            timer = nil
+            guard !isStopped, let since = arrivingSince else { return }
+            if context.eventLoop.now - since >= timeout {
+                refuse(FrameTimedOut(timeout: .nanoseconds(timeout.nanoseconds)), context: context)
+            } else {
+                schedule(context: context, at: since + timeout)  // a later message, still within its time
+            }
+        }
+    }
+
+    private func stopTimer() {
+        timer?.cancel()
+        timer = nil
     }
 }
 

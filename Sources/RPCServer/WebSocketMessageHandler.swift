@@ -22,7 +22,8 @@ import RPCWire
 ///
 ///     1003  a binary message (JSON-RPC is text)
 ///     1009  a message longer than MaxFrameSize= (the receiver refuses a single frame that long by its header)
-///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
+///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent, or a message did not
+///           arrive whole within FrameTimeout= of its first byte
 ///     1001  the server is stopping, or the connection was idle for IdleTimeout=
 ///     1002  a protocol error: an unmasked frame, fragments out of order, a malformed control frame
 ///
@@ -136,12 +137,18 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     }
 
     /// The receiver refuses a frame by its header (as NIO's decoder would, with its errors): answered with
-    /// the close code NIO's error handler would send. An unmasked frame is refused here, with its log line.
+    /// the close code NIO's error handler would send. An unmasked frame, and a message past `FrameTimeout=`,
+    /// are refused here, with their log lines.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if let error = error as? WebSocketUnmaskedFrame {
             return refuse(
                 .protocolError, .invalidRequest(error.description), "Refused unmasked WebSocket frame; closing connection",
                 refusal: nil, context: context)
+        }
+        if let error = error as? FrameTimedOut {
+            return refuse(
+                .policyViolation, .frameTimeout(seconds: Int(error.timeout.components.seconds)),
+                "WebSocket message not complete within FrameTimeout=; closing connection", refusal: .timedOut, context: context)
         }
         if let error = error as? NIOWebSocketError {
             switch error {

@@ -25,7 +25,7 @@ package enum WebSocketPipeline {
     ) -> [any ChannelHandler] {
         let limits = configuration.limits
         return [
-            WebSocketFrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account),
+            WebSocketFrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout),
             WebSocketMessageHandler(
                 connection: connection, maxMessageSize: limits.maxFrameSize, statistics: router.statistics,
                 refusalLog: refusalLog),
