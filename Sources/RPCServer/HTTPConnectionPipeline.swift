@@ -9,6 +9,7 @@ import RPCProtocol
 /// after TLS when there is TLS:
 ///
 ///     IdleTimeoutHandler          as on framed connections
+///     HTTPHeadDeadline            FrameTimeout= and the peer's charge for a request head still arriving
 ///     HTTPResponseEncoder, HTTPRequestDecoder, HTTPServerPipelineHandler, HTTPServerProtocolErrorHandler,
 ///     HTTPServerUpgradeHandler    NIOHTTP1: parsing (400 for what does not parse), one request at a time in
 ///                                 order, and NIOWebSocket's upgrader for `GET /rpc` as the first request
@@ -17,7 +18,8 @@ import RPCProtocol
 ///     RPCConnectionHandler        the framed connections' dispatcher, writing one payload per message
 ///     ProtocolErrorHandler        logs and closes on errors
 ///
-/// A WebSocket upgrade replaces everything after the idle handler with `WebSocketPipeline`'s handlers. NIO's
+/// A WebSocket upgrade replaces everything after the idle handler (`HTTPHeadDeadline` too: `WebSocketFrameReceiver`
+/// keeps the time and the charge of what arrives from then on) with `WebSocketPipeline`'s handlers. NIO's
 /// upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced rather
 /// than kept: nothing is in flight at that point (the upgrade request is the connection's first).
 /// `WebSocketUpgrader` does NIO's handshake only.
@@ -40,6 +42,10 @@ enum HTTPConnectionPipeline {
         if let idle = limits.idleTimeout {
             try operations.addHandler(IdleTimeoutHandler(timeout: idle))
         }
+        let headDeadline = HTTPHeadDeadline(
+            connection: setup.connection, timeout: limits.frameTimeout, statistics: setup.router.statistics,
+            refusalLog: setup.refusalLog)
+        try operations.addHandler(headDeadline)
         let upgrader = WebSocketUpgrader(
             shouldUpgrade: { channel, head in
                 let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -56,7 +62,8 @@ enum HTTPConnectionPipeline {
         try operations.addHandlers(
             HTTPRequestHandler(
                 connection: setup.connection, limits: limits, policy: setup.policy,
-                resources: setup.configuration.httpResources, router: setup.router, refusalLog: setup.refusalLog),
+                resources: setup.configuration.httpResources, router: setup.router, refusalLog: setup.refusalLog,
+                headDeadline: headDeadline),
             RPCConnectionHandler(
                 router: setup.router, connection: setup.connection, limits: limits, framing: .messages, eventsAllowed: false),
             ProtocolErrorHandler(connection: setup.connection, statistics: setup.router.statistics, refusalLog: setup.refusalLog))
@@ -64,6 +71,7 @@ enum HTTPConnectionPipeline {
 
     private static func upgradeToWebSocket(_ channel: any Channel, _ setup: Context) throws {
         let operations = channel.pipeline.syncOperations
+        try operations.removeHandler(context: operations.context(handlerType: HTTPHeadDeadline.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: HTTPRequestHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: RPCConnectionHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: ProtocolErrorHandler.self), promise: nil)

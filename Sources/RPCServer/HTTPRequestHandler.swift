@@ -78,6 +78,8 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let resources: [String: HTTPResource]
     private let router: RPCRouter
     private let refusalLog: LogRateLimiter
+    /// Told when a head has arrived and when its request has ended (it keeps the time of heads still arriving).
+    private let headDeadline: HTTPHeadDeadline
     private var state = State.idle
     /// What the body being received holds of the account.
     private var charged = 0
@@ -88,8 +90,9 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     init(
         connection: RPCConnectionInfo, limits: ConnectionLimits, policy: HTTPRequestPolicy, resources: [HTTPResource],
-        router: RPCRouter, refusalLog: LogRateLimiter
+        router: RPCRouter, refusalLog: LogRateLimiter, headDeadline: HTTPHeadDeadline
     ) {
+        self.headDeadline = headDeadline
         self.connection = connection
         self.limits = limits
         self.policy = policy
@@ -111,6 +114,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            headDeadline.headArrived()
             guard case .idle = state else { return }
             begin(head, context: context)
         case .body(var part):
@@ -136,6 +140,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             state = .receiving(arriving)
             chargeHeldBody(arriving)
         case .end:
+            headDeadline.requestEnded()
             switch state {
             case .receiving(let arriving):
                 stopBodyTimer()

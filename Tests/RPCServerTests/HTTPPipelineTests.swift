@@ -270,6 +270,41 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertTrue(refused[0].body.contains(#""code":-32007"#), refused[0].body)
     }
 
+    /// A request head must arrive whole within `FrameTimeout=` of its first byte, however often a trickle of bytes
+    /// resets the idle timer (the slowloris attack): the connection is closed (there is no request to answer;
+    /// NIO's decoder, closed mid-head, writes a 400). What the decoder holds of it meanwhile
+    /// is charged to the peer, and given back.
+    func testRequestHeadTricklingPastFrameTimeoutIsClosed() throws {
+        try makeChannel { $0.frameTimeout = .seconds(5) }
+        let head = Array("GET /rpc HTTP/1.1\r\nHost: localhost\r\nX-Padding: ".utf8)
+        for byte in head.prefix(5) {
+            if byte != head[0] { channel.embeddedEventLoop.advanceTime(by: .seconds(1)) }
+            try channel.writeInbound(ByteBuffer(bytes: [byte]))
+        }
+        XCTAssertTrue(channel.isActive, "4 s after its first byte")
+        XCTAssertEqual(ledger.charged, 5, "what the decoder holds of the head")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(channel.isActive)
+        XCTAssertFalse(try written().contains("200 OK"))  // NIO's decoder answers the head cut short with 400
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
+    /// A head that arrives in pieces within its time is answered; between requests the clock does not run, and
+    /// once answered nothing stays charged.
+    func testRequestHeadsInTimeAreServed() throws {
+        try makeChannel { $0.frameTimeout = .seconds(5) }
+        let request = post(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
+        let cut = request.utf8.index(request.utf8.startIndex, offsetBy: 20)
+        try send(String(request[..<cut]))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try send(String(request[cut...]))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        try send(request)
+        XCTAssertEqual(try responses().map(\.body), Array(repeating: #"{"jsonrpc":"2.0","result":"pong","id":1}"#, count: 2))
+        XCTAssertTrue(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
     /// What the handler answers itself (a resource, a refusal) is charged to the peer until the socket takes it,
     /// as replies are: a peer that pipelines `GET /metrics` and reads nothing is answered 503 and closed once the
     /// answers fill its share, and pipelined refusals past the share end the connection; all is given back.
