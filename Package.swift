@@ -315,8 +315,9 @@ let package = Package(
         .testTarget(
             name: "RPCWireTests",
             dependencies: [
-                "RPCWire",
+                "RPCWire", "RPCTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
             ]
@@ -436,6 +437,9 @@ if Context.environment["RPCD_FUZZ"] == "1" {
         ("fuzz-envelope", ["JSONRPC", "RPCJSON", .product(name: "NIOCore", package: "swift-nio")]),
         ("fuzz-params", ["RPCBinding", "RPCProtocol", "RPCJSON"]),
         ("fuzz-config", ["RPCConfig"]),
+        ("fuzz-websocket", ["RPCWire", .product(name: "NIOCore", package: "swift-nio"),
+                            .product(name: "NIOEmbedded", package: "swift-nio"),
+                            .product(name: "NIOWebSocket", package: "swift-nio")]),
         ("fuzz-modulelink", ["RPCModuleLink", "RPCBinding", "RPCJSON", .product(name: "NIOCore", package: "swift-nio"),
                              .product(name: "NIOEmbedded", package: "swift-nio")]),
     ]

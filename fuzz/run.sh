@@ -23,7 +23,7 @@ SWIFT=${SWIFT:-swift}
 # (config), at the cost of less detail in a report. Rerun a crash file with ASAN_OPTIONS= for the full report.
 export ASAN_OPTIONS=${ASAN_OPTIONS-malloc_context_size=0:quarantine_size_mb=16}
 HARNESSES=("$@")
-[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(frame json envelope params config modulelink)
+[ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(frame json envelope params config modulelink websocket)
 
 for name in "${HARNESSES[@]}"; do
     # The fuzz targets exist only with RPCD_FUZZ=1 (see Package.swift).

@@ -30,14 +30,11 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     private let maxFrameSize: Int
     private let account: PeerAccount
     private let timeout: TimeAmount
-    /// Bytes after the last whole frame: the start of the next one. A buffer of our own, so that the channel
-    /// can reuse its receive buffer; it grows by doubling up to the frame's size as the frame arrives.
-    private var partial: ByteBuffer?
-    /// What `partial` holds of the account: its capacity, the memory it takes.
-    private var charged = 0
+    /// Bytes after the last whole frame: the start of the next one, charged to the peer.
+    private var arriving: ArrivingFrameBuffer
     private var state = State.betweenFrames
     /// Set while frames are handed on; input that arrives meanwhile (a handler that feeds the channel from
-    /// inside `channelRead`) is appended to `partial` and read by the loop that is running.
+    /// inside `channelRead`) is kept in `arriving` and read by the loop that is running.
     private var delivering = false
     /// At most one timer per connection, checking the arriving frame's `since` when it fires: a pipelining client splits
     /// frames across reads all the time, and a timer scheduled and cancelled per frame would cost each call.
@@ -53,9 +50,6 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         case stopped
     }
 
-    /// The smallest buffer kept for a frame still arriving, unless the frame is smaller.
-    private static let minimumKeep = 1024
-
     /// Where the bytes read are counted (the listener's `rpcd_received_bytes_total`); nil: not counted.
     private let received: RPCCounter?
 
@@ -64,6 +58,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
         self.maxFrameSize = maxFrameSize
         self.account = account
+        self.arriving = ArrivingFrameBuffer(account: account)
         self.timeout = TimeAmount(timeout)
     }
 
@@ -74,17 +69,13 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         // Whether `input` is our own buffer, shared with nothing: then the part of a frame it holds can stay
         // where it is, and the next read is appended to it in place.
         var ownsInput = false
-        if var buffered = partial {
-            // `buffered` must be the buffer's only reference (no `partial`, no other binding), or the append
-            // below copies the whole frame so far on every read: quadratic in the frame's size (a 1 MiB frame
-            // arriving in 64 KiB reads was copied 16 times).
-            partial = nil
-            append(input, to: &buffered, context: context)
+        if var buffered = arriving.take() {
+            ArrivingFrameBuffer.append(input, to: &buffered, frameSize: frameSize, allocator: context.channel.allocator)
             input = buffered
             ownsInput = true
         }
         if delivering {
-            partial = input
+            arriving.keep(input, copying: false, frameSize: frameSize, allocator: context.channel.allocator)
             return
         }
         delivering = true
@@ -93,19 +84,14 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
             // Frames handed on are slices of `input`: from then on its storage is shared.
             if deliverFrames(from: &input, context: context) { ownsInput = false }
             guard !isStopped else { return }
-            guard var arrived = partial else { break }  // bytes that came in while frames were handed on
-            partial = nil
+            guard var arrived = arriving.take() else { break }  // bytes that came in while frames were handed on
             input.writeBuffer(&arrived)
             ownsInput = false
         }
         if input.readableBytes > 0 {
-            if ownsInput {
-                partial = input
-            } else {
-                partial = copy(input, context: context)
-            }
+            arriving.keep(input, copying: !ownsInput, frameSize: frameSize, allocator: context.channel.allocator)
         }
-        chargePartial(context: context)
+        guard arriving.charge() else { return refuse(BufferBudgetExceeded(account: account), context: context) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -115,10 +101,8 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         state = .stopped
-        partial = nil
+        arriving.release()
         stopTimer()
-        account.release(charged)
-        charged = 0
     }
 
     private var isStopped: Bool {
@@ -170,49 +154,9 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
         if timer == nil { schedule(context: context, at: now + timeout) }
     }
 
-    /// `input` after `buffered`, in `buffered`'s storage while it has room; past that in a buffer twice as
-    /// large (never larger than the frame needs), so that the memory kept tracks what the peer sent.
-    private func append(_ input: ByteBuffer, to buffered: inout ByteBuffer, context: ChannelHandlerContext) {
-        var input = input
-        let needed = buffered.readableBytes + input.readableBytes
-        if buffered.capacity - buffered.readerIndex < needed {
-            let grown = max(needed, min(frameSize, 2 * buffered.capacity))
-            var larger = context.channel.allocator.buffer(capacity: grown)
-            larger.writeBuffer(&buffered)
-            buffered = larger
-        }
-        buffered.writeBuffer(&input)
-    }
-
-    /// The start of the next frame in a buffer of its own, with room for twice what has arrived (at least
-    /// `minimumKeep`, at most the whole frame).
-    private func copy(_ tail: ByteBuffer, context: ChannelHandlerContext) -> ByteBuffer {
-        var tail = tail
-        let room = max(tail.readableBytes, min(max(frameSize, tail.readableBytes), max(2 * tail.readableBytes, Self.minimumKeep)))
-        var own = context.channel.allocator.buffer(capacity: room)
-        own.writeBuffer(&tail)
-        return own
-    }
-
-    /// Brings the account's charge for `partial` to what it holds now; refuses the frame when the account
-    /// cannot cover it.
-    private func chargePartial(context: ChannelHandlerContext) {
-        let holding = partial?.capacity ?? 0
-        if holding > charged {
-            guard account.charge(holding - charged) else {
-                return refuse(BufferBudgetExceeded(account: account), context: context)
-            }
-        } else if holding < charged {
-            account.release(charged - holding)
-        }
-        charged = holding
-    }
-
     private func refuse(_ error: any Error, context: ChannelHandlerContext) {
         state = .stopped
-        partial = nil
-        account.release(charged)
-        charged = 0
+        arriving.release()
         context.fireErrorCaught(error)
     }
 

@@ -33,14 +33,17 @@ extension ByteBuffer {
     /// Appends the header of a whole frame with `opcode` and a payload of `length` bytes
     /// (`WebSocketFrameHeader`); the payload is the caller's to append.
     mutating func writeWebSocketFrameHeader(_ opcode: WebSocketOpcode, payloadLength length: Int) {
-        let first = 0x80 | UInt8(webSocketOpcode: opcode)
+        // Whole integers, big-endian: `writeMultipleIntegers` cost about 460 instructions a header, a fifth of
+        // what a WebSocket reply cost beside a framed one.
+        let first = UInt16(0x80 | UInt8(webSocketOpcode: opcode)) << 8
         switch length {
         case 0...125:
-            writeMultipleIntegers(first, UInt8(length))
+            writeInteger(first | UInt16(length))
         case 126...Int(UInt16.max):
-            writeMultipleIntegers(first, UInt8(126), UInt16(length))
+            writeInteger(UInt32(first | 126) << 16 | UInt32(length))
         default:
-            writeMultipleIntegers(first, UInt8(127), UInt64(length))
+            writeInteger(first | 127)
+            writeInteger(UInt64(length))
         }
     }
 

@@ -4,6 +4,7 @@ import NIOWebSocket
 import RPCCore
 import RPCLogging
 import RPCProtocol
+import RPCWire
 
 /// Turns the WebSocket frames of an upgraded HTTP connection into JSON-RPC messages for
 /// `RPCConnectionHandler`, and its replies and events into text frames (docs/PROTOCOL.md §9, "WebSocket"):
@@ -12,31 +13,35 @@ import RPCProtocol
 ///     text message from rpcd                   one reply, or one rpc.event notification
 ///     ping -> pong (same data); pong ignored; close -> close (same code) and the connection ends
 ///
-/// Payloads arrive unmasked already (`WebSocketInputCharge` unmasks them as they pass), so it reads
-/// `WebSocketFrame.data`. A message is charged to the peer's account as its fragments arrive and handed on
-/// charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler` gives it back once answered.
-/// The frame still arriving in NIO's decoder is charged before it (`WebSocketInputCharge`), which reports a
+/// Frames arrive whole, as their bytes, their payloads unmasked (`WebSocketFrameReceiver` unmasks them as
+/// they pass, and reports unmasked ones, refused here). A message is charged to the peer's account as its
+/// fragments arrive and handed on charged its length, as a frame is (`FrameReceiver`); `RPCConnectionHandler`
+/// gives it back once answered.
+/// The frame still arriving is charged before it (`WebSocketFrameReceiver`), which reports a
 /// refusal here. Refusals end the connection with a close frame saying why:
 ///
 ///     1003  a binary message (JSON-RPC is text)
-///     1009  a message longer than MaxFrameSize= (NIO's decoder refuses a single frame that long itself)
-///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent
+///     1009  a message longer than MaxFrameSize= (the receiver refuses a single frame that long by its header)
+///     1008  the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent, or a message did not
+///           arrive whole within FrameTimeout= of its first byte
 ///     1001  the server is stopping, or the connection was idle for IdleTimeout=
 ///     1002  a protocol error: an unmasked frame, fragments out of order, a malformed control frame
 ///
 /// Closing from behind (the connection handler's idle and shutdown closes) sends the close frame first,
-/// in `close(context:mode:promise:)`, so every end a client sees has its code. NIO's decoder's errors (a
+/// in `close(context:mode:promise:)`, so every end a client sees has its code. The receiver's refusals (a
 /// frame past MaxFrameSize=, a malformed control frame) are answered here too, with the close code NIO's
 /// `WebSocketProtocolErrorHandler` would send.
 ///
 /// Replies and events reach it as text frames already (`RPCConnectionHandler`'s output writes them,
 /// `OutputFraming.webSocket`) and pass through; after a close frame is sent nothing more is (RFC 6455 §5.5.1),
 /// their writes fail. Its own frames (pong, close) it writes the same way (`WebSocketFrameHeader`): one
-/// buffer, header and payload, unmasked as a server's are (RFC 6455 §5.2).
+/// buffer, header and payload, unmasked as a server's are (RFC 6455 §5.2), charged to the peer until the
+/// socket takes it.
 ///
 /// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
-    typealias InboundIn = WebSocketFrame
+    /// One whole frame, its payload unmasked (`WebSocketFrameReceiver`).
+    typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
     /// Frames, header and payload.
     typealias OutboundIn = ByteBuffer
@@ -72,32 +77,27 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        switch (frame.opcode, state) {
+        let head = WebSocketFrameHead(judged: frame)
+        let payload = head.payload(of: frame)
+        switch (WebSocketOpcode(encodedWebSocketOpcode: head.opcode)!, state) {
         case (_, .closing):
             return
-        case _ where frame.maskKey == nil:
-            // NIO's decoder takes unmasked frames; a server must refuse them (RFC 6455 §5.1).
-            refuse(
-                .protocolError, .invalidRequest("a client's WebSocket frames are masked (RFC 6455 §5.1)"),
-                "Refused unmasked WebSocket frame; closing connection", refusal: nil, context: context)
-        case (.text, .open) where frame.fin:
-            deliver(frame.data, context: context)
+        case (.text, .open) where head.fin:
+            deliver(payload, context: context)
         case (.text, .open):
-            var message = context.channel.allocator.buffer(capacity: frame.length)
-            var data = frame.data
-            message.writeBuffer(&data)
+            var message = context.channel.allocator.buffer(capacity: head.length)
+            message.writeImmutableBuffer(payload)
             state = .assembling(message)
             charge(message.capacity, context: context)
         case (.continuation, .assembling(var message)):
             state = .open  // the buffer is ours alone while it grows
-            guard message.readableBytes + frame.length <= maxMessageSize else {
+            guard message.readableBytes + head.length <= maxMessageSize else {
                 return refuse(
-                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + frame.length, limit: maxMessageSize),
+                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + head.length, limit: maxMessageSize),
                     "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
-            var data = frame.data
-            message.writeBuffer(&data)
-            if frame.fin {
+            message.writeImmutableBuffer(payload)
+            if head.fin {
                 release()
                 deliver(message, context: context)
             } else {
@@ -109,12 +109,12 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
                 .unacceptableData, .invalidRequest("JSON-RPC messages are text frames"),
                 "Refused binary WebSocket message; closing connection", refusal: nil, context: context)
         case (.ping, _):
-            writeFrame(.pong, frame.data, context: context, promise: nil)
+            writeFrame(.pong, payload, context: context)
         case (.pong, _):
             return
         case (.connectionClose, _):
             // The client ends: answer with its code, as RFC 6455 §5.5.1 asks, and close.
-            var data = frame.data
+            var data = payload
             let code = data.readWebSocketErrorCode() ?? .normalClosure
             sendClose(code, context: context)
         default:
@@ -136,8 +136,20 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         promise?.fail(ChannelError.outputClosed)
     }
 
-    /// NIO's frame decoder refuses a frame: answered with its close code, as NIO's error handler would.
+    /// The receiver refuses a frame by its header (as NIO's decoder would, with its errors): answered with
+    /// the close code NIO's error handler would send. An unmasked frame, and a message past `FrameTimeout=`,
+    /// are refused here, with their log lines.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if let error = error as? WebSocketUnmaskedFrame {
+            return refuse(
+                .protocolError, .invalidRequest(error.description), "Refused unmasked WebSocket frame; closing connection",
+                refusal: nil, context: context)
+        }
+        if let error = error as? FrameTimedOut {
+            return refuse(
+                .policyViolation, .frameTimeout(seconds: Int(error.timeout.components.seconds)),
+                "WebSocket message not complete within FrameTimeout=; closing connection", refusal: .timedOut, context: context)
+        }
         if let error = error as? NIOWebSocketError {
             switch error {
             case .invalidFrameLength: sendClose(.messageTooLarge, context: context)
@@ -147,13 +159,26 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         context.fireErrorCaught(error)
     }
 
-    /// Writes one whole frame of its own and flushes it.
-    private func writeFrame(
-        _ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?
-    ) {
+    /// Writes one whole frame of its own and flushes it, charged to the peer until the socket takes it, as
+    /// `ChargedOutput` charges replies: pongs to a peer that pings and never reads would pile up otherwise. A
+    /// pong the peer's share cannot cover ends the connection (1008); a close frame, the connection's last
+    /// (2 to 4 bytes of payload), is charged whatever the share says. Returns when the socket has taken it.
+    @discardableResult
+    private func writeFrame(_ opcode: WebSocketOpcode, _ payload: ByteBuffer, context: ChannelHandlerContext) -> EventLoopFuture<Void>? {
         var frame = context.channel.allocator.buffer(capacity: WebSocketFrameHeader.maximumSize + payload.readableBytes)
         frame.writeWebSocketFrame(opcode, payload)
-        context.writeAndFlush(wrapOutboundOut(frame), promise: promise)
+        let bytes = frame.readableBytes
+        let account = connection.account
+        if opcode == .connectionClose {
+            account.forceCharge(bytes)
+        } else if !account.charge(bytes) {
+            refuseOverBudget(context: context)
+            return nil
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in account.release(bytes) }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: written)
+        return written.futureResult
     }
 
     /// A close from behind (idle, shutdown, a reply the account could not cover) says so with 1001 first.
@@ -162,7 +187,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             state = .closing
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: .goingAway)
-            writeFrame(.connectionClose, data, context: context, promise: nil)
+            writeFrame(.connectionClose, data, context: context)
         }
         context.close(mode: mode, promise: promise)
     }
@@ -181,7 +206,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
         charged = holding
     }
 
-    /// A message, or the frame arriving (`WebSocketInputCharge`), would pass the peer's share: 1008.
+    /// A message, or the frame arriving (`WebSocketFrameReceiver`), would pass the peer's share: 1008.
     private func refuseOverBudget(context: ChannelHandlerContext) {
         refuse(
             .policyViolation, .serverBusy(limit: connection.account.shareLimit),
@@ -211,9 +236,7 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
             var data = context.channel.allocator.buffer(capacity: 2)
             data.write(webSocketErrorCode: code)
             let channel = context.channel
-            let written = context.eventLoop.makePromise(of: Void.self)
-            writeFrame(.connectionClose, data, context: context, promise: written)
-            written.futureResult.whenComplete { _ in channel.close(promise: nil) }
+            writeFrame(.connectionClose, data, context: context)?.whenComplete { _ in channel.close(promise: nil) }
             return
         }
     }

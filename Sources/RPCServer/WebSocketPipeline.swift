@@ -1,5 +1,4 @@
 import NIOCore
-import NIOWebSocket
 import RPCCore
 import RPCLogging
 import RPCProtocol
@@ -7,9 +6,9 @@ import RPCProtocol
 /// The handlers of a connection upgraded to WebSocket (`GET /rpc` on an HTTP listener), after the idle
 /// handler and TLS, head to tail:
 ///
-///     WebSocketInputCharge        charges the frame still arriving, which the decoder holds
-///     WebSocketFrameDecoder       NIOWebSocket
-///     WebSocketMessageHandler     text messages -> messages; ping, close codes (NIO's decoder's errors too),
+///     WebSocketFrameReceiver      bytes -> frames (NIO's `WebSocketFrame`), unmasked; refuses a frame by its
+///                                 header; charges the frame still arriving
+///     WebSocketMessageHandler     text messages -> messages; ping, close codes (the receiver's refusals too),
 ///                                 charges; control frames
 ///     RPCConnectionHandler        a fresh one, with subscriptions and events; its output (`ChargedOutput`)
 ///                                 writes replies and events as text frames, coalesced per flush
@@ -26,10 +25,7 @@ package enum WebSocketPipeline {
     ) -> [any ChannelHandler] {
         let limits = configuration.limits
         return [
-            // The frame still arriving, in the decoder's buffer, is the peer's to pay for.
-            WebSocketInputCharge(account: connection.account),
-            // A control frame may carry 125 bytes whatever MaxFrameSize= says (RFC 6455 §5.5).
-            ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: max(limits.maxFrameSize, 125))),
+            WebSocketFrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout),
             WebSocketMessageHandler(
                 connection: connection, maxMessageSize: limits.maxFrameSize, statistics: router.statistics,
                 refusalLog: refusalLog),

@@ -4,8 +4,9 @@ import NIOWebSocket
 
 /// NIO's WebSocket upgrade (`NIOWebSocketServerUpgrader`: the checks of the handshake and the
 /// `Sec-WebSocket-Accept` of the 101 response), with rpcd's own handlers put in place after it by `pipeline`
-/// (`WebSocketPipeline`): NIO's frame decoder among them, but not NIO's `WebSocketFrameEncoder`, which cannot
-/// be removed once added, since rpcd writes its frames' bytes itself (one buffer per flush), nor NIO's
+/// (`WebSocketPipeline`): not NIO's `WebSocketFrameDecoder` (`WebSocketFrameReceiver` reads the frames) nor
+/// its `WebSocketFrameEncoder`, which cannot be removed once added, since rpcd writes its frames' bytes itself
+/// (one buffer per flush), nor NIO's
 /// `WebSocketProtocolErrorHandler`, whose close codes `WebSocketMessageHandler` sends.
 struct WebSocketUpgrader: HTTPServerProtocolUpgrader, Sendable {
     private let handshake: NIOWebSocketServerUpgrader

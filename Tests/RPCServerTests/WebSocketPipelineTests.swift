@@ -5,6 +5,7 @@ import NIOWebSocket
 import RPCCore
 import RPCProtocol
 @testable import RPCServer
+import RPCTestSupport
 import XCTest
 
 /// The handlers of a connection upgraded to WebSocket (`WebSocketPipeline`) on an `EmbeddedChannel`, behind
@@ -16,7 +17,7 @@ final class WebSocketPipelineTests: XCTestCase {
     private var ledger: PeerLedger!
     private var router: RPCRouter!
 
-    private func makeChannel() throws {
+    private func makeChannel(share: Int? = nil) throws {
         router = RPCRouter(
             registry: try RPCServiceRegistry(
                 services: [SleepEchoService(), TickService(), RPCDiscoverService(), DaemonService(state: RPCServerState(), statistics: RPCStatistics())]),
@@ -24,6 +25,10 @@ final class WebSocketPipelineTests: XCTestCase {
         let limits = ConnectionLimits {
             $0.maxFrameSize = 256 << 10
             $0.idleTimeout = nil
+            if let share {
+                $0.maxFrameSize = share  // the ledger gives a peer at least one frame
+                $0.maxBufferedBytesPerPeer = share
+            }
         }
         ledger = PeerLedger(limits: limits, administrators: RPCPeerSet([]), statistics: router.statistics)
         socket = HeldWrites()
@@ -124,7 +129,27 @@ final class WebSocketPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
-    /// The payloads are unmasked in the read's buffer as they pass (`WebSocketInputCharge`): however the
+    /// A pong is charged to the peer until the socket takes it, as a reply is: a peer that pings and never
+    /// reads is closed with 1008 once its pongs fill its share, rather than piling them up uncharged.
+    func testPongsAreChargedUntilTheSocketTakesThem() throws {
+        try makeChannel(share: 4096)
+        let ping = WebSocketWire.clientFrame(opcode: 0x9, bytes: Array(repeating: 0x61, count: 125))
+        try channel.writeInbound(ping)
+        XCTAssertEqual(ledger.charged, 2 + 125, "the pong, not taken")
+        socket.peerReads()
+        XCTAssertEqual(ledger.charged, 0)
+
+        for _ in 0..<40 { try channel.writeInbound(ping) }
+        XCTAssertEqual(ledger.charged, 4096 / 127 * 127 + 4, "the pongs that fit the share, and the close frame")
+        socket.peerReads()
+        let frames = try frames()
+        XCTAssertEqual(frames.filter { $0.opcode == 0xA }.count, 1 + 4096 / 127)
+        XCTAssertEqual(frames.last, WebSocketWire.Frame(opcode: 0x8, bytes: [0x03, 0xF0]))  // 1008
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
+    /// The payloads are unmasked in a copy of each read as they pass (`WebSocketFrameReceiver`): however the
     /// reads cut the frames (through a header, a mask key, a payload), the messages are the same.
     func testMessagesAreUnmaskedHoweverTheReadsCutThem() throws {
         let (long, longReply) = Self.echo(replyLength: 300)

@@ -3,36 +3,36 @@ import NIOCore
 /// WebSocket frames (RFC 6455 §5.2) as the tests write and read them by hand: a client's, masked, and the
 /// server's, read back from what a channel wrote. Written here, not with rpcd's own header writer, so that a
 /// mistake there cannot hide in both.
-enum WebSocketWire {
+package enum WebSocketWire {
     /// One frame of the server's, as read.
-    struct Frame: Equatable, CustomStringConvertible {
-        var fin = true
-        var opcode: UInt8
-        var payload: [UInt8]
+    package struct Frame: Equatable, CustomStringConvertible {
+        package var fin = true
+        package var opcode: UInt8
+        package var payload: [UInt8]
 
-        init(opcode: UInt8, payload: String) {
+        package init(opcode: UInt8, payload: String) {
             self.init(opcode: opcode, bytes: Array(payload.utf8))
         }
 
-        init(opcode: UInt8, bytes: [UInt8], fin: Bool = true) {
+        package init(opcode: UInt8, bytes: [UInt8], fin: Bool = true) {
             self.fin = fin
             self.opcode = opcode
             self.payload = bytes
         }
 
-        var description: String {
+        package var description: String {
             "Frame(opcode \(opcode)\(fin ? "" : ", not final"), \(payload.count) bytes: \(String(decoding: payload.prefix(80), as: UTF8.self)))"
         }
     }
 
-    static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
+    package static let mask: [UInt8] = [0x37, 0xFA, 0x21, 0x3D]
 
     /// A client's frame: masked with `mask`, its length in the shortest form.
-    static func clientFrame(opcode: UInt8, fin: Bool = true, _ text: String) -> ByteBuffer {
+    package static func clientFrame(opcode: UInt8, fin: Bool = true, _ text: String) -> ByteBuffer {
         clientFrame(opcode: opcode, fin: fin, bytes: Array(text.utf8))
     }
 
-    static func clientFrame(opcode: UInt8, fin: Bool = true, bytes payload: [UInt8]) -> ByteBuffer {
+    package static func clientFrame(opcode: UInt8, fin: Bool = true, bytes payload: [UInt8]) -> ByteBuffer {
         var buffer = ByteBuffer()
         buffer.writeInteger((fin ? 0x80 : 0) | opcode)
         buffer.writeBytes(lengthBytes(payload.count, masked: true))
@@ -42,7 +42,7 @@ enum WebSocketWire {
     }
 
     /// The second byte of a header and the extended length: 7 bits, 126 and 16 bits, or 127 and 64 bits.
-    static func lengthBytes(_ length: Int, masked: Bool = false) -> [UInt8] {
+    package static func lengthBytes(_ length: Int, masked: Bool = false) -> [UInt8] {
         let maskBit: UInt8 = masked ? 0x80 : 0
         switch length {
         case 0..<126: return [maskBit | UInt8(length)]
@@ -52,7 +52,7 @@ enum WebSocketWire {
     }
 
     /// The server's frames in `bytes`, which must hold whole unmasked frames only.
-    static func serverFrames(in bytes: inout ByteBuffer) -> [Frame] {
+    package static func serverFrames(in bytes: inout ByteBuffer) -> [Frame] {
         var frames: [Frame] = []
         while let first = bytes.readInteger(as: UInt8.self), let second = bytes.readInteger(as: UInt8.self) {
             precondition(second & 0x80 == 0, "a server's frames are not masked")

@@ -5,16 +5,16 @@
 ///     |F|R|R|R| opcode|M| payload len |  extended length (0, 2 or 8)  | mask key (0/4) | payload
 ///     +-+-+-+-+-------+-+-------------+-------------------------------+---------------+----------...
 ///
-/// It knows, after each read, how much of the frame still arriving has arrived (`arrived`, header and
-/// payload; 0 when the read ended on a frame's end), which is what `WebSocketInputCharge` charges. A frame
-/// whose announced length passes what an `Int` holds keeps `Int.max` bytes to come; NIO's decoder refuses
-/// it anyway (it checks the length against `MaxFrameSize=` first).
+/// rpcd's `WebSocketFrameReceiver` runs each read's new bytes through it before it cuts any frame out of them
+/// (`WebSocketFrameHead`), so that no payload is written to after a slice of its buffer has been handed on.
+/// Unmasking where the bytes lie, 8 at a time, costs one copy of each read (the receiver's: the channel holds
+/// the read too); NIO's `WebSocketFrame.unmaskedData` copies each frame's payload into a buffer of its own and
+/// unmasks it a byte at a time. A frame whose announced length passes what an `Int` holds keeps `Int.max`
+/// bytes to come; the receiver refuses it by its header anyway.
 ///
-/// Unmasking a read where it lies, 8 bytes at a time, costs one copy of the read (`WebSocketInputCharge`'s:
-/// the channel holds the read too); NIO's `WebSocketFrame.unmaskedData` copies each frame's payload into a
-/// buffer of its own and unmasks it a byte at a time. A value type, kept by its handler between reads and copied into a local
-/// while one is scanned, so that the per-byte work touches no class property.
-struct WebSocketFrameScanner {
+/// A value type, kept by its handler between reads and copied into a local while one is scanned, so that the
+/// per-byte work touches no class property.
+package struct WebSocketFrameScanner: Sendable {
     /// Bytes of the current frame's header seen so far.
     private var headerSeen = 0
     /// The header's whole size, known from its second byte: 2, and 2 or 8 of extended length, and 4 of mask key.
@@ -30,24 +30,22 @@ struct WebSocketFrameScanner {
     private var payloadLeft = 0
     /// Payload bytes of the frame unmasked so far: where in the mask key the next byte is.
     private var payloadSeen = 0
-    /// Bytes of the frame still arriving that have arrived, header and payload.
-    private(set) var arrived = 0
+
+    package init() {}
 
     /// Scans `bytes`, the next bytes of the stream, unmasking the payload bytes among them in place.
-    mutating func scan(unmaskingIn bytes: UnsafeMutableRawBufferPointer) {
+    package mutating func scan(unmaskingIn bytes: UnsafeMutableRawBufferPointer) {
         var index = 0
         while index < bytes.count {
             if inPayload {
                 let taken = min(payloadLeft, bytes.count - index)
                 if masked { Self.unmask(bytes, from: index, count: taken, key: maskKey, phase: payloadSeen & 3) }
                 index += taken
-                arrived += taken
                 payloadLeft -= taken
                 payloadSeen += taken
             } else {
                 readHeaderByte(bytes[index])
                 index += 1
-                arrived += 1
             }
             if inPayload && payloadLeft == 0 { self = WebSocketFrameScanner() }  // whole
         }
@@ -56,7 +54,7 @@ struct WebSocketFrameScanner {
     private mutating func readHeaderByte(_ byte: UInt8) {
         switch headerSeen {
         case 0:
-            break  // FIN, RSV, opcode: the decoder's to judge
+            break  // FIN, RSV, opcode: the receiver's to judge
         case 1:
             masked = byte & 0x80 != 0
             let short = byte & 0x7F
