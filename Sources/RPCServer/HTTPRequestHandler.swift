@@ -243,7 +243,7 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     closing: hasBody, log: "Refused CORS preflight of an origin not in AllowOrigins= (docs/SECURITY.md)")
             }
             state = .skipping
-            respond(.noContent, headers: HTTPRequestPolicy.preflightHeaders(origin: origin), body: nil, exchange, flush: true, promise: nil)
+            respondSmall(.noContent, headers: HTTPRequestPolicy.preflightHeaders(origin: origin), body: nil, exchange)
         case .GET:
             guard let resource = resources[String(path)] else {
                 let error: RPCError = path == HTTPSettings.rpcPath
@@ -275,7 +275,13 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         resource.respond(request).hop(to: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let response):
-                respond(response.status, headers: response.headers, body: response.body, exchange, flush: true, promise: nil)
+                let bytes = Self.headCharge + response.body.readableBytes
+                guard let answered = ownAnswer(charging: bytes, force: false) else {
+                    return refuse(
+                        .serviceUnavailable, .serverBusy(limit: connection.account.shareLimit), exchange, closing: true,
+                        log: "Refused HTTP request: the peer's share of MaxBufferedBytesPerPeer= or MaxBufferedBytes= is spent; closing connection")
+                }
+                respond(response.status, headers: response.headers, body: response.body, exchange, flush: true, promise: answered)
             case .failure(let error):
                 connection.logger.warning("HTTP resource failed", metadata: [LogField.error: "\(error)"])
                 respondError(.internalServerError, .internalError, exchange, closing: false, headers: [:])
@@ -323,7 +329,44 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if closing { exchange.keepAlive = false }
         var headers = HTTPHeaders(extra.map { ($0.key, $0.value) })
         headers.add(name: "content-type", value: "application/json")
-        respond(status, headers: headers, body: body, exchange, flush: true, promise: nil)
+        respondSmall(status, headers: headers, body: body, exchange)
+    }
+
+    /// Writes a small answer of this handler's own (a refusal, a preflight), charged (`ownAnswer`). One the
+    /// peer's share cannot cover still goes out, charged anyway, and ends the connection: a peer that pipelines
+    /// requests it knows are refused, and reads nothing, is stopped at its share.
+    private func respondSmall(_ status: HTTPResponseStatus, headers: HTTPHeaders, body: ByteBuffer?, _ exchange: Exchange) {
+        let bytes = Self.headCharge + (body?.readableBytes ?? 0)
+        var exchange = exchange
+        var answered = ownAnswer(charging: bytes, force: false)
+        if answered == nil {
+            exchange.keepAlive = false
+            state = .closing
+            answered = ownAnswer(charging: bytes, force: true)
+        }
+        respond(status, headers: headers, body: body, exchange, flush: true, promise: answered)
+    }
+
+    /// A response head (status line and rpcd's few headers) is charged as this many bytes: its exact size is
+    /// known only to NIO's encoder, and a few hundred bytes is what rpcd's heads take.
+    private static let headCharge = 256
+
+    /// The promise of an answer of this handler's own (a resource, a refusal, a preflight), whose bytes are
+    /// charged to the peer until the socket takes them, as `ChargedOutput` charges replies: NIO's pipelining
+    /// handler hands on the next request as soon as an answer is written, so a peer that pipelines
+    /// `GET /metrics` and never reads would pile answers up otherwise (100 connections held 99 MB). Nil, and
+    /// nothing charged, when the peer's share cannot cover it, unless `force`.
+    private func ownAnswer(charging bytes: Int, force: Bool) -> EventLoopPromise<Void>? {
+        guard let context else { return nil }
+        let account = connection.account
+        if force {
+            account.forceCharge(bytes)
+        } else if !account.charge(bytes) {
+            return nil
+        }
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.whenComplete { _ in account.release(bytes) }
+        return written
     }
 
     /// Writes one whole response: head, body, end, flushed when `flush` (a reply of `RPCConnectionHandler` is

@@ -18,7 +18,7 @@ final class HTTPPipelineTests: XCTestCase {
 
     private func makeChannel(
         http: HTTPSettings = HTTPSettings(), resources: [HTTPResource] = [], access: RPCAccessPolicy = .unrestricted,
-        peer: RPCPeer = .ip("127.0.0.1", port: 5), change: (inout ConnectionLimits) -> Void = { _ in }
+        peer: RPCPeer = .ip("127.0.0.1", port: 5), socket: HeldWrites? = nil, change: (inout ConnectionLimits) -> Void = { _ in }
     ) throws {
         router = RPCRouter(
             registry: try RPCServiceRegistry(
@@ -36,6 +36,7 @@ final class HTTPPipelineTests: XCTestCase {
         let account = try XCTUnwrap(ledger.open(peer))
         let connection = RPCConnectionInfo(id: 1, peer: peer, logger: Logger(label: "test"), account: account)
         channel = EmbeddedChannel()
+        if let socket { try channel.pipeline.syncOperations.addHandler(socket) }
         channel.closeFuture.whenComplete { _ in account.close() }
         try HTTPConnectionPipeline.addHandlers(
             to: channel,
@@ -267,6 +268,35 @@ final class HTTPPipelineTests: XCTestCase {
         let refused = try responses()
         XCTAssertEqual(refused.map(\.status), ["HTTP/1.1 403 Forbidden"])
         XCTAssertTrue(refused[0].body.contains(#""code":-32007"#), refused[0].body)
+    }
+
+    /// What the handler answers itself (a resource, a refusal) is charged to the peer until the socket takes it,
+    /// as replies are: a peer that pipelines `GET /metrics` and reads nothing is answered 503 and closed once the
+    /// answers fill its share, and pipelined refusals past the share end the connection; all is given back.
+    func testOwnAnswersAreChargedUntilTheSocketTakesThem() throws {
+        let metrics = HTTPResource(path: "/metrics", method: "rpcd.metrics", contentType: "text/plain; version=0.0.4") { request in
+            request.eventLoop.makeSucceededFuture(ByteBuffer(repeating: UInt8(ascii: "m"), count: 3000))
+        }
+        let socket = HeldWrites()
+        try makeChannel(resources: [metrics], socket: socket) { $0.maxBufferedBytesPerPeer = 8192 }
+        try send(String(repeating: "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 10))
+        // Two answers fit the share (a head is charged as 256 bytes), then the 503 that closes, with its body.
+        XCTAssertTrue((2 * (256 + 3000) + 256 + 50..<2 * (256 + 3000) + 256 + 300).contains(ledger.charged), "\(ledger.charged)")
+        socket.peerReads()
+        let answers = try responses()
+        XCTAssertEqual(answers.map(\.status), ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK", "HTTP/1.1 503 Service Unavailable"])
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+
+        let refusals = HeldWrites()
+        try makeChannel(socket: refusals) { $0.maxBufferedBytesPerPeer = 8192 }
+        try send(String(repeating: "GET /nothing HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 100))
+        refusals.peerReads()
+        let refused = try responses()
+        XCTAssertLessThan(refused.count, 100, "the connection ends once the refusals fill the share")
+        XCTAssertEqual(Set(refused.map(\.status)), ["HTTP/1.1 404 Not Found"])
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
     }
 
     /// A resource that answers a whole response (the console's 304): its status and headers go out as made,
