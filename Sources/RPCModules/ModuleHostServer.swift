@@ -29,7 +29,8 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private enum State {
         case awaitingStart
-        /// Answers and events go out through the outbox: one write for all a read's calls answered.
+        /// Answers and events go out through the outbox: one write for all a read's calls answered, at the
+        /// read's end (the outbox is held from its first call to `channelReadComplete`).
         case serving(ModuleService, ModuleLinkOutbox)
         case stopped
     }
@@ -51,6 +52,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         case (.awaitingStart, .start(let json)):
             start(json, context: context)
         case (.serving(let service, let outbox), .call(let token, let method, let params)):
+            outbox.hold()
             call(service, token: token, method: Int(method), params: params, outbox: outbox)
         case (.serving, .cancel(let token)):
             cancellations.remove(token)?()
@@ -62,12 +64,20 @@ final class ModuleHostServer: ChannelInboundHandler {
         }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if case .serving(_, let outbox) = state { outbox.release() }
+        context.fireChannelReadComplete()
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if case .serving(let service, _) = state { service.retire() }
+        if case .serving(let service, let outbox) = state {
+            outbox.release()
+            service.retire()
+        }
         state = .stopped
         context.fireChannelInactive()
     }

@@ -11,38 +11,64 @@ import XCTest
 /// Both ends of the link answer a burst with one write: the host writes the answers to the calls of one read
 /// in one buffer, and rpcd hands the answers of one read of the link to their connections with one flush each.
 final class ModuleLinkBurstTests: XCTestCase {
-    func testTheHostAnswersTheCallsOfOneReadWithOneWrite() throws {
+    func testTheHostAnswersTheCallsOfOneReadWithOneWriteAtTheReadsEnd() throws {
         let directory = TestModule.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let module = try TestModule.build(into: directory)
         let pool = WorkerPool(threads: 1)
         defer { try? pool.syncShutdownGracefully() }
-        let channel = EmbeddedChannel()
-        try channel.pipeline.syncOperations.addHandlers(
-            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock))])
+        let channel = try servingHost(module, pool: pool)
         let allocator = ByteBufferAllocator()
-        var configuration = HandlerConfiguration(name: "test")
-        configuration.module = module
-        try channel.writeInbound(ModuleLinkCodec.frame(
-            .start(ModuleHostStart(modulePath: module, configuration: configuration).json.linkBuffer), allocator: allocator))
-        channel.embeddedEventLoop.run()
-        var written: [ByteBuffer] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
-        XCTAssertTrue(try messages(in: written).contains { if case .ready = $0 { true } else { false } })
 
-        // 40 calls of `ok` (answered at once, on the host's loop) in one read.
-        var read = ByteBuffer()
-        for token in 1...40 {
-            read.writeImmutableBuffer(ModuleLinkCodec.frame(.call(token: UInt64(token), method: 0, params: nil), allocator: allocator))
+        // 40 calls of `ok` (answered at once, on the host's loop) in one read, then one alone: each read's
+        // answers are written as it ends (`writeInbound` ends with `channelReadComplete`), before the loop runs
+        // any task.
+        for tokens in [1...40, 41...41] {
+            var read = ByteBuffer()
+            for token in tokens {
+                read.writeImmutableBuffer(ModuleLinkCodec.frame(.call(token: UInt64(token), method: 0, params: nil), allocator: allocator))
+            }
+            try channel.writeInbound(read)
+            var written: [ByteBuffer] = []
+            while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+            XCTAssertEqual(written.count, 1, "one write for the burst's answers, with no task run")
+            XCTAssertEqual(try messages(in: written), tokens.map { .result(token: UInt64($0), json: ByteBuffer(string: "42")) })
         }
-        try channel.writeInbound(read)
+        // Nothing was left for a task to write.
         channel.embeddedEventLoop.run()
-        written = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
-        XCTAssertEqual(written.count, 1, "one write for the burst's answers")
-        let answers = try messages(in: written).filter { if case .result = $0 { true } else { false } }
-        XCTAssertEqual(answers, (1...40).map { .result(token: UInt64($0), json: ByteBuffer(string: "42")) })
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
         _ = try? channel.finish()
+    }
+
+    func testAnOutboxHeldByAReadWritesWhatWasSentWhenReleasedAndOtherwiseOnTheNextTick() throws {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers())
+        let outbox = ModuleLinkOutbox(channel: channel)
+        outbox.hold()
+        outbox.send(.pong(1))
+        outbox.send(.pong(2))
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "held until released")
+        outbox.release()
+        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(1), .pong(2)])
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+
+        // Not held: one task for the burst, as from a worker thread.
+        outbox.send(.pong(3))
+        outbox.send(.pong(4))
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(3), .pong(4)])
+
+        // A task already due drains what a hold adds; the release then writes nothing of its own.
+        outbox.send(.pong(5))
+        outbox.hold()
+        outbox.send(.pong(6))
+        outbox.release()
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(5), .pong(6)])
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+        XCTAssertTrue(try channel.finish().isClean)
     }
 
     func testAnswersOfOneReadAreFlushedOncePerConnectionAtItsEnd() throws {
@@ -76,6 +102,23 @@ final class ModuleLinkBurstTests: XCTestCase {
             answers.finish()
         }.wait()
         XCTAssertEqual(here.events.suffix(3), ["gather", "next", "flush"])
+    }
+
+    /// A host's end of the link on an EmbeddedChannel, serving `module` (its `ready` read and checked).
+    private func servingHost(_ module: String, pool: WorkerPool) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandlers(
+            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock))])
+        var configuration = HandlerConfiguration(name: "test")
+        configuration.module = module
+        try channel.writeInbound(ModuleLinkCodec.frame(
+            .start(ModuleHostStart(modulePath: module, configuration: configuration).json.linkBuffer),
+            allocator: ByteBufferAllocator()))
+        channel.embeddedEventLoop.run()
+        var written: [ByteBuffer] = []
+        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+        XCTAssertTrue(try messages(in: written).contains { if case .ready = $0 { true } else { false } })
+        return channel
     }
 
     private func messages(in buffers: [ByteBuffer]) throws -> [ModuleLinkMessage] {
