@@ -38,6 +38,20 @@ enum OutputFraming: Sendable {
         case .messages: preconditionFailure("messages are framed by the handler before RPCConnectionHandler")
         }
     }
+
+    /// Stores the header of a frame of `length` bytes of payload at the start of `memory`, which has room for
+    /// it; returns its size.
+    fileprivate func storeHeader(payloadLength length: Int, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        switch self {
+        case .lengthPrefixed:
+            memory.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
+            return LengthPrefixedFrameDecoder.headerSize
+        case .webSocket:
+            return WebSocketFrameHeader.store(textPayloadLength: length, into: memory)
+        case .messages:
+            preconditionFailure("messages are framed by the handler before RPCConnectionHandler")
+        }
+    }
 }
 
 /// What a connection has written and the socket not yet taken, charged to the peer's account until it is:
@@ -141,12 +155,12 @@ final class ChargedOutput {
         uncounted += bytes
         pendingCharge += bytes
         var buffer = takePending(context, room: bytes)
-        if framing == .lengthPrefixed, case .result(let result, let id) = reply {
-            // The length and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`):
+        if case .result(let result, let id) = reply {
+            // The header and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`):
             // one write of the buffer per reply instead of two, each checking its room and exclusive access.
+            let framing = framing
             buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes) { memory in
-                memory.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
-                let header = LengthPrefixedFrameDecoder.headerSize
+                let header = framing.storeHeader(payloadLength: length, into: memory)
                 return header + RPCReplyWriter.writeResult(
                     result, id: id, to: UnsafeMutableRawBufferPointer(rebasing: memory[header...]))
             }

@@ -19,6 +19,27 @@ enum WebSocketFrameHeader {
     /// The most a header takes: two bytes and eight of extended length.
     static let maximumSize = 10
 
+    /// Stores the header of a whole text frame with a payload of `length` bytes at the start of `memory`, which
+    /// has room for it (`size(payloadLength:)`); returns its size. For a reply serialized behind it in the same
+    /// pass over the output buffer (`ChargedOutput`), as a length-prefixed frame's length is.
+    static func store(textPayloadLength length: Int, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        let first: UInt8 = 0x80 | 0x1
+        memory[0] = first
+        switch length {
+        case 0...125:
+            memory[1] = UInt8(length)
+            return 2
+        case 126...Int(UInt16.max):
+            memory[1] = 126
+            memory.storeBytes(of: UInt16(length).bigEndian, toByteOffset: 2, as: UInt16.self)
+            return 4
+        default:
+            memory[1] = 127
+            memory.storeBytes(of: UInt64(length).bigEndian, toByteOffset: 2, as: UInt64.self)
+            return 10
+        }
+    }
+
     /// How many bytes the header of a payload of `length` bytes takes.
     static func size(payloadLength length: Int) -> Int {
         switch length {
