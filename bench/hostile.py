@@ -24,6 +24,9 @@ Administrators=, as root would be):
     module-calls  4 connections each pipeline 128 echo.echo calls with 512 KB params to the isolated echo
                 module and never read (params crossing the link to the module host, replies coming back)
     websocket   N WebSocket connections (an http:// listener) each send 1 MiB of a 4 MiB frame, and hold
+    ws-pings    200 WebSocket connections each send 1,000 pings of 125 bytes and never read the pongs
+    http-gets   200 connections to the http:// listener each pipeline 1,500 GET /metrics and never read
+    slowloris   N connections to the http:// listener each send a request head a byte a second, and hold
 
 Prints one line per scenario and a JSON summary. A measurement, not a test. Bounded: every scenario stops by
 itself (the trickle waits at most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
@@ -242,7 +245,10 @@ def under_attack(server, attack, seconds=8):
     s = socket.socket(socket.AF_UNIX)
     s.connect(server.socket_path)
     s.sendall(frame('{"jsonrpc":"2.0","method":"rpcd.info","id":1}'))
-    reply = read_frame(s) or {}
+    try:
+        reply = read_frame(s) or {}
+    except OSError:  # still busy with what the attack left: said as such
+        reply = {"result": {"frames": {"buffered_bytes": "rpcd.info unanswered for 10 s"}}}
     s.close()
     result["buffered_bytes_after_close"] = reply.get("result", {}).get("frames", {}).get("buffered_bytes")
     return result
@@ -326,30 +332,85 @@ def module_calls(server, count=4):
     return under_attack(server, lambda: senders_that_never_read(server, payload, count))
 
 
-def websocket(server, count):
-    upgrade = (b"GET /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
-               b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
-    # A masked text frame announcing 4 MiB (the 64-bit length form), then 1 MiB of it.
-    partial = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", 4 << 20) + b"\x01\x02\x03\x04" + b"x" * (1 << 20)
+UPGRADE = (b"GET /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+           b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n")
 
+
+def http_connect(server, index, upgrade=False):
+    s = socket.socket()
+    s.bind((SOURCES[index % len(SOURCES)], 0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(("127.0.0.1", server.http_port))
+    if upgrade:
+        s.sendall(UPGRADE)
+        s.settimeout(5)
+        if b"101" not in s.recv(4096):
+            s.close()
+            raise OSError("upgrade refused")
+    return s
+
+
+def http_senders(server, count, payload, upgrade=False):
+    """`count` connections to the http:// listener (upgraded to WebSocket if `upgrade`) that send `payload` and
+    never read."""
     def attack():
         sockets = []
         for index in range(count):
             try:
-                s = socket.socket()
-                s.bind((SOURCES[index % len(SOURCES)], 0))
-                s.connect(("127.0.0.1", server.http_port))
-                s.sendall(upgrade)
-                s.settimeout(5)
-                if b"101" not in s.recv(4096):
-                    s.close()
-                    continue
+                s = http_connect(server, index, upgrade=upgrade)
             except OSError:
                 break
-            send_quietly(s, partial)
+            send_quietly(s, payload)
             sockets.append(s)
         return sockets
     return under_attack(server, attack)
+
+
+def websocket(server, count):
+    # A masked text frame announcing 4 MiB (the 64-bit length form), then 1 MiB of it.
+    partial = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", 4 << 20) + b"\x01\x02\x03\x04" + b"x" * (1 << 20)
+    return http_senders(server, count, partial, upgrade=True)
+
+
+def ws_pings(server, count=200):
+    # 1,000 masked pings of 125 bytes each: 127 bytes of pong apiece that the peer never takes.
+    ping = bytes([0x89, 0x80 | 125]) + b"\x01\x02\x03\x04" + b"p" * 125
+    return http_senders(server, count, ping * 1000, upgrade=True)
+
+
+def http_gets(server, count=200):
+    return http_senders(server, count, b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 1500)
+
+
+def slowloris(server, count):
+    """Heads trickled a byte a second: how many connections are still open after FrameTimeout= (60 s) + 10 s."""
+    head = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Padding: " + b"x" * 4000
+    sockets = []
+    for index in range(count):
+        try:
+            s = http_connect(server, index)
+        except OSError:
+            break
+        s.setblocking(False)
+        sockets.append(s)
+    began = time.monotonic()
+    open_after = None
+    sent = 0
+    while time.monotonic() - began < 70:
+        for s in list(sockets):
+            try:
+                s.send(head[sent % len(head):sent % len(head) + 1])
+            except OSError:
+                sockets.remove(s)
+        sent += 1
+        if open_after is None and time.monotonic() - began > 30:
+            open_after = {"after_30s": len(sockets)}
+        time.sleep(1)
+    result = {"connections": count, "open": open_after or {}, "open_after_70s": len(sockets),
+              "rss_mib": server.rss_kib() / 1024}
+    for s in sockets:
+        s.close()
+    return result
 
 
 def connections(server, count):
@@ -364,12 +425,29 @@ def connections(server, count):
     return under_attack(server, attack, seconds=4)
 
 
+# Each scenario by name: (server, --connections) -> its figures.
+SCENARIOS = {
+    "trickle": trickle,
+    "no-read": no_read,
+    "batch": lambda server, count: batch(server),
+    "announce": announce,
+    "pipeline": lambda server, count: pipeline(server),
+    "discover": lambda server, count: discover(server),
+    "events": lambda server, count: events(server),
+    "connections": connections,
+    "module-calls": lambda server, count: module_calls(server),
+    "websocket": websocket,
+    "ws-pings": lambda server, count: ws_pings(server),
+    "http-gets": lambda server, count: http_gets(server),
+    "slowloris": slowloris,
+}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bin_dir")
     parser.add_argument("--connections", type=int, default=1000)
-    parser.add_argument("--only", nargs="*", default=["trickle", "no-read", "batch", "announce", "pipeline", "discover",
-                                                       "events", "connections", "module-calls", "websocket"])
+    parser.add_argument("--only", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
     args = parser.parse_args()
     if not 1 <= args.connections <= 2000:
         sys.exit("hostile.py: --connections must be 1 to 2000 (MaxConnections= is 4096, 256 per address)")
@@ -382,26 +460,7 @@ def main():
         for name in args.only:
             server = start(args.bin_dir, workdir)  # a fresh process per scenario
             try:
-                if name == "trickle":
-                    results[name] = trickle(server, args.connections)
-                elif name == "no-read":
-                    results[name] = no_read(server, args.connections)
-                elif name == "batch":
-                    results[name] = batch(server)
-                elif name == "announce":
-                    results[name] = announce(server, args.connections)
-                elif name == "pipeline":
-                    results[name] = pipeline(server)
-                elif name == "discover":
-                    results[name] = discover(server)
-                elif name == "events":
-                    results[name] = events(server)
-                elif name == "connections":
-                    results[name] = connections(server, args.connections)
-                elif name == "module-calls":
-                    results[name] = module_calls(server)
-                elif name == "websocket":
-                    results[name] = websocket(server, args.connections)
+                results[name] = SCENARIOS[name](server, args.connections)
                 print(f"{name}: {json.dumps(results[name])}", flush=True)
             finally:
                 server.stop()

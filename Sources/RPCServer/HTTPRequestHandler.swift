@@ -87,6 +87,10 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var context: ChannelHandlerContext?
     /// The `Host:` this connection's requests were last accepted with (`HTTPRequestPolicy`).
     private var acceptedHost: String?
+    /// When this connection's turn on the loop began, and when it last made a resource's answer: answers made
+    /// back to back (pipelined `GET`s) share a turn.
+    private var turnStarted: NIODeadline?
+    private var lastAnswerMade: NIODeadline?
 
     init(
         connection: RPCConnectionInfo, limits: ConnectionLimits, policy: HTTPRequestPolicy, resources: [HTTPResource],
@@ -275,11 +279,36 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             return refuse(.forbidden, .accessDenied(resource.method), exchange, closing: false, log: "Resource refused by the access rules")
         }
         let request = HTTPResource.Request(uri: head.uri, peer: connection.peer, eventLoop: context.eventLoop, headers: head.headers)
+        // NIO's pipelining handler hands on the next request as soon as an answer is written, so a client that
+        // pipelines `GET /metrics` would keep the loop making answers, every other connection of the loop (root's
+        // `rpcd.ping`, module hosts' liveness checks) waiting. It has the loop for a turn, as calls do
+        // (`RPCLoopTurns`), then waits for the loop's next round.
+        let now = context.eventLoop.now
+        if let started = turnStarted, let made = lastAnswerMade, now - made < RPCLoopTurns.turn {
+            guard now - started < RPCLoopTurns.turn else {
+                turnStarted = nil
+                router.turns(on: context.eventLoop).yield { [self] in
+                    guard let context = self.context else { return }
+                    turnStarted = context.eventLoop.now
+                    answer(resource, request, exchange, context: context)
+                }
+                return
+            }
+        } else {
+            turnStarted = now  // the first answer in a while: a turn of its own
+        }
+        answer(resource, request, exchange, context: context)
+    }
+
+    private func answer(
+        _ resource: HTTPResource, _ request: HTTPResource.Request, _ exchange: Exchange, context: ChannelHandlerContext
+    ) {
         // The answer arrives on this handler's loop (`hop`), so the handler may be used there: `assumeIsolated`
         // says so to the compiler instead of a Sendable closure capturing a handler that is not.
         resource.respond(request).hop(to: context.eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let response):
+                lastAnswerMade = context.eventLoop.now  // before it is written: the next request follows from inside
                 let bytes = Self.headCharge + response.body.readableBytes
                 guard let answered = ownAnswer(charging: bytes, force: false) else {
                     return refuse(

@@ -334,6 +334,26 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// Pipelined `GET`s of a resource that costs work are answered a turn of the loop (2 ms) at a time, then wait
+    /// for the loop's next round, as pipelined calls do: the loop's other connections are served between.
+    func testPipelinedResourceAnswersTakeTurnsOnTheLoop() throws {
+        let made = AnswerCount()
+        let costly = HTTPResource(path: "/metrics", method: "rpcd.metrics", contentType: "text/plain") { request in
+            made.count += 1
+            // Each answer takes 1 ms of the loop (no task is due while it does: time moves and nothing runs).
+            (request.eventLoop as! EmbeddedEventLoop).advanceTime(by: .milliseconds(1))
+            return request.eventLoop.makeSucceededFuture(ByteBuffer(string: "rpcd_up 1\n"))
+        }
+        try makeChannel(resources: [costly])
+        try send(String(repeating: "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n", count: 5))
+        XCTAssertEqual(made.count, 2, "a turn: the third waits for the loop's next round")
+        channel.embeddedEventLoop.advanceTime(by: .microseconds(100))
+        XCTAssertEqual(made.count, 4, "the next round: another turn")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(10))
+        XCTAssertEqual(made.count, 5)
+        XCTAssertEqual(try responses().map(\.status), Array(repeating: "HTTP/1.1 200 OK", count: 5), "all, in order")
+    }
+
     /// A resource that answers a whole response (the console's 304): its status and headers go out as made,
     /// the request's headers reach it, and a 304 carries no length and no body.
     func testResourceResponseKeepsItsStatusAndHeaders() throws {
@@ -547,4 +567,9 @@ final class HTTPPipelineTests: XCTestCase {
         while var part = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&part) }
         return WebSocketWire.serverFrames(in: &bytes)
     }
+}
+
+/// How many answers a resource made, counted on the embedded loop's one thread.
+private final class AnswerCount: @unchecked Sendable {
+    var count = 0
 }
