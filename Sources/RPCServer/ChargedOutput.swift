@@ -47,7 +47,7 @@ enum OutputFraming: Sendable {
             memory.storeBytes(of: UInt32(length).bigEndian, as: UInt32.self)
             return LengthPrefixedFrameDecoder.headerSize
         case .webSocket:
-            return WebSocketFrameHeader.store(textPayloadLength: length, into: memory)
+            return WebSocketFrameHeader.store(.text, payloadLength: length, into: memory)
         case .messages:
             preconditionFailure("messages are framed by the handler before RPCConnectionHandler")
         }

@@ -72,35 +72,48 @@ package struct WebSocketFrameHead: Hashable, Sendable {
     }
 
     private static func read(_ bytes: UnsafeRawBufferPointer, maxFrameSize: Int) -> Reading {
-        guard bytes.count >= 2 else { return .needMore }
-        let first = bytes[0]
-        let second = bytes[1]
-        var size = 2
-        let length: Int
-        switch second & 0x7F {
-        case 126:
-            guard bytes.count >= 4 else { return .needMore }
-            length = Int(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
-            size = 4
-        case 127:
-            guard bytes.count >= 10 else { return .needMore }
-            let qword = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
-            guard qword <= UInt64(Int.max) else { return .refused(.tooLong) }
-            length = Int(qword)
-            size = 10
-        case let short:
-            length = Int(short)
-        }
-        if length > maxFrameSize { return .refused(.tooLong) }
+        guard let start = readStart(bytes) else { return .needMore }
+        guard start.length <= UInt64(maxFrameSize) else { return .refused(.tooLong) }
+        let length = Int(start.length)
+        let first = start.firstByte
         let isControl = first & 0x08 != 0
         if isControl && first & 0x80 == 0 { return .refused(.fragmentedControlFrame) }
         if isControl && length > 125 { return .refused(.controlFrameTooLong) }
-        guard second & 0x80 != 0 else {
-            return .head(WebSocketFrameHead(firstByte: first, maskKey: nil, length: length, size: size))
+        guard start.masked else {
+            return .head(WebSocketFrameHead(firstByte: first, maskKey: nil, length: length, size: start.size))
         }
-        guard bytes.count >= size + 4 else { return .needMore }
-        let key = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: size, as: UInt32.self))
-        return .head(WebSocketFrameHead(firstByte: first, maskKey: key, length: length, size: size + 4))
+        guard bytes.count >= start.size + 4 else { return .needMore }
+        let key = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: start.size, as: UInt32.self))
+        return .head(WebSocketFrameHead(firstByte: first, maskKey: key, length: length, size: start.size + 4))
+    }
+
+    /// A header's first byte, mask bit and length, as far as they go: `size` bytes, before any mask key.
+    struct Start {
+        var firstByte: UInt8
+        var masked: Bool
+        var length: UInt64
+        var size: Int
+    }
+
+    /// The start of the header at the start of `bytes`, unjudged; nil while part of its length has not
+    /// arrived. The one reading of the length's three forms, for `read` and `WebSocketFrameScanner`.
+    static func readStart(_ bytes: UnsafeRawBufferPointer) -> Start? {
+        guard bytes.count >= 2 else { return nil }
+        let second = bytes[1]
+        var start = Start(firstByte: bytes[0], masked: second & 0x80 != 0, length: UInt64(second & 0x7F), size: 2)
+        switch second & 0x7F {
+        case 126:
+            guard bytes.count >= 4 else { return nil }
+            start.length = UInt64(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt16.self)))
+            start.size = 4
+        case 127:
+            guard bytes.count >= 10 else { return nil }
+            start.length = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
+            start.size = 10
+        default:
+            break
+        }
+        return start
     }
 }
 

@@ -56,24 +56,16 @@ package struct WebSocketFrameScanner: Sendable {
     /// 2 bytes, 8 of extended length, 4 of mask key.
     private static let longestHeader = 14
 
-    /// Reads a header that is all in view, at once; returns its size. Byte by byte, a header cost about as
-    /// much as unmasking a `rpcd.ping` call's payload.
+    /// Reads a header that is all in view, at once (`WebSocketFrameHead.readStart`); returns its size. Byte by
+    /// byte, a header cost about as much as unmasking a `rpcd.ping` call's payload.
     private mutating func readWholeHeader(_ bytes: UnsafeMutableRawBufferPointer, at start: Int) -> Int {
-        let second = bytes[start + 1]
-        var size = 2
-        switch second & 0x7F {
-        case 126:
-            length = UInt64(UInt16(bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2, as: UInt16.self)))
-            size = 4
-        case 127:
-            length = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: start + 2, as: UInt64.self))
-            size = 10
-        case let short:
-            length = UInt64(short)
-        }
-        masked = second & 0x80 != 0
+        let view = UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes)[start...])
+        let head = WebSocketFrameHead.readStart(view)!  // all 14 bytes a header may take are in view
+        length = head.length
+        masked = head.masked
+        var size = head.size
         if masked {
-            maskKey = UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: start + size, as: UInt32.self))
+            maskKey = UInt32(bigEndian: view.loadUnaligned(fromByteOffset: size, as: UInt32.self))
             size += 4
         }
         inPayload = true
