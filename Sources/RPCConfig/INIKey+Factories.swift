@@ -50,6 +50,14 @@ extension INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.integerValue(in: range) }, format: { String($0) })
     }
 
+    /// A decimal integer within `range`, or `infinity` (nil, as systemd's `TasksMax=infinity`).
+    package static func integer(_ name: String, _ keyPath: WritableKeyPath<Settings, Int?> & Sendable, in range: ClosedRange<Int>) -> INIKey {
+        value(
+            name, keyPath,
+            parse: { entry throws(ConfigError) in entry.value == "infinity" ? nil : try entry.integerValue(in: range) },
+            format: { $0.map(String.init) ?? "infinity" })
+    }
+
     /// A size in bytes (`16M`) within `range`; rendered in the shortest exact form.
     package static func size(_ name: String, _ keyPath: WritableKeyPath<Settings, Int> & Sendable, in range: ClosedRange<Int>) -> INIKey {
         value(name, keyPath, parse: { entry throws(ConfigError) in try entry.sizeValue(in: range) }, format: ValueSyntax.formatSize)

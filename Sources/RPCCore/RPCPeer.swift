@@ -71,10 +71,11 @@ package struct RPCPeer: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// On this host: a Unix-socket peer, or a TCP peer from a loopback address (127.0.0.0/8, ::1, or
-    /// ::ffff:127.0.0.0/104).
+    /// ::ffff:127.0.0.0/104). A module host that connects back (its user is one of `ModuleHostUsers`) is not
+    /// local: it has no rights unless a rule names its user.
     package var isLocal: Bool {
         switch address {
-        case .unixSocket: return true
+        case .unixSocket: return !(credentials.map { ModuleHostUsers.ids.contains($0.uid) } ?? false)
         case .ip(let ip, _):
             return ip == "::1" || ip.hasPrefix("127.") || ip.lowercased().hasPrefix("::ffff:127.")
         }

@@ -110,6 +110,8 @@ package enum LogField {
     package static let pid = "rpcd_pid"
     /// How a module host process ended: a signal's name (`SIGSEGV`), or `exit N`.
     package static let termination = "rpcd_termination"
+    /// The cgroup rpcd runs module hosts beneath (start-up), as a path in the cgroup2 mount.
+    package static let cgroup = "rpcd_cgroup"
 
     /// The journal's own `MESSAGE_ID` field: one of `LogMessageID`'s ids, on lifecycle entries only.
     package static let messageID = "message_id"
@@ -119,6 +121,6 @@ package enum LogField {
         connectionID, peer, tlsClient, listener, listeners, sockets, service, services, exposure, method, event, reason, callID,
         durationMicroseconds, errorCode, error, limit, suppressed, module, moduleVersion, fingerprint, handler, file,
         callToken, logLevel, previousLogLevel, watchdogMicroseconds, previousValue, newValue, instance,
-        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, dnsServer, dnsZone, dnsRcode, tsigError, tsigKey, leaseExpires, leaseSeconds, pid, termination, messageID,
+        previousInstance, collision, port, host, afterMilliseconds, interface, endpoint, dnsServer, dnsZone, dnsRcode, tsigError, tsigKey, leaseExpires, leaseSeconds, pid, termination, cgroup, messageID,
     ]
 }

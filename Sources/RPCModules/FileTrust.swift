@@ -9,7 +9,10 @@ import Glibc
 /// no one else: whoever could write to any of them could make rpcd run their code with its rights. A
 /// directory others may write to is accepted only with the sticky bit (as `/tmp`), where they cannot rename or
 /// remove entries that are not theirs. Both the path as written and the real path behind its symlinks are
-/// checked. Pure checks on `stat` results; thread-safe.
+/// checked, and so is every symlink on the way: whoever owns a link chooses what it points to, so in a
+/// directory others may write (sticky or not) a link is trusted by its own owner, never by its target's
+/// (a user's `leak.conf -> /etc/shadow` is refused before a byte of it is read). Pure checks on `lstat` and
+/// `stat` results; thread-safe.
 enum FileTrust {
     /// Why `path`, whose metadata is `info` (read from the descriptor that will be used), cannot be trusted;
     /// nil if it can.
@@ -19,8 +22,10 @@ enum FileTrust {
         return problem(directoriesAbove: path)
     }
 
-    /// Why one of the directories above `path` (as written, and after resolving symlinks) cannot be trusted.
+    /// Why one of the directories above `path` (as written, and after resolving symlinks), or a symlink on
+    /// the way to it (`path` itself included), cannot be trusted.
     static func problem(directoriesAbove path: String) -> String? {
+        if let problem = problem(linksOn: path) { return problem }
         var chains = [ancestors(of: path)]
         if let real = realpath(path, nil) {
             chains.append(ancestors(of: String(cString: real)))
@@ -34,14 +39,45 @@ enum FileTrust {
         return nil
     }
 
+    /// Why a symlink met on the way to `path`, following each link as the kernel would, cannot be trusted: one
+    /// whose owner is not root or rpcd's user.
+    private static func problem(linksOn path: String) -> String? {
+        var pending = [path]
+        var followed = 0
+        while let next = pending.popLast() {
+            for candidate in ancestors(of: next).dropFirst() + [absolute(next)] {
+                var info = stat()
+                guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { continue }
+                guard info.st_uid == 0 || info.st_uid == geteuid() else {
+                    return "\(candidate) is a symlink owned by uid \(info.st_uid), not by root or by the user rpcd runs as (uid \(geteuid())): whoever owns a link chooses where it points"
+                }
+                // A trusted link's target is checked in turn (as a path of its own), up to the kernel's limit.
+                followed += 1
+                guard followed <= 40 else { return "\(path): too many levels of symbolic links" }
+                var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+                let length = readlink(candidate, &target, target.count - 1)
+                guard length > 0 else { continue }
+                let text = String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                pending.append(text.hasPrefix("/") ? text : directory(of: candidate) + "/" + text)
+            }
+        }
+        return nil
+    }
+
+    private static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return path }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + path
+    }
+
+    private static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return "/" }
+        return String(path[..<slash])
+    }
+
     /// `/a/b/c` → `/`, `/a`, `/a/b`. A relative path is taken from the working directory, as `open` does.
     private static func ancestors(of path: String) -> [String] {
-        var absolute = path
-        if !path.hasPrefix("/"), let cwd = getcwd(nil, 0) {
-            absolute = String(cString: cwd) + "/" + path
-            free(cwd)
-        }
-        let parts = absolute.split(separator: "/").dropLast()
+        let parts = absolute(path).split(separator: "/").dropLast()
         return ["/"] + parts.indices.map { "/" + parts[...$0].joined(separator: "/") }
     }
 

@@ -13,7 +13,8 @@ import RPCProtocol
 ///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
 ///     Isolation=process    # a module host process of its own (the default); none: inside rpcd
 ///     ReadWritePaths=/var/lib/rpcd  # what the isolated module may write (repeatable)
-///     MemoryMax=512M       # the isolated module's data limit; infinity for none
+///     MemoryMax=512M       # the isolated module's memory limit; infinity for none
+///     TasksMax=128         # processes and threads the isolated module's host may have; infinity for none
 ///     [Access]             # replaces rpcd.conf's [Access] lists for this service, key by key
 ///     Allow=group:admins
 ///     AllowRead=local 192.168.1.0/24
@@ -72,6 +73,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
                     .value("Isolation", \.isolation, parse: HandlerIsolation.parse, format: \.rawValue),
                     .list("ReadWritePaths", \.sandbox.readWritePaths, parse: HandlerSandbox.parsePath, format: { $0 }),
                     .size("MemoryMax", \.sandbox.memoryMax, in: HandlerSandbox.memoryMaxRange),
+                    .integer("TasksMax", \.sandbox.tasksMax, in: HandlerSandbox.tasksMaxRange),
                 ]),
             INISection("Access", keys: [.principals("Allow", \.allow), .principals("AllowRead", \.allowRead)]),
             // Free-form, read by `make` before the schema applies; named here so that a misspelled `[config]`

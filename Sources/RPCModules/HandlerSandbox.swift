@@ -7,11 +7,19 @@ package struct HandlerSandbox: Hashable, Sendable {
     /// Absolute paths the module may create, write and delete beneath; everywhere else it may at most read
     /// system libraries, its own module directory, `/proc` and `/sys`.
     package var readWritePaths: [String] = []
-    /// The host's data limit (heap and private mappings, `RLIMIT_DATA`); nil: none.
+    /// The host's memory limit: its cgroup's `memory.max`, over every process it starts, where rpcd has a
+    /// cgroup with the memory controller; otherwise each process's data (`RLIMIT_DATA`). nil: none.
     package var memoryMax: Int? = defaultMemoryMax
+    /// The processes and threads the host may have at once: its cgroup's `pids.max`, where rpcd has a cgroup
+    /// with the pids controller; otherwise its user's `RLIMIT_NPROC` when it runs as a user of its own, or
+    /// nothing (`HostWalls` logs which). nil: none.
+    package var tasksMax: Int? = defaultTasksMax
 
     package static let defaultMemoryMax = 512 << 20
     static let memoryMaxRange = (16 << 20)...(1 << 50)
+    /// A host itself runs 4 threads and `max(2, cores)` workers for methods that may block.
+    package static let defaultTasksMax = 128
+    static let tasksMaxRange = 8...4_194_304
 
     package init() {}
 

@@ -28,6 +28,8 @@ package final class ModuleHost: Sendable {
     /// Where the links to module host processes live (`Isolation=process`), and where they are supervised.
     private let group: any EventLoopGroup
     private let hostExecutable: String
+    /// What every module host starts inside (its cgroup), beyond the sandbox it applies itself.
+    private let walls: HostWalls
     /// Where every handler's events go: give it to the router (`RPCRouter(events:)`), so they reach subscribers.
     package let events: RPCEventHub
 
@@ -43,14 +45,16 @@ package final class ModuleHost: Sendable {
     }
 
     /// `reservedServices` are names no handler may take (the built-in services). Module host processes run
-    /// `hostExecutable` and are linked to rpcd on `group`'s loops.
+    /// `hostExecutable` inside `walls` and are linked to rpcd on `group`'s loops.
     package init(
         directories: HandlerDirectories, moduleDirectories: ModuleDirectories = .standard, reservedServices: Set<String>,
         pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
-        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate()
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate(),
+        walls: HostWalls = .processOnly
     ) {
         self.group = group
         self.hostExecutable = hostExecutable
+        self.walls = walls
         self.events = events
         self.directories = directories
         self.moduleDirectories = moduleDirectories
@@ -83,7 +87,7 @@ package final class ModuleHost: Sendable {
             && duplicates[configuration.name] == nil && reusableHost(configuration, previous[configuration.name]) == nil {
             let path = moduleDirectories.path(for: configuration.module)
             let supervisor = ModuleHostSupervisor(
-                configuration: configuration, modulePath: path, executable: hostExecutable, loop: group.next(),
+                configuration: configuration, modulePath: path, executable: hostExecutable, walls: walls, loop: group.next(),
                 events: events, logger: Self.logger(logger, module: path))
             launches[configuration.name] = Launch(supervisor: supervisor, firstStart: supervisor.launchFirst())
         }

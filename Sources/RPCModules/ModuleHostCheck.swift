@@ -5,6 +5,10 @@ import RPCJSON
 import RPCModuleLink
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `rpcd --check-config`'s look at a handler's module, taken in a module host process rather than in the
 /// checking process: the host is sandboxed as the handler's own would be, loads the module with the same checks
 /// (ownership, mode, ABI, descriptor, `[Config]` keys), reports its descriptor and exits, and the module's
@@ -18,18 +22,29 @@ package enum ModuleHostCheck {
     /// The module's descriptor as `configuration` would serve it, or why rpcd would refuse the handler.
     package static func check(
         _ configuration: HandlerConfiguration, modulePath: String, executable: String = ModuleHostExecutable.locate(),
-        eventLoop: any EventLoop, timeout: Duration? = nil
+        walls: HostWalls = .processOnly, eventLoop: any EventLoop, timeout: Duration? = nil
     ) -> Result<RPCServiceDescriptor, ModuleLoadError> {
         // As long as the daemon gives a host to start its module (whose init it also waits for).
         let timeout = timeout ?? ModuleHostPolicy.standard.startTimeout
         let spawned: (ModuleHostProcess, Int32)
+        let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
         do {
+            let module = try ModuleLoader.openTrusted(path: modulePath)
+            defer { close(module) }
+            let prepared = try walls.prepare(handler: configuration.name, sandbox: configuration.sandbox)
+            defer { prepared.spawned(true) }
             let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
-            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: arguments.arguments)
+            spawned = try ModuleHostProcess.spawn(
+                executable: executable, arguments: arguments.arguments, handing: [module], walls: prepared.walls)
+        } catch let error as ModuleLoadError {
+            ended.fail(CheckFailure(reason: "not started"))
+            return .failure(error)
         } catch {
+            ended.fail(CheckFailure(reason: "not started"))
             return .failure(ModuleLoadError(modulePath, "\(error)"))
         }
         let (process, link) = spawned
+        process.watch { ended.succeed($0) }
         let answer = eventLoop.makePromise(of: RPCServiceDescriptor.self)
         let start = ModuleHostStart(modulePath: modulePath, configuration: configuration, checkOnly: true)
         let channel = ModuleHostProcess.attach(link: link, on: eventLoop) { CheckClient(answer: answer) }
@@ -43,8 +58,6 @@ package enum ModuleHostCheck {
         if case .failure = result { process.kill() }
         // Closing the link ends a host that answered; one that did not was killed above.
         if let channel = try? channel.wait() { try? channel.close().wait() }
-        let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
-        process.reap { ended.succeed($0) }
         let termination = try? ended.futureResult.wait()
         return result.mapError { error in
             if let failure = error as? CheckFailure { return ModuleLoadError(modulePath, failure.reason) }

@@ -18,6 +18,8 @@ struct ModuleHostPolicy: Sendable {
     var pingInterval: Duration = .seconds(1)
     /// ...and kills a host that has not answered a ping for this long: it hangs.
     var pingTimeout: Duration = .seconds(5)
+    /// A host whose link has closed but whose process lingers (in a module's exit handler) is killed after this.
+    var linkClosedGrace: Duration = .seconds(1)
 
     static let standard = ModuleHostPolicy()
 

@@ -42,9 +42,13 @@ final class ModuleHostServer: ChannelInboundHandler {
     /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
     private let cancellations = CallCancellations()
 
-    init(pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>) {
+    /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`).
+    private let moduleFile: Int32
+
+    init(pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>, moduleFile: Int32) {
         self.pool = pool
         self.sandbox = sandbox
+        self.moduleFile = moduleFile
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -98,7 +102,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         case .success(.landlock): break
         }
         do {
-            let image = try ModuleLoader().load(path: start.modulePath)
+            let image = try ModuleLoader().load(checkedFile: moduleFile, path: start.modulePath)
             if start.checkOnly {
                 // `rpcd --check-config`: what loading tells, without the module's init (no file opened, no thread).
                 try image.checkConfig(of: start.configuration)
@@ -203,7 +207,7 @@ package enum ModuleHostMain {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: sandbox)])
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile)])
                     }
                 }
                 .withConnectedSocket(3).wait()

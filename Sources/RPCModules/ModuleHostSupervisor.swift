@@ -16,16 +16,18 @@ import Glibc
 /// answers its calls in flight at once with -32005, logs the death once, and starts a new host after a
 /// backoff, up to a start limit (`ModuleHostPolicy`).
 ///
-/// `Timeout=` and `MaxConcurrency=` are enforced here, before a call crosses the link. A call still unanswered
-/// one further `Timeout=` after its caller got -32003, or a host that answers no ping for
-/// `ModuleHostPolicy.pingTimeout`, means the host hangs: it is killed (SIGKILL) and restarted. rpcd's event
-/// loops never wait on a host: every link is a non-blocking channel, and hosts are reaped off the loops.
+/// `Timeout=` and `MaxConcurrency=` are enforced here, before a call crosses the link. A call past `Timeout=` is
+/// one slow call: its caller gets -32003, the module is told to cancel it, and it keeps its slot until the
+/// module answers. Only a host that answers no ping for `ModuleHostPolicy.pingTimeout` hangs: it is killed
+/// (SIGKILL) and restarted. A host's end is seen from its process (`ProcessWatcher`), not from its link. rpcd's
+/// event loops never wait on a host: every link is a non-blocking channel, and hosts are reaped off the loops.
 /// Thread-safe.
 final class ModuleHostSupervisor: Sendable {
     let configuration: HandlerConfiguration
     let modulePath: String
     private let start: ModuleHostStart
     private let executable: String
+    private let walls: HostWalls
     private let loop: any EventLoop
     private let events: RPCEventHub
     private let policy: ModuleHostPolicy
@@ -54,10 +56,11 @@ final class ModuleHostSupervisor: Sendable {
     private struct Host {
         var attempt: UInt64
         var process: ModuleHostProcess
+        /// Its cgroup, where rpcd has them: what it started ends with it.
+        var cgroup: HostCgroup?
         /// rpcd's end of the link, once attached.
         var channel: (any Channel)?
         var lastPong = NIODeadline.now()
-        var reaping = false
         /// Why rpcd killed it (it hung); nil while it dies, if it does, on its own.
         var killReason: String?
     }
@@ -100,13 +103,14 @@ final class ModuleHostSupervisor: Sendable {
     }
 
     init(
-        configuration: HandlerConfiguration, modulePath: String, executable: String, loop: any EventLoop,
-        events: RPCEventHub, logger: Logger, policy: ModuleHostPolicy = .standard
+        configuration: HandlerConfiguration, modulePath: String, executable: String, walls: HostWalls = .processOnly,
+        loop: any EventLoop, events: RPCEventHub, logger: Logger, policy: ModuleHostPolicy = .standard
     ) {
         self.configuration = configuration
         self.modulePath = modulePath
         self.start = ModuleHostStart(modulePath: modulePath, configuration: configuration)
         self.executable = executable
+        self.walls = walls
         self.loop = loop
         self.events = events
         self.policy = policy
@@ -186,7 +190,7 @@ final class ModuleHostSupervisor: Sendable {
     }
 
     /// `Timeout=` passed: the caller gets -32003 and the module is told as for a cancellation; the call keeps
-    /// its slot. Unanswered one more `Timeout=` later, the host is taken to hang.
+    /// its slot until the module answers. A module that overruns is slow, not hung: the pings tell that.
     private func timedOut(_ token: UInt64, after timeout: Duration) {
         let found = state.withLock { state -> (LinkedCall, ModuleLinkOutbox?)? in
             guard var call = state.calls[token], !call.clientAnswered else { return nil }
@@ -200,10 +204,6 @@ final class ModuleHostSupervisor: Sendable {
         logger.warning("Call timed out", metadata: [LogField.method: "\(call.method)"])
         call.responder.fail(RPCError.timeout(after: milliseconds))
         outbox?.send(.cancel(token: token))
-        loop.scheduleTask(in: timeout.timeAmount) {
-            guard self.state.withLock({ $0.calls[token] != nil }) else { return }
-            self.kill(reason: "hung", detail: "a call stayed unanswered for twice Timeout=")
-        }
     }
 
     /// The host answered call `token` (`nil`: with a result that is not one JSON value); the answer goes to its
@@ -271,14 +271,31 @@ final class ModuleHostSupervisor: Sendable {
         guard let attempt else { return }
         if attempt > 1 { restarts.add(1, ordering: .relaxed) }
         let spawned: (ModuleHostProcess, Int32)
+        let module: Int32
         do {
-            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
-            spawned = try ModuleHostProcess.spawn(executable: executable, arguments: arguments.arguments)
+            module = try ModuleLoader.openTrusted(path: modulePath)
+        } catch {
+            return startFailed(error.reason)
+        }
+        defer { close(module) }
+        let prepared: PreparedHostWalls
+        do {
+            prepared = try walls.prepare(handler: configuration.name, sandbox: configuration.sandbox)
         } catch {
             return startFailed("\(error)")
         }
+        do {
+            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            spawned = try ModuleHostProcess.spawn(
+                executable: executable, arguments: arguments.arguments, handing: [module], walls: prepared.walls)
+            prepared.spawned(true)
+        } catch {
+            prepared.spawned(false)
+            return startFailed("\(error)")
+        }
         let (process, link) = spawned
-        state.withLock { $0.host = Host(attempt: attempt, process: process) }
+        state.withLock { $0.host = Host(attempt: attempt, process: process, cgroup: prepared.cgroup) }
+        process.watch { termination in self.died(attempt: attempt, termination) }
         ModuleHostProcess.attach(link: link, on: loop) { ModuleLinkClient(supervisor: self, attempt: attempt) }
             .whenComplete { result in
                 switch result {
@@ -289,7 +306,6 @@ final class ModuleHostSupervisor: Sendable {
                     channel.writeAndFlush([ModuleLinkMessage.start(self.start.json.linkBuffer)], promise: nil)
                 case .failure:
                     process.kill()
-                    self.linkClosed(attempt: attempt)
                 }
             }
         loop.scheduleTask(in: policy.startTimeout.timeAmount) {
@@ -415,24 +431,25 @@ final class ModuleHostSupervisor: Sendable {
 
     /// Kills the current host (SIGKILL); its death is handled as any other, with `reason` told to its callers.
     private func kill(reason: String, detail: String) {
-        let process = state.withLock { state -> ModuleHostProcess? in
+        let host = state.withLock { state -> Host? in
             guard state.host != nil, state.host?.killReason == nil else { return nil }
             state.host?.killReason = reason
-            return state.host?.process
+            return state.host
         }
-        guard let process else { return }
-        logger.error("Module host killed", metadata: [LogField.pid: "\(process.pid)", LogField.reason: "\(detail)"])
-        process.kill()
+        guard let host else { return }
+        logger.error("Module host killed", metadata: [LogField.pid: "\(host.process.pid)", LogField.reason: "\(detail)"])
+        host.process.kill()
+        host.cgroup?.kill()
     }
 
-    /// The link to host `attempt` closed: the host ended, or is about to. Reaps it off the event loops.
+    /// The link to host `attempt` closed: the host is about to end (`died` follows from its process). One that
+    /// lingers without its link (stuck in a module's exit handler) gets `linkClosedGrace`, then SIGKILL.
     func linkClosed(attempt: UInt64) {
-        let process = state.withLock { state -> ModuleHostProcess? in
-            guard let host = state.host, host.attempt == attempt, !host.reaping else { return nil }
-            state.host?.reaping = true
-            return host.process
+        // Not on the event loop: links close while rpcd's loops shut down, and the host must still be ended.
+        ProcessWatcher.shared.after(policy.linkClosedGrace) {
+            let process = self.state.withLock { state in state.host?.attempt == attempt ? state.host?.process : nil }
+            process?.kill()
         }
-        process?.reap { termination in self.died(attempt: attempt, termination) }
     }
 
     private func died(attempt: UInt64, _ termination: ModuleHostTermination) {
@@ -442,9 +459,11 @@ final class ModuleHostSupervisor: Sendable {
             case stopped
             case none
         }
-        let outcome = state.withLock { state -> (calls: [LinkedCall], next: Next, killReason: String?, pid: pid_t, service: String?)? in
+        let outcome = state.withLock { state -> (calls: [LinkedCall], next: Next, killReason: String?, pid: pid_t, service: String?, cgroup: HostCgroup?)? in
             guard let host = state.host, host.attempt == attempt else { return nil }
             state.host = nil
+            // A child of the host's may still hold the link's other end: the link ends with the host.
+            host.channel?.close(promise: nil)
             state.pinger?.cancel()
             state.pinger = nil
             let calls = Array(state.calls.values)
@@ -473,9 +492,13 @@ final class ModuleHostSupervisor: Sendable {
                     next = .restart(after: policy.restartDelay(after: state.starts.count))
                 }
             }
-            return (calls, next, host.killReason, host.process.pid, state.descriptor?.name)
+            return (calls, next, host.killReason, host.process.pid, state.descriptor?.name, host.cgroup)
         }
         guard let outcome else { return }
+        if let cgroup = outcome.cgroup {
+            cgroup.kill()
+            removeWhenEmpty(cgroup)
+        }
         let service = outcome.service ?? configuration.service ?? configuration.name
         let reason = outcome.killReason ?? "crashed"
         let error = RPCError.serviceUnavailable(service, handler: configuration.name, reason: reason, termination: "\(termination)")
@@ -506,6 +529,16 @@ final class ModuleHostSupervisor: Sendable {
         case .stopped:
             break
         }
+    }
+
+    /// Removes a dead host's cgroup once the processes `cgroup.kill` ended have been reaped (by the kernel,
+    /// moments later); gives up after a few seconds, logging it.
+    private func removeWhenEmpty(_ cgroup: HostCgroup, tries: Int = 50) {
+        guard !cgroup.remove() else { return }
+        guard tries > 0 else {
+            return logger.warning("Module host's cgroup still has processes; left in place", metadata: [LogField.cgroup: "\(cgroup.path)"])
+        }
+        ProcessWatcher.shared.after(.milliseconds(100)) { self.removeWhenEmpty(cgroup, tries: tries - 1) }
     }
 
     /// No new calls from now on; the host stops once its calls in flight are answered.

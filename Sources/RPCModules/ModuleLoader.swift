@@ -24,15 +24,37 @@ package final class ModuleLoader: Sendable {
     package init() {}
 
     package func load(path: String) throws(ModuleLoadError) -> ModuleImage {
-        // One descriptor from check to load: the file checked is the file loaded, whatever happens to the path.
+        let file = try Self.openTrusted(path: path)
+        defer { close(file) }
+        return try load(checkedFile: file, path: path)
+    }
+
+    /// Opens the module file at `path` and checks it through that descriptor (`FileTrust`): one descriptor from
+    /// check to load, so the file checked is the file loaded, whatever happens to the path. rpcd hands such a
+    /// descriptor to a module host, which loads from it (`load(checkedFile:path:)`) without reaching the path.
+    package static func openTrusted(path: String) throws(ModuleLoadError) -> Int32 {
         let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard file >= 0 else {
             throw ModuleLoadError(path, errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
         }
-        defer { close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(file)
+            throw ModuleLoadError(path, reason)
+        }
+        if let problem = FileTrust.problem(file: path, info: info) {
+            close(file)
+            throw ModuleLoadError(path, problem)
+        }
+        return file
+    }
+
+    /// Loads the module from `file`, a descriptor `openTrusted` opened and checked (`path` names it in errors
+    /// and for the module's image).
+    func load(checkedFile file: Int32, path: String) throws(ModuleLoadError) -> ModuleImage {
         var info = stat()
         guard fstat(file, &info) == 0 else { throw ModuleLoadError(path, String(cString: strerror(errno))) }
-        if let problem = FileTrust.problem(file: path, info: info) { throw ModuleLoadError(path, problem) }
         let identity = FileIdentity(info)
         let previous = images.withLock { $0[path] }
         if let previous, previous.identity == identity { return previous }

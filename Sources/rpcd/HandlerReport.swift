@@ -11,6 +11,7 @@ enum HandlerReport {
     static func print(directories: HandlerDirectories, moduleDirectories: ModuleDirectories, reservedServices: Set<String>) -> Bool {
         let scan = directories.scan()
         let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let walls = HostWalls.checking()
         var ok = true
         // Service name → the enabled handler serving it, in the order rpcd starts them: a later one is refused.
         var served: [String: String] = Dictionary(uniqueKeysWithValues: reservedServices.map { ($0, "rpcd itself") })
@@ -20,7 +21,7 @@ enum HandlerReport {
             Swift.print(handler.rendered(), terminator: "")
             let path = moduleDirectories.path(for: handler.module)
             do {
-                let descriptor = try ModuleHostCheck.check(handler, modulePath: path, eventLoop: loop).get()
+                let descriptor = try ModuleHostCheck.check(handler, modulePath: path, walls: walls, eventLoop: loop).get()
                 Swift.print("# module \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
                 let service = descriptor.name
                 if handler.enabled {

@@ -118,7 +118,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         let host = ModuleHost(
             directories: handlerDirectories, moduleDirectories: moduleDirectories,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
-            pool: pool, logger: logger, group: group)
+            pool: pool, logger: logger, group: group, walls: HostWalls.detect(logger: logger))
         let daemon = Daemon(
             settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
             activatedSockets: activatedSockets, tls: tls, tsigKey: tsigKey)

@@ -56,8 +56,8 @@ final class ModuleIntegrationTests: XCTestCase {
     }
 
     func testEveryExampleModuleServes() throws {
-        let kvFile = handlers.path("kv.json")
-        try handlers.write("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.path)\n[Config]\nFile=\(kvFile)\n")
+        let kvFile = handlers.stateDirectory + "/kv.json"
+        try handlers.write("kv", "[Handler]\nModule=kv\nReadWritePaths=\(handlers.stateDirectory)\n[Config]\nFile=\(kvFile)\n")
         let daemon = try DaemonProcess(DaemonOptions(modules: ["calc", "echo", "sysinfo"], handlers: handlers))
         let c = try RawConnection(daemon.tcpEndpoint)
         let divide = try c.call(#"{"jsonrpc":"2.0","method":"calc.divide","params":[1,0],"id":1}"#)

@@ -74,6 +74,32 @@ final class HandlerDirectoriesTests: XCTestCase {
         XCTAssertEqual(directories.scan().handlers.count, 1)
     }
 
+    /// In a directory others may write (sticky, as /tmp), a symlink is trusted by its own owner, not by its
+    /// target's: another user's link to a root-only file is refused without reading it (rpcd used to log the
+    /// file's first line as a syntax error), and another user's link to /dev/null masks nothing.
+    func testSymlinksOthersOwnAreRefusedWithoutReadingTheirTarget() throws {
+        guard getuid() == 0 else { throw XCTSkip("needs root: the links must belong to another user (lchown)") }
+        try write(vendor, "calc.conf", "[Handler]\nModule=calc\n")
+        try write(root.appendingPathComponent("secret").path, "shadow", "root:$6$secret-hash:19000:0:99999:7:::\n")
+        chmod(root.appendingPathComponent("secret/shadow").path, 0o600)
+        try FileManager.default.createDirectory(atPath: admin, withIntermediateDirectories: true)
+        chmod(admin, 0o1777)
+        let leak = "\(admin)/leak.conf", mask = "\(admin)/calc.conf"
+        try FileManager.default.createSymbolicLink(atPath: leak, withDestinationPath: root.appendingPathComponent("secret/shadow").path)
+        try FileManager.default.createSymbolicLink(atPath: mask, withDestinationPath: "/dev/null")
+        for link in [leak, mask] { XCTAssertEqual(lchown(link, 65534, 65534), 0) }
+        let scan = directories.scan()
+        XCTAssertEqual(scan.masked.map(\.name), [], "another user's link masks nothing")
+        XCTAssertEqual(scan.failedHandlers.sorted(), ["calc", "leak"])
+        for error in scan.errors {
+            XCTAssertTrue(error.message.contains("is a symlink owned by uid 65534"), "\(error)")
+            XCTAssertFalse(error.description.contains("secret-hash"), "a refused file is never read: \(error)")
+        }
+        // The same links owned by root are the administrator's: the mask masks.
+        for link in [leak, mask] { XCTAssertEqual(lchown(link, 0, 0), 0) }
+        XCTAssertEqual(directories.scan().masked.map(\.name), ["calc"])
+    }
+
     func testSymlinkToDevNullAndEmptyFileMask() throws {
         try write(vendor, "calc.conf", "[Handler]\nModule=calc\n")
         try write(vendor, "echo.conf", "[Handler]\nModule=echo\n")

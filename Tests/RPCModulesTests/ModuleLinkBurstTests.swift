@@ -107,8 +107,11 @@ final class ModuleLinkBurstTests: XCTestCase {
     /// A host's end of the link on an EmbeddedChannel, serving `module` (its `ready` read and checked).
     private func servingHost(_ module: String, pool: WorkerPool) throws -> EmbeddedChannel {
         let channel = EmbeddedChannel()
+        // As rpcd hands a host its module: opened and checked.
+        let file = try ModuleLoader.openTrusted(path: module)
+        defer { close(file) }
         try channel.pipeline.syncOperations.addHandlers(
-            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock))])
+            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock), moduleFile: file)])
         var configuration = HandlerConfiguration(name: "test")
         configuration.module = module
         try channel.writeInbound(ModuleLinkCodec.frame(

@@ -16,6 +16,14 @@ package final class HandlersDirectory {
 
     package var path: String { url.path }
 
+    /// A directory for what isolated modules write (`ReadWritePaths=`), made on first use: not the handlers.d
+    /// itself, which a module host's user must never be able to write (rpcd would refuse the handler files).
+    package var stateDirectory: String {
+        let state = url.appendingPathComponent("state")
+        try? FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+        return state.path
+    }
+
     /// The path of `file` inside the directory.
     package func path(_ file: String) -> String { url.appendingPathComponent(file).path }
 

@@ -419,6 +419,8 @@ def main():
     counters = Counters()
     chaos = Chaos()
     with tempfile.TemporaryDirectory() as workdir:
+        # kv's module host runs as a user of its own (docs/SECURITY.md): it must reach its store beneath here.
+        os.chmod(workdir, 0o755)
         daemon = Daemon(args.bin_dir, workdir)
         try:
             ledger = KVLedger(daemon.kv_file)

@@ -32,6 +32,7 @@ CLIENT = "/usr/local/libexec/rpcd-systemtest/ns_client.py"
 SOCKET = "/run/rpcd/rpcd.sock"
 DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
+FAULTY_HANDLER = "/etc/rpcd/handlers.d/faulty.conf"
 MESSAGE_STARTED = "aad5022865d24348ac0a29890bd17352"
 MESSAGE_RELOADED = "9220cd891469400890406a1980afcd0e"
 MESSAGE_STOPPING = "522642a65a4d4f47a058c329cbc31d39"
@@ -70,6 +71,8 @@ def setUpModule():
     os.makedirs(os.path.dirname(staged_client), exist_ok=True)
     shutil.copy(CLIENT_SOURCE, staged_client)
     shutil.copy(os.path.join(ROOT, "examples", "python", "rpcd_client.py"), os.path.dirname(staged_client))
+    # The misbehaving test module (Tests/Modules/Faulty), for the walls around module hosts.
+    shutil.copy(os.path.join(ROOT, ".build", "debug", "libfaulty.so"), STAGE + "/usr/local/lib/rpcd/modules/")
     namespace = SystemdNamespace.booted(os.path.join(WORK, "run"), stage=STAGE)
 
 
@@ -87,7 +90,7 @@ class SystemdTests(unittest.TestCase):
     def setUp(self):
         ns = namespace
         ns.run("systemctl", "stop", "rpcd.socket", "rpcd.service", check=False)
-        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf")
+        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf", FAULTY_HANDLER)
         ns.run("systemctl", "daemon-reload")
         ns.run("systemctl", "reset-failed", "rpcd.service", "rpcd.socket", check=False)
         self.ns = ns
@@ -151,6 +154,61 @@ class SystemdTests(unittest.TestCase):
         self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
         # sysinfo reads /proc/uptime: ProtectProc=invisible must leave it readable.
         self.assertGreater(float(self.rpcctl("call", "sysinfo.uptime").stdout), 0)
+
+    def cgroup_of(self, pid):
+        """PID's cgroup v2 path, as the namespace sees it (None once the process is gone)."""
+        result = self.ns.run("cat", f"/proc/{pid}/cgroup", check=False)
+        return next((line[3:] for line in result.stdout.splitlines() if line.startswith("0::")), None)
+
+    def running(self, pid):
+        result = self.ns.run("cat", f"/proc/{pid}/stat", check=False)
+        return result.returncode == 0 and not result.stdout.rsplit(")", 1)[-1].startswith(" Z")
+
+    def test_module_hosts_run_in_cgroups_of_their_own_and_take_what_they_start_with_them(self):
+        self.write(FAULTY_HANDLER, "[Handler]\nModule=faulty\n")
+        self.start()
+        unit = "/system.slice/rpcd.service"
+        self.assertEqual(self.cgroup_of(self.main_pid()), unit + "/daemon", "rpcd moved itself out of the way")
+        entries = [entry["MESSAGE"] for entry in self.journal(f"_PID={self.main_pid()}")]
+        self.assertTrue(any(message.startswith("Module hosts run in cgroups of their own") for message in entries), entries)
+        host = int(self.rpcctl("call", "faulty.pid").stdout)
+        cgroup = self.cgroup_of(host)
+        self.assertRegex(cgroup, re.escape(unit) + r"/host-faulty-\d+$")
+        # Only its link and rpcd's own standard output and error, the journal's stream: no listener, no peer's
+        # connection (the rpcctl calls are peers while it runs).
+        self.assertEqual(json.loads(self.rpcctl("call", "faulty.sockets").stdout), [1, 2, 3])
+        for fd in (1, 2):
+            self.assertEqual(self.ns.run("readlink", f"/proc/{host}/fd/{fd}").stdout,
+                             self.ns.run("readlink", f"/proc/{self.main_pid()}/fd/{fd}").stdout)
+        child = int(self.rpcctl("call", "faulty.fork_orphan").stdout)
+        self.assertEqual(self.cgroup_of(child), cgroup, "what a host starts is in its cgroup")
+        self.assertNotEqual(self.rpcctl("call", "faulty.crash", check=False).returncode, 0)
+        self.ns.wait_for(lambda: not self.running(child), timeout=10, what="the host's child to end with it")
+        self.ns.wait_for(
+            lambda: self.ns.run("test", "-d", "/sys/fs/cgroup" + cgroup, check=False).returncode != 0, timeout=10,
+            what="the dead host's cgroup to be removed")
+        self.ns.wait_for(lambda: self.rpcctl("call", "faulty.ok", check=False).returncode == 0, timeout=10,
+                         what="faulty to serve again")
+        self.assertNotEqual(self.cgroup_of(int(self.rpcctl("call", "faulty.pid").stdout)), cgroup, "a new host, a new cgroup")
+
+    def test_a_module_host_is_nobody_to_rpcd_under_the_shipped_unit(self):
+        self.write(FAULTY_HANDLER, "[Handler]\nModule=faulty\nTasksMax=24\n")
+        self.start()
+        host = int(self.rpcctl("call", "faulty.pid").stdout)
+        status = dict(line.split(":", 1) for line in self.ns.run("cat", f"/proc/{host}/status").stdout.splitlines())
+        uids = {int(uid) for uid in status["Uid"].split()}
+        self.assertEqual(len(uids), 1, status["Uid"])
+        self.assertIn(uids.pop(), range(0x60000, 0x61000), "a module host's user, not rpcd's")
+        self.assertEqual(status["Groups"].strip(), "", "no supplementary group (not rpcd's)")
+        self.assertEqual(status["CapEff"].strip(), "0000000000000000", "rpcd's CAP_SETUID is not the host's")
+        # It calls rpcd back through the socket every local user may connect to: nobody the rules know.
+        for method in ("rpcd.setLogLevel", "kv.set", "rpcd.ping"):
+            reply = json.loads(self.rpcctl("call", "faulty.call_back", "--params", json.dumps([SOCKET, method])).stdout)
+            self.assertEqual(reply["error"]["code"], -32007, f"{method}: {reply}")
+        self.assertEqual(self.rpcctl("call", "faulty.read", "--params", json.dumps([f"/proc/{self.main_pid()}/environ"])).stdout.strip(), "false")
+        forked = int(self.rpcctl("call", "faulty.forks").stdout)
+        self.assertLess(forked, 24, "TasksMax= bounds its forks")
+        self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
 
     def test_access_rules_tell_users_and_groups_apart_under_the_shipped_unit(self):
         """The shipped rules by SO_PEERCRED inside the unit's sandbox (no PrivateUsers=, or every uid would read

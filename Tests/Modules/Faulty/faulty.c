@@ -11,12 +11,16 @@
 #include <string.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
-    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE
+    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS
 };
 
 static const rpcd_method methods[] = {
@@ -32,6 +36,15 @@ static const rpcd_method methods[] = {
     {sizeof(rpcd_method), "read", "Whether it can read the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "write", "Whether it can create the file at params[0]", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "unshare", "The errno of making a user namespace (0: made)", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "sockets", "The descriptors of the host that are sockets", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "fork_abort", "Forks a child that keeps the link open, then calls abort()", NULL, 0, NULL,
+     RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "fork_orphan", "Forks a child that waits for ever; answers its pid", NULL, 0, NULL,
+     RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "call_back", "Calls method params[1] of the rpcd at Unix socket params[0]; answers its reply",
+     NULL, 0, NULL, RPCD_METHOD_READ_ONLY | RPCD_METHOD_MAY_BLOCK},
+    {sizeof(rpcd_method), "forks", "Forks children that wait for ever, up to 500 or until fork fails; answers how many",
+     NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
 };
 
 /* The first string of PARAMS (["/a/path"]; no escapes) into PATH; 0 when there is none. */
@@ -48,6 +61,30 @@ static int first_string(const char *params, size_t len, char *path, size_t size)
 }
 
 static const rpcd_host *host_table;
+
+/* Connects to the Unix socket PATH, sends one framed call of METHOD, and reads the reply's frame into REPLY
+ * (NUL-terminated); 0 on success. */
+static int call_back(const char *path, const char *method, char *reply, size_t size)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un address = {.sun_family = AF_UNIX};
+    snprintf(address.sun_path, sizeof address.sun_path, "%s", path);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&address, sizeof address) != 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    char frame[512];
+    int length = snprintf(frame + 4, sizeof frame - 4, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":[\"debug\"],\"id\":1}", method);
+    frame[0] = 0, frame[1] = 0, frame[2] = (char)(length >> 8), frame[3] = (char)length;
+    unsigned char head[4];
+    int ok = write(fd, frame, (size_t)length + 4) == length + 4 && recv(fd, head, 4, MSG_WAITALL) == 4;
+    size_t reply_length = ok ? (size_t)head[2] << 8 | head[3] : 0;
+    ok = ok && head[0] == 0 && head[1] == 0 && reply_length < size && recv(fd, reply, reply_length, MSG_WAITALL) == (ssize_t)reply_length;
+    close(fd);
+    if (!ok) return -1;
+    reply[reply_length] = 0;
+    return 0;
+}
 
 /* RPCD_FAULTY_LOAD=crash: the library crashes while it is being loaded (a constructor runs at dlopen, before
  * anyone has seen its descriptor), which `rpcd --check-config` must report rather than die of. */
@@ -127,6 +164,73 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         snprintf(text, sizeof text, "%d", unshare(CLONE_NEWUSER) == 0 ? 0 : errno);
         reply_text(call, text);
         break;
+    case METHOD_SOCKETS: {
+        /* Every descriptor rpcd handed the host (or forgot to close) that is a socket: a JSON array. */
+        char list[1024] = "[";
+        DIR *directory = opendir("/proc/self/fd");
+        struct dirent *entry;
+        while (directory != NULL && (entry = readdir(directory)) != NULL) {
+            char link[64], target[64];
+            snprintf(link, sizeof link, "/proc/self/fd/%s", entry->d_name);
+            ssize_t length = readlink(link, target, sizeof target - 1);
+            if (length <= 0) continue;
+            target[length] = 0;
+            if (strncmp(target, "socket:", 7) != 0) continue;
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s", used > 1 ? "," : "", entry->d_name);
+        }
+        if (directory != NULL) closedir(directory);
+        strncat(list, "]", sizeof list - strlen(list) - 1);
+        reply_text(call, list);
+        break;
+    }
+    case METHOD_FORK_ABORT:
+        /* The child keeps every descriptor, the link among them, open for ever. */
+        if (fork() == 0) {
+            for (;;) pause();
+        }
+        abort();
+    case METHOD_FORK_ORPHAN: {
+        pid_t child = fork();
+        if (child == 0) {
+            for (;;) pause();
+        }
+        snprintf(text, sizeof text, "%ld", (long)child);
+        reply_text(call, text);
+        break;
+    }
+    case METHOD_CALL_BACK: {
+        char path[256], method_name[128], reply[4096];
+        const char *second = NULL;
+        if (first_string(params, len, path, sizeof path)) {
+            const char *after = memchr(params, '"', len);
+            after = after ? memchr(after + 1, '"', len - (size_t)(after + 1 - params)) : NULL;
+            second = after ? after + 1 : NULL;
+        }
+        if (second == NULL || !first_string(second, len - (size_t)(second - params), method_name, sizeof method_name)) {
+            host_table->reply_error(call, -32602, "Invalid params", NULL, 0);
+            break;
+        }
+        if (call_back(path, method_name, reply, sizeof reply) != 0) {
+            reply_text(call, "null");
+            break;
+        }
+        reply_text(call, reply);
+        break;
+    }
+    case METHOD_FORKS: {
+        int forked = 0;
+        for (; forked < 500; forked++) {
+            pid_t child = fork();
+            if (child < 0) break;
+            if (child == 0) {
+                for (;;) pause();
+            }
+        }
+        snprintf(text, sizeof text, "%d", forked);
+        reply_text(call, text);
+        break;
+    }
     case METHOD_PID:
         snprintf(text, sizeof text, "%ld", (long)getpid());
         reply_text(call, text);
