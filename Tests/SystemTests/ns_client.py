@@ -2,7 +2,7 @@
 
     ns_client.py loop ADDRESS METHOD PARAMS_JSON SECONDS MAX_CALLS
         calls METHOD over one connection, one after the other, until SECONDS or MAX_CALLS; prints
-        {"ok": N, "errors": [...]} and stops at the first failure.
+        {"ok": N, "errors": [...], "p99_ms": P, "max_ms": M} and stops at the first failure.
     ns_client.py inflight ADDRESS COUNT MILLISECONDS
         sends COUNT echo.sleep calls at once on one connection, prints "sent", then waits for every reply;
         prints {"answered": N, "results": [...], "error": null or "..."}.
@@ -20,16 +20,21 @@ import rpcd_client  # noqa: E402
 
 
 def loop(address, method, params, seconds, max_calls):
-    ok, errors = 0, []
+    ok, errors, latencies = 0, [], []
     deadline = time.monotonic() + float(seconds)
     try:
         with rpcd_client.Client(address, timeout=10) as client:
             while time.monotonic() < deadline and ok < int(max_calls):
+                started = time.monotonic()
                 client.call(method, json.loads(params))
+                latencies.append(time.monotonic() - started)
                 ok += 1
     except Exception as error:  # noqa: BLE001 - every failure is reported to the test
         errors.append(f"{type(error).__name__}: {error}")
-    print(json.dumps({"ok": ok, "errors": errors}), flush=True)
+    latencies.sort()
+    p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000 if latencies else None
+    maximum = latencies[-1] * 1000 if latencies else None
+    print(json.dumps({"ok": ok, "errors": errors, "p99_ms": p99, "max_ms": maximum}), flush=True)
 
 
 def inflight(address, count, milliseconds):
