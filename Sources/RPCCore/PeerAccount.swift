@@ -3,7 +3,10 @@ import Synchronization
 
 /// One connection's account in the `PeerLedger`: what it holds for its peer now, charged when it is spent and
 /// given back when it is freed, and all of it given back when the connection closes (`close`), whatever its
-/// parts forgot. Thread-safe: the connection's loop charges frames and replies, publishers charge events.
+/// parts forgot — except what is held for its calls outside the connection (`chargeCallBound`: the copies a
+/// call to a module host makes), which is the peer's until it is freed, after the connection too: a peer that
+/// leaves calls behind in a hung module still pays for them, and a new connection of its finds its share spent.
+/// Thread-safe: the connection's loop charges frames and replies, publishers charge events.
 package final class PeerAccount: Sendable {
     private let ledger: PeerLedger
     let share: PeerShare
@@ -13,6 +16,8 @@ package final class PeerAccount: Sendable {
 
     private struct State {
         var charged = 0
+        /// Held for calls, given back by `releaseCallBound` alone, after `close` too.
+        var callBound = 0
         var closed = false
     }
 
@@ -36,12 +41,34 @@ package final class PeerAccount: Sendable {
     /// The connection has ended: work still running for it has nobody to answer.
     package var isClosed: Bool { state.withLock { $0.closed } }
 
-    /// Bytes this connection holds now.
-    package var charged: Int { state.withLock { $0.charged } }
+    /// Bytes this connection holds now, its calls' included.
+    package var charged: Int { state.withLock { $0.charged + $0.callBound } }
 
     /// Charges `bytes`, or nothing and false when that would pass the peer's share or what the ledger has
     /// left for this peer (or the connection has closed).
     package func charge(_ bytes: Int) -> Bool {
+        take(bytes) { $0.charged += bytes }
+    }
+
+    /// Charges `bytes` held for a call outside the connection, which stay charged after it closes until
+    /// `releaseCallBound` gives them back; refused as `charge` is.
+    package func chargeCallBound(_ bytes: Int) -> Bool {
+        take(bytes) { $0.callBound += bytes }
+    }
+
+    /// Gives back `bytes` that `chargeCallBound` charged, before or after the connection closed.
+    package func releaseCallBound(_ bytes: Int) {
+        let drained = state.withLock { state -> Bool in
+            let bytes = min(bytes, state.callBound)
+            state.callBound -= bytes
+            share.used.increment(by: -bytes)
+            ledger.give(bytes)
+            return state.closed && state.callBound == 0
+        }
+        if drained { ledger.drained(share) }
+    }
+
+    private func take(_ bytes: Int, into account: (inout State) -> Void) -> Bool {
         precondition(bytes >= 0, "a charge is a number of bytes")
         return state.withLock { state in
             guard !state.closed, share.used.add(bytes, ifAtMost: ledger.perPeerLimit) else { return false }
@@ -49,7 +76,7 @@ package final class PeerAccount: Sendable {
                 share.used.increment(by: -bytes)
                 return false
             }
-            state.charged += bytes
+            account(&state)
             return true
         }
     }
@@ -76,8 +103,9 @@ package final class PeerAccount: Sendable {
         }
     }
 
-    /// The connection has ended: everything it still holds is given back, and its peer has one connection
-    /// fewer. Later charges fail and releases do nothing. Idempotent.
+    /// The connection has ended: everything it still holds is given back but what its calls hold outside it
+    /// (`chargeCallBound`), and its peer has one connection fewer. Later charges fail and releases do nothing
+    /// (but `releaseCallBound`). Idempotent.
     package func close() {
         let wasOpen = state.withLock { state -> Bool in
             guard !state.closed else { return false }

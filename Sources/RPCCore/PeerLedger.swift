@@ -127,12 +127,22 @@ package final class PeerLedger: Sendable {
         total.increment(by: -bytes)
     }
 
-    /// A connection of `share`'s peer has closed.
+    /// A connection of `share`'s peer has closed. The share is forgotten with the peer's last connection, once
+    /// nothing is charged to it any more: bytes its calls still hold keep it (and a new connection finds it).
     func closed(_ share: PeerShare) {
         peers.withLock { peers in
             share.connections -= 1
-            if share.connections == 0 { peers[share.key] = nil }
+            forgetIfIdle(share, in: &peers)
         }
+    }
+
+    /// What a closed connection's calls held has been given back.
+    func drained(_ share: PeerShare) {
+        peers.withLock { peers in forgetIfIdle(share, in: &peers) }
+    }
+
+    private func forgetIfIdle(_ share: PeerShare, in peers: inout [PeerKey: PeerShare]) {
+        if share.connections == 0, share.used.load(ordering: .relaxed) == 0, peers[share.key] === share { peers[share.key] = nil }
     }
 }
 

@@ -140,7 +140,7 @@ final class ModuleHostSupervisor: Sendable {
         // host's, until the host answers. Charged to the caller's peer like a frame, refused like one.
         let account = call.connection.account
         let linkCharge = ModuleLinkMessage.callFrameOverhead + (call.params?.readableBytes ?? 0)
-        guard account.charge(linkCharge) else { return responder.fail(RPCError.serverBusy(limit: account.shareLimit)) }
+        guard account.chargeCallBound(linkCharge) else { return responder.fail(RPCError.serverBusy(limit: account.shareLimit)) }
         let admission = state.withLock { state -> Admission in
             guard case .running(let outbox) = state.phase else {
                 return .refused(unavailable(state.phase, service: service))
@@ -155,7 +155,7 @@ final class ModuleHostSupervisor: Sendable {
             return .admitted(token, outbox)
         }
         guard case .admitted(let token, let outbox) = admission else {
-            account.release(linkCharge)
+            account.releaseCallBound(linkCharge)
             if case .refused(let error) = admission { responder.fail(error) }
             return
         }
@@ -217,7 +217,7 @@ final class ModuleHostSupervisor: Sendable {
             return (call, state.calls.isEmpty)
         }
         if let call = found {
-            call.account.release(call.linkCharge)
+            call.account.releaseCallBound(call.linkCharge)
             if !call.clientAnswered { deliver(outcome, of: call, answers: answers) }
         }
         if drained { stopHost() }
@@ -471,7 +471,7 @@ final class ModuleHostSupervisor: Sendable {
             for call in calls {
                 if call.holdsSlot { state.admitted -= 1 }
                 call.timeout?.cancel()
-                call.account.release(call.linkCharge)
+                call.account.releaseCallBound(call.linkCharge)
             }
             let next: Next
             switch state.phase {

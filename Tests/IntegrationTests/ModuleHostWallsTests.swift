@@ -163,4 +163,33 @@ final class ModuleHostWallsTests: XCTestCase {
             return fields["Uid"]?.split(separator: "\t").first.map(String.init) == uid
         }
     }
+
+    /// Calls a peer leaves behind in a hung module stay charged to it after it disconnects (issue 36): their copies
+    /// on the link and in the host are the peer's until the host answers or dies, so a new connection of the same
+    /// peer finds its share spent rather than a fresh one (before, the close gave the charge back and each round
+    /// of abandoned 1 MiB calls grew rpcd by 7.5 MiB, charged to no one).
+    func testCallsLeftInAHungModuleStayChargedToTheirPeerAfterItLeaves() throws {
+        let options = DaemonOptions(
+            config: "[Server]\nMaxFrameSize=1M\nMaxBufferedBytesPerPeer=3M\n", modules: ["calc"],
+            handlerFiles: ["faulty": "[Handler]\nModule=faulty\n"], handlers: handlers)
+        let daemon = try DaemonProcess(options)
+        let params = "[\"" + String(repeating: "x", count: 900_000) + "\"]"
+        // Its frame (until answered) and its copy on the link and in the host: 1.8 of the peer's 3 MiB (while it
+        // arrives, more than 2.5).
+        var leaving: RawConnection? = try RawConnection(daemon.tcpEndpoint)
+        try leaving?.sendFrame(request("faulty.hang_blocking", id: 1, params: params))
+        let observer = try RawConnection(.unix(path: daemon.socketPath))
+        func buffered() throws -> Int {
+            try XCTUnwrap(observer.call(request("rpcd.info", id: 9))["result"]?["frames"]?["buffered_bytes"]?.intValue)
+        }
+        try blockingWaitUntil("the call to be in the host") { try buffered() >= 1_800_000 }
+        leaving = nil
+        // The connection's own frame is given back as it closes; the call's copy in the host is not.
+        try blockingWaitUntil("the closed connection's frame to be given back") { try buffered() < 1_800_000 }
+        XCTAssertGreaterThanOrEqual(try buffered(), 900_000, "what the abandoned call holds is still charged")
+        let again = try RawConnection(daemon.tcpEndpoint)
+        let refused = try again.call(request("faulty.hang_blocking", id: 2, params: params))
+        XCTAssertEqual(refused["error"]?["code"], -32009, "the same peer's share is spent: \(refused)")
+        XCTAssertEqual(try again.call(request("calc.add", id: 4, params: "[1,2]"))["result"]?.doubleValue, 3)
+    }
 }

@@ -63,6 +63,35 @@ final class PeerLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.peerCount, 0)
     }
 
+    /// What a call holds outside its connection (its copies crossing to a module host) stays the peer's after the
+    /// connection closes, until it is freed: a peer that leaves calls behind in a hung module cannot come back
+    /// with a fresh share (issue 36: 1 MiB calls left in a hung module grew rpcd by 190 MiB, charged to no one).
+    func testCallBoundBytesOutliveTheirConnectionUntilFreed() throws {
+        let ledger = ledger()
+        let first = try XCTUnwrap(ledger.open(user))
+        XCTAssertTrue(first.charge(50))
+        XCTAssertTrue(first.chargeCallBound(200))
+        first.close()
+        XCTAssertEqual(ledger.charged(to: user), 200, "the frames are given back, the call's copies are not")
+        XCTAssertEqual(ledger.peerCount, 1, "the peer is still holding bytes")
+        let second = try XCTUnwrap(ledger.open(user))
+        XCTAssertFalse(second.charge(101), "its share is spent by what its old connection's calls hold")
+        XCTAssertTrue(second.charge(100))
+        first.releaseCallBound(200)
+        XCTAssertEqual(ledger.charged(to: user), 100)
+        second.close()
+        XCTAssertEqual(ledger.charged, 0)
+        XCTAssertEqual(ledger.peerCount, 0)
+        // Alone: the share is forgotten when the last call-bound byte is freed, not before.
+        let third = try XCTUnwrap(ledger.open(user))
+        XCTAssertTrue(third.chargeCallBound(10))
+        third.close()
+        XCTAssertEqual(ledger.peerCount, 1)
+        third.releaseCallBound(10)
+        XCTAssertEqual(ledger.peerCount, 0)
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
     func testConnectionsPerPeerAreCountedByWhoThePeerIs() throws {
         let ledger = ledger(connectionsPerPeer: 2)
         // Any local user may use any loopback address: they are one peer.
