@@ -42,9 +42,10 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
 
     package init() {}
 
-    /// The pipeline handlers of one end of a link, before that end's own handler.
-    package static func handlers() -> [any ChannelHandler] {
-        [ModuleLinkFrameReceiver(maxFrameSize: maxFrameSize), ModuleLinkCodec()]
+    /// The pipeline handlers of one end of a link, before that end's own handler; rpcd's end admits the frames
+    /// it gathers (`ModuleLinkFrameReceiver.Admission`).
+    package static func handlers(admission: ModuleLinkFrameReceiver.Admit? = nil) -> [any ChannelHandler] {
+        [ModuleLinkFrameReceiver(maxFrameSize: maxFrameSize, admission: admission), ModuleLinkCodec()]
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -53,6 +53,17 @@ package enum ModuleLinkMessage: Equatable, Sendable {
         }
     }
 
+    /// The bytes of a frame's payload that `answerToken(head:)` reads: the kind and a token.
+    package static let answerHeadSize = 1 + 8
+
+    /// The token of the call a frame answers (`result`, `error`), from its payload's first `answerHeadSize`
+    /// bytes; nil for a frame of another kind, or a head cut short.
+    package static func answerToken(head: ByteBuffer) -> UInt64? {
+        guard let byte = head.getInteger(at: head.readerIndex, as: UInt8.self),
+              byte == Kind.result.rawValue || byte == Kind.error.rawValue else { return nil }
+        return head.getInteger(at: head.readerIndex + 1, as: UInt64.self)
+    }
+
     private enum Kind: UInt8 {
         case start = 1, ready, startFailed, call, cancel, result, error, log, emit, ping, pong
     }

@@ -93,14 +93,16 @@ final class ModuleHostProcess: Sendable {
         return entries + ["SWIFT_BACKTRACE=enable=no"]
     }
 
-    /// A channel on `eventLoop` for the link descriptor `link`, with the link's codec and then `handler`.
+    /// A channel on `eventLoop` for the link descriptor `link`, with the link's codec (admitting the frames it
+    /// gathers with `admission`) and then `handler`.
     static func attach(
-        link: Int32, on eventLoop: any EventLoop, handler: @escaping @Sendable () -> any ChannelHandler
+        link: Int32, on eventLoop: any EventLoop, admission: ModuleLinkFrameReceiver.Admit? = nil,
+        handler: @escaping @Sendable () -> any ChannelHandler
     ) -> EventLoopFuture<any Channel> {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [handler()])
+                    try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers(admission: admission) + [handler()])
                 }
             }
             .withConnectedSocket(link)

@@ -83,6 +83,14 @@ final class ModuleHostSupervisor: Sendable {
         /// Counted against `MaxConcurrency=`: until the host answers it, or it is cancelled.
         var holdsSlot = true
         var timeout: Scheduled<Void>?
+        /// What the caller was charged for its reply as the reply arrived (`admit`); 0 for a reply that came
+        /// whole in one read of the link.
+        var replyCharge = 0
+
+        /// Gives back what the call holds outside its connection: its copy on the link, its reply so far.
+        func releaseCharges() {
+            account.releaseCallBound(linkCharge + replyCharge)
+        }
     }
 
     private struct State {
@@ -209,6 +217,19 @@ final class ModuleHostSupervisor: Sendable {
     /// The host answered call `token` (`nil`: with a result that is not one JSON value); the answer goes to its
     /// caller with the others of the same read of the link (`answers`).
     private func answered(_ token: UInt64, _ outcome: RPCOutcome?, answers: ModuleLinkAnswers) {
+        finish(token) { call in
+            if call.clientAnswered {
+                call.releaseCharges()
+            } else {
+                deliver(outcome, of: call, answers: answers)
+            }
+        }
+    }
+
+    /// Takes call `token` off the books (its slot, its timer) and hands it to `answer`, which gives back its
+    /// charges; then stops a retired host whose last call this was (after the answer: closing the link ends
+    /// the read whose answers are being gathered).
+    private func finish(_ token: UInt64, answer: (LinkedCall) -> Void) {
         let (found, drained) = state.withLock { state -> (LinkedCall?, Bool) in
             guard let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
             if call.holdsSlot { state.admitted -= 1 }
@@ -216,32 +237,70 @@ final class ModuleHostSupervisor: Sendable {
             guard case .retired = state.phase else { return (call, false) }
             return (call, state.calls.isEmpty)
         }
-        if let call = found {
-            call.account.releaseCallBound(call.linkCharge)
-            if !call.clientAnswered { deliver(outcome, of: call, answers: answers) }
-        }
+        if let found { answer(found) }
         if drained { stopHost() }
     }
 
+    /// A frame the link is about to gather across reads, `length` bytes, whose payload starts with `head`: a
+    /// reply is charged to its caller as it arrives, so what rpcd holds of it is the caller's from its first
+    /// byte. One the caller's share cannot cover is answered -32009 at once and skipped as it arrives, never
+    /// held; one nobody waits for any more (the caller timed out, cancelled or left) is skipped. Other
+    /// messages are the host's own (descriptor, log entries, events, bounded by the link's frame limit).
+    func admit(head: ByteBuffer, length: Int) -> ModuleLinkFrameReceiver.Admission {
+        guard let token = ModuleLinkMessage.answerToken(head: head) else { return .hold }
+        enum Decision {
+            case hold
+            case skip(LinkedCall?)
+            case refuse(LinkedCall)
+        }
+        let decision = state.withLock { state -> Decision in
+            guard var call = state.calls[token] else { return .skip(nil) }
+            guard !call.clientAnswered, !call.account.isClosed else { return .skip(call) }
+            guard call.account.chargeCallBound(length) else { return .refuse(call) }
+            call.replyCharge += length
+            state.calls[token] = call
+            return .hold
+        }
+        switch decision {
+        case .hold:
+            return .hold
+        case .skip(let waiting):
+            if waiting != nil { finish(token) { $0.releaseCharges() } }
+            return .skip
+        case .refuse:
+            finish(token) { call in
+                call.releaseCharges()
+                refuseReply(of: call)
+            }
+            return .skip
+        }
+    }
+
+    /// The caller's share cannot cover its reply: -32009, logged at most as the peer's log budget allows.
+    private func refuseReply(of call: LinkedCall) {
+        call.connection.rateLimitedLogger?.notice(
+            "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
+            metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
+                       LogField.limit: "\(call.account.shareLimit)"])
+        call.responder.fail(RPCError.serverBusy(limit: call.account.shareLimit))
+    }
+
     /// Hands the host's answer to the caller. A result is charged to the caller's peer from the link on, as the
-    /// frame it will become is: one the peer's share cannot cover is refused (-32009), not held. The charge is
-    /// given back on the connection's loop, right before the connection's output charges the reply itself.
+    /// frame it will become is (one gathered across reads since its first byte, `admit`): one the peer's share
+    /// cannot cover is refused (-32009), not held. The charge is given back on the connection's loop, right
+    /// before the connection's output charges the reply itself.
     private func deliver(_ outcome: RPCOutcome?, of call: LinkedCall, answers: ModuleLinkAnswers) {
         let responder = call.responder
         let failure: RPCError
+        call.account.releaseCallBound(call.linkCharge)
         switch outcome {
         case .success(let json):
-            let bytes = json.readableBytes
-            guard call.account.charge(bytes) else {
-                call.connection.rateLimitedLogger?.notice(
-                    "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
-                    metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
-                               LogField.limit: "\(call.account.shareLimit)"])
-                failure = RPCError.serverBusy(limit: call.account.shareLimit)
-                break
+            let held = call.replyCharge > 0 ? call.replyCharge : json.readableBytes
+            guard call.replyCharge > 0 || call.account.chargeCallBound(held) else {
+                return refuseReply(of: call)
             }
             return answers.deliver(on: call.eventLoop, to: call.output) { [account = call.account] in
-                account.release(bytes)
+                account.releaseCallBound(held)
                 responder.succeed(rawJSON: json)
             }
         case .failure(let error):
@@ -250,6 +309,7 @@ final class ModuleHostSupervisor: Sendable {
             logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
             failure = RPCError.internalError
         }
+        call.account.releaseCallBound(call.replyCharge)
         answers.deliver(on: call.eventLoop, to: call.output) { responder.fail(failure) }
     }
 
@@ -296,7 +356,9 @@ final class ModuleHostSupervisor: Sendable {
         let (process, link) = spawned
         state.withLock { $0.host = Host(attempt: attempt, process: process, cgroup: prepared.cgroup) }
         process.watch { termination in self.died(attempt: attempt, termination) }
-        ModuleHostProcess.attach(link: link, on: loop) { ModuleLinkClient(supervisor: self, attempt: attempt) }
+        ModuleHostProcess.attach(link: link, on: loop, admission: { [weak self] head, length in self?.admit(head: head, length: length) ?? .skip }) {
+            ModuleLinkClient(supervisor: self, attempt: attempt)
+        }
             .whenComplete { result in
                 switch result {
                 case .success(let channel):
@@ -471,7 +533,7 @@ final class ModuleHostSupervisor: Sendable {
             for call in calls {
                 if call.holdsSlot { state.admitted -= 1 }
                 call.timeout?.cancel()
-                call.account.releaseCallBound(call.linkCharge)
+                call.releaseCharges()
             }
             let next: Next
             switch state.phase {

@@ -192,4 +192,26 @@ final class ModuleHostWallsTests: XCTestCase {
         XCTAssertEqual(refused["error"]?["code"], -32009, "the same peer's share is spent: \(refused)")
         XCTAssertEqual(try again.call(request("calc.add", id: 4, params: "[1,2]"))["result"]?.doubleValue, 3)
     }
+
+    /// A module's reply is charged to its caller as it arrives (issue 36): one the caller's share cannot cover is
+    /// answered -32009 as its length is read and skipped as it arrives, never gathered (before, rpcd gathered a
+    /// 200 MiB reply whole, charged to no one, and only then refused it).
+    func testAReplyTooLargeForItsCallerIsRefusedWithoutBeingHeld() throws {
+        let daemon = try DaemonProcess(serving(faulty: "MemoryMax=infinity"))
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        let pid = daemon.process.processIdentifier
+        func peakMebibytes() throws -> Int {
+            let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+            let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+            return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) / 1024
+        }
+        XCTAssertEqual(try caller.call(request("faulty.reply", id: 1, params: "[1]"))["result"]?.stringValue?.utf8.count, 1 << 20)
+        let before = try peakMebibytes()
+        // Past the caller's 16 MiB share (MaxBufferedBytesPerPeer=).
+        let refused = try caller.call(request("faulty.reply", id: 2, params: "[96]"))
+        XCTAssertEqual(refused["error"]?["code"], -32009, "\(refused)")
+        XCTAssertLessThan(try peakMebibytes() - before, 32, "the reply was skipped as it arrived, not gathered")
+        // The link is still in step: the host's next answer is its next answer.
+        XCTAssertEqual(try caller.call(request("faulty.ok", id: 3))["result"], "ok")
+    }
 }

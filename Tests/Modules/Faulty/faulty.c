@@ -20,7 +20,7 @@
 
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
-    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS
+    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS, METHOD_REPLY
 };
 
 static const rpcd_method methods[] = {
@@ -45,6 +45,7 @@ static const rpcd_method methods[] = {
      NULL, 0, NULL, RPCD_METHOD_READ_ONLY | RPCD_METHOD_MAY_BLOCK},
     {sizeof(rpcd_method), "forks", "Forks children that wait for ever, up to 500 or until fork fails; answers how many",
      NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "reply", "Answers a string of params[0] MiB", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
 };
 
 /* The first string of PARAMS (["/a/path"]; no escapes) into PATH; 0 when there is none. */
@@ -229,6 +230,26 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         }
         snprintf(text, sizeof text, "%d", forked);
         reply_text(call, text);
+        break;
+    }
+    case METHOD_REPLY: {
+        const char *number = memchr(params, '[', len);
+        long mebibytes = number != NULL ? strtol(number + 1, NULL, 10) : 0;
+        if (mebibytes <= 0 || mebibytes > 1024) {
+            host_table->reply_error(call, -32602, "Invalid params", NULL, 0);
+            break;
+        }
+        size_t size = (size_t)mebibytes << 20;
+        char *json = malloc(size + 2);
+        if (json == NULL) {
+            host_table->reply_error(call, -32603, "Internal error", NULL, 0);
+            break;
+        }
+        memset(json + 1, 'x', size);
+        json[0] = '"';
+        json[size + 1] = '"';
+        host_table->reply_result(call, json, size + 2);
+        free(json);
         break;
     }
     case METHOD_PID:
