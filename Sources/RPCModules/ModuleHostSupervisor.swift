@@ -216,8 +216,8 @@ final class ModuleHostSupervisor: Sendable {
 
     /// The host answered call `token` (`nil`: with a result that is not one JSON value); the answer goes to its
     /// caller with the others of the same read of the link (`answers`).
-    private func answered(_ token: UInt64, _ outcome: RPCOutcome?, answers: ModuleLinkAnswers) {
-        finish(token) { call in
+    private func answered(_ token: UInt64, _ outcome: RPCOutcome?, attempt: UInt64, answers: ModuleLinkAnswers) {
+        finish(token, from: attempt) { call in
             if call.clientAnswered {
                 call.releaseCharges()
             } else {
@@ -229,9 +229,9 @@ final class ModuleHostSupervisor: Sendable {
     /// Takes call `token` off the books (its slot, its timer) and hands it to `answer`, which gives back its
     /// charges; then stops a retired host whose last call this was (after the answer: closing the link ends
     /// the read whose answers are being gathered).
-    private func finish(_ token: UInt64, answer: (LinkedCall) -> Void) {
+    private func finish(_ token: UInt64, from attempt: UInt64, answer: (LinkedCall) -> Void) {
         let (found, drained) = state.withLock { state -> (LinkedCall?, Bool) in
-            guard let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
+            guard state.host?.attempt == attempt, let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
             if call.holdsSlot { state.admitted -= 1 }
             call.timeout?.cancel()
             guard case .retired = state.phase else { return (call, false) }
@@ -246,7 +246,7 @@ final class ModuleHostSupervisor: Sendable {
     /// byte. One the caller's share cannot cover is answered -32009 at once and skipped as it arrives, never
     /// held; one nobody waits for any more (the caller timed out, cancelled or left) is skipped. Other
     /// messages are the host's own (descriptor, log entries, events, bounded by the link's frame limit).
-    func admit(head: ByteBuffer, length: Int) -> ModuleLinkFrameReceiver.Admission {
+    func admit(head: ByteBuffer, length: Int, attempt: UInt64) -> ModuleLinkFrameReceiver.Admission {
         guard let token = ModuleLinkMessage.answerToken(head: head) else { return .hold }
         enum Decision {
             case hold
@@ -254,7 +254,7 @@ final class ModuleHostSupervisor: Sendable {
             case refuse(LinkedCall)
         }
         let decision = state.withLock { state -> Decision in
-            guard var call = state.calls[token] else { return .skip(nil) }
+            guard state.host?.attempt == attempt, var call = state.calls[token] else { return .skip(nil) }
             guard !call.clientAnswered, !call.account.isClosed else { return .skip(call) }
             guard call.account.chargeCallBound(length) else { return .refuse(call) }
             call.replyCharge += length
@@ -265,10 +265,10 @@ final class ModuleHostSupervisor: Sendable {
         case .hold:
             return .hold
         case .skip(let waiting):
-            if waiting != nil { finish(token) { $0.releaseCharges() } }
+            if waiting != nil { finish(token, from: attempt) { $0.releaseCharges() } }
             return .skip
         case .refuse:
-            finish(token) { call in
+            finish(token, from: attempt) { call in
                 call.releaseCharges()
                 refuseReply(of: call)
             }
@@ -356,7 +356,9 @@ final class ModuleHostSupervisor: Sendable {
         let (process, link) = spawned
         state.withLock { $0.host = Host(attempt: attempt, process: process, cgroup: prepared.cgroup) }
         process.watch { termination in self.died(attempt: attempt, termination) }
-        ModuleHostProcess.attach(link: link, on: loop, admission: { [weak self] head, length in self?.admit(head: head, length: length) ?? .skip }) {
+        ModuleHostProcess.attach(link: link, on: loop, admission: { [weak self] head, length in
+            self?.admit(head: head, length: length, attempt: attempt) ?? .skip
+        }) {
             ModuleLinkClient(supervisor: self, attempt: attempt)
         }
             .whenComplete { result in
@@ -396,30 +398,37 @@ final class ModuleHostSupervisor: Sendable {
     }
 
     /// A link message from host `attempt`; answers to calls go through `answers`, the read burst's.
+    /// A link message from host `attempt`. Only the current host is heard: the link of one that died may still
+    /// be held by a process it left behind, which must not answer the next host's calls, emit its events or
+    /// stop it.
     func received(_ message: ModuleLinkMessage, attempt: UInt64, answers: ModuleLinkAnswers) {
         switch message {
         case .ready(let json):
             ready(JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)), attempt: attempt)
-        case .startFailed(let reason):
-            startFailed(reason)
         case .result(let token, let json):
             let valid = json.withUnsafeReadableBytes { JSONValidation.isSingleValue($0) }
-            answered(token, valid ? .success(json) : nil, answers: answers)
+            answered(token, valid ? .success(json) : nil, attempt: attempt, answers: answers)
         case .error(let token, let code, let message, let data):
             let value = data.flatMap { JSONValue(linkBuffer: $0) }
-            answered(token, .failure(RPCError(code: Int(code), message: message, data: value)), answers: answers)
-        case .log(let level, let message, let fields):
-            var metadata: Logger.Metadata = [:]
-            for field in fields { metadata[field.name] = "\(field.value)" }
-            logger.log(level: Logger.Level(syslogPriority: Int(level)), "\(message)", metadata: metadata)
-        case .emit(let event, let payload):
-            emitted(event, payload: payload)
+            answered(token, .failure(RPCError(code: Int(code), message: message, data: value)), attempt: attempt, answers: answers)
         case .pong:
             state.withLock { state in
                 if state.host?.attempt == attempt { state.host?.lastPong = .now() }
             }
-        case .start, .call, .cancel, .ping:
-            kill(reason: "crashed", detail: "it sent rpcd a message only rpcd sends")
+        case .startFailed, .log, .emit, .start, .call, .cancel, .ping:
+            guard state.withLock({ $0.host?.attempt == attempt }) else { return }
+            switch message {
+            case .startFailed(let reason):
+                startFailed(reason)
+            case .log(let level, let message, let fields):
+                var metadata: Logger.Metadata = [:]
+                for field in fields { metadata[field.name] = "\(field.value)" }
+                logger.log(level: Logger.Level(syslogPriority: Int(level)), "\(message)", metadata: metadata)
+            case .emit(let event, let payload):
+                emitted(event, payload: payload)
+            default:
+                kill(reason: "crashed", detail: "it sent rpcd a message only rpcd sends")
+            }
         }
     }
 
@@ -523,9 +532,9 @@ final class ModuleHostSupervisor: Sendable {
         }
         let outcome = state.withLock { state -> (calls: [LinkedCall], next: Next, killReason: String?, pid: pid_t, service: String?, cgroup: HostCgroup?)? in
             guard let host = state.host, host.attempt == attempt else { return nil }
+            // Its link closes when the last process holding it ends (its process group and cgroup are killed);
+            // until then nothing on it is heard (`received`).
             state.host = nil
-            // A child of the host's may still hold the link's other end: the link ends with the host.
-            host.channel?.close(promise: nil)
             state.pinger?.cancel()
             state.pinger = nil
             let calls = Array(state.calls.values)

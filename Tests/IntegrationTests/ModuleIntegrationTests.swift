@@ -77,7 +77,7 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(try admin.call(#"{"jsonrpc":"2.0","method":"kv.set","params":{"key":"a","value":{"n":[1]}},"id":1}"#)["error"], nil)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["a"],"id":1}"#)["result"], ["n": [1]])
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.get","params":["zz"],"id":1}"#)["error"]?["data"]?["key"], "zz")
-        XCTAssertEqual(daemon.terminate(), 0)
+        XCTAssertEqual(daemon.terminate(), 0, daemon.stderr)
 
         // The store survives a restart through its File=.
         let again = try DaemonProcess(DaemonOptions(handlers: handlers))
