@@ -350,7 +350,8 @@ let package = Package(
         .testTarget(
             name: "RPCModuleLinkTests",
             dependencies: [
-                "RPCModuleLink", "RPCBinding", "RPCJSON", "RPCTestSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "RPCModuleLink", "RPCBinding", "RPCJSON", "RPCProtocol", "RPCTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),

@@ -82,10 +82,10 @@ package enum ModuleHostCheck {
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
             case .ready(let json):
-                if let descriptor = JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)) {
-                    answer.succeed(descriptor)
-                } else {
-                    answer.fail(CheckFailure(reason: "its module host sent an invalid descriptor"))
+                do {
+                    answer.succeed(try RPCServiceDescriptor(linkBuffer: json))
+                } catch {
+                    answer.fail(CheckFailure(reason: "its module host sent an invalid descriptor (\(error))"))
                 }
             case .startFailed(let reason):
                 answer.fail(CheckFailure(reason: reason))

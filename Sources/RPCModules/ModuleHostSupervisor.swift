@@ -404,7 +404,13 @@ final class ModuleHostSupervisor: Sendable {
     func received(_ message: ModuleLinkMessage, attempt: UInt64, answers: ModuleLinkAnswers) {
         switch message {
         case .ready(let json):
-            ready(JSONValue(linkBuffer: json).flatMap(RPCServiceDescriptor.init(linkJSON:)), attempt: attempt)
+            do {
+                ready(try RPCServiceDescriptor(linkBuffer: json), attempt: attempt)
+            } catch {
+                // As for the messages below, only the current host is heard.
+                guard state.withLock({ $0.host?.attempt == attempt }) else { return }
+                kill(reason: "crashed", detail: "it sent an invalid descriptor (\(error))")
+            }
         case .result(let token, let json):
             let valid = json.withUnsafeReadableBytes { JSONValidation.isSingleValue($0) }
             answered(token, valid ? .success(json) : nil, attempt: attempt, answers: answers)
@@ -432,8 +438,7 @@ final class ModuleHostSupervisor: Sendable {
         }
     }
 
-    private func ready(_ descriptor: RPCServiceDescriptor?, attempt: UInt64) {
-        guard let descriptor else { return kill(reason: "crashed", detail: "it sent an invalid descriptor") }
+    private func ready(_ descriptor: RPCServiceDescriptor, attempt: UInt64) {
         enum Outcome {
             case first(EventLoopPromise<RPCServiceDescriptor>)
             case restarted(pid_t)

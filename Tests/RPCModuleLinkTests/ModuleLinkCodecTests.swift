@@ -1,7 +1,5 @@
 import NIOCore
 import NIOEmbedded
-import RPCBinding
-import RPCJSON
 import RPCModuleLink
 import RPCTestSupport
 import XCTest
@@ -79,23 +77,5 @@ final class ModuleLinkCodecTests: XCTestCase {
             }
             _ = try? channel.finish()
         }
-    }
-}
-
-extension ModuleLinkCodecTests {
-    func testADescriptorCrossesTheLinkWithItsFingerprint() throws {
-        let descriptor = RPCServiceDescriptor(
-            name: "kv", version: "1.2.0", summary: "A store",
-            methods: [
-                RPCMethodDescriptor(
-                    name: "set", summary: "Sets", params: [RPCParam("key", schema: ["type": "string"]), RPCParam("value", optional: true)],
-                    result: RPCParam("result", schema: ["type": "boolean"]), flags: [.mayBlock]),
-                RPCMethodDescriptor(name: "get", flags: [.readOnly]),
-            ],
-            events: [RPCEventDescriptor(name: "changed", summary: "A key changed", schema: ["type": "object"])])
-        let decoded = try XCTUnwrap(JSONValue(linkBuffer: descriptor.linkJSON.linkBuffer).flatMap(RPCServiceDescriptor.init(linkJSON:)))
-        XCTAssertEqual(decoded, descriptor)
-        XCTAssertEqual(decoded.fingerprint, descriptor.fingerprint)
-        XCTAssertNil(RPCServiceDescriptor(linkJSON: ["name": "kv"]))
     }
 }

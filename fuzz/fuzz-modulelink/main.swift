@@ -1,6 +1,6 @@
 // libFuzzer harness for the module link (RPCModuleLink): what a module host process sends rpcd. A host runs
 // a module rpcd does not trust, so everything it writes is hostile input, read by `ModuleLinkMessage(frame:)`
-// and, for `ready`, by `RPCServiceDescriptor(linkJSON:)`.
+// and, for `ready`, by `RPCServiceDescriptor(linkBuffer:)`.
 //
 // Properties checked on every input:
 // - no input traps or misuses memory;
@@ -8,7 +8,8 @@
 //   back byte for byte (text fields are repaired UTF-8 once, then stable);
 // - the same bytes cut into reads of random sizes through the codec's pipeline give the same message, or the
 //   same refusal;
-// - a `ready` body that reads as a descriptor writes (`linkJSON`) to JSON that reads as the same descriptor.
+// - a `ready` body that reads as a descriptor writes (`linkJSON`) back to the same JSON, which reads as the same
+//   descriptor: the reader refuses what it would not write.
 import FuzzDriver
 #if canImport(Glibc)
 import Glibc
@@ -62,9 +63,13 @@ func fuzzModuleLink(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 private func checkDescriptor(_ json: ByteBuffer) {
-    guard let value = JSONValue(linkBuffer: json), let descriptor = RPCServiceDescriptor(linkJSON: value) else { return }
-    guard let reread = RPCServiceDescriptor(linkJSON: descriptor.linkJSON) else {
-        preconditionFailure("a descriptor rpcd accepted does not read back after writing")
+    guard let descriptor = try? RPCServiceDescriptor(linkBuffer: json) else { return }
+    precondition(descriptor.linkJSON == JSONValue(linkBuffer: json), "a descriptor rpcd accepted does not write back to the JSON it was read from")
+    let reread: RPCServiceDescriptor
+    do {
+        reread = try RPCServiceDescriptor(linkJSON: descriptor.linkJSON)
+    } catch {
+        preconditionFailure("a descriptor rpcd accepted does not read back after writing: \(error)")
     }
     precondition(reread == descriptor, "the descriptor changed on a trip through linkJSON")
 }
