@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses with AddressSanitizer and runs each for FUZZ_SECONDS (fuzz/README.md).
+# Builds the libFuzzer harnesses with AddressSanitizer and runs each for FUZZ_SECONDS (fuzz/README.md), one
+# after another, and ends with a table of seconds and executions per harness, for an issue's closing note.
 #
-#   fuzz/run.sh                 every harness, FUZZ_SECONDS each (default 60)
+#   fuzz/run.sh                 every harness, FUZZ_SECONDS each (default 600: what an issue that touches a
+#                               parser or codec needs before it is resolved)
 #   fuzz/run.sh json config     only these
 #   FUZZ_BUILD=debug            a debug build (faster to build, slower to run)
 #
@@ -12,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=/opt/swift/usr/bin:$PATH
 
-SECONDS_EACH=${FUZZ_SECONDS:-60}
+SECONDS_EACH=${FUZZ_SECONDS:-600}
 # release: optimized (preconditions and overflow checks stay; `assert` goes), about ten times the executions
 # per second, but a cold build takes minutes; debug builds faster, which suits short runs (make test-fuzz).
 BUILD=${FUZZ_BUILD:-release}
@@ -23,6 +25,7 @@ SWIFT=${SWIFT:-swift}
 # (config), at the cost of less detail in a report. Rerun a crash file with ASAN_OPTIONS= for the full report.
 export ASAN_OPTIONS=${ASAN_OPTIONS-malloc_context_size=0:quarantine_size_mb=16}
 HARNESSES=("$@")
+SUMMARY=()
 [ ${#HARNESSES[@]} -gt 0 ] || HARNESSES=(frame json envelope params config modulelink websocket)
 
 for name in "${HARNESSES[@]}"; do
@@ -44,4 +47,8 @@ for name in "${HARNESSES[@]}"; do
         exit 1
     fi
     grep -E "^(Done|stat::number_of_executed_units|stat::average_exec_per_sec)" "$WORK/fuzz-$name.log" || true
+    # libFuzzer's own count: "Done 1234 runs in 601 second(s)".
+    SUMMARY+=("$(sed -n "s/^Done \([0-9]*\) runs in \([0-9]*\) second.*/fuzz-$name: \2 s, \1 executions, no failure/p" \
+        "$WORK/fuzz-$name.log")")
 done
+printf '%s\n' "== $BUILD build, $(date -u '+%Y-%m-%d %H:%M UTC')" "${SUMMARY[@]}"
