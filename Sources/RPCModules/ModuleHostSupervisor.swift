@@ -397,10 +397,9 @@ final class ModuleHostSupervisor: Sendable {
         }
     }
 
-    /// A link message from host `attempt`; answers to calls go through `answers`, the read burst's.
-    /// A link message from host `attempt`. Only the current host is heard: the link of one that died may still
-    /// be held by a process it left behind, which must not answer the next host's calls, emit its events or
-    /// stop it.
+    /// A link message from host `attempt`; answers to calls go through `answers`, the read burst's. Only the
+    /// current host is heard: the link of one that died may still be held by a process it left behind, which
+    /// must not answer the next host's calls, emit its events or stop it.
     func received(_ message: ModuleLinkMessage, attempt: UInt64, answers: ModuleLinkAnswers) {
         switch message {
         case .ready(let json):
