@@ -110,9 +110,12 @@ class Daemon:
 class Attack:
     """bench/hostile.py's pipeline class: connections from loopback send echo.echo calls with 256 KB of params
     and never read, so their replies pile up in rpcd, charged to the loopback peer. A small receive buffer
-    keeps the kernel from taking the replies off rpcd's hands. Ends after `seconds`."""
+    keeps the kernel from taking the replies off rpcd's hands (past what its send buffer takes, a few MiB). Ends
+    after `seconds`. One connection, 8 MiB of calls: within the peer's share (16 MiB), as each call is charged
+    its frame, its copy to echo's module host and its reply as it arrives from the host, and a peer whose share
+    is spent has its connections closed, which `rpcctl top` would then not show."""
 
-    def __init__(self, port, seconds, connections=4, calls=32):
+    def __init__(self, port, seconds, connections=1, calls=32):
         self.sockets = []
         payload = json.dumps({"jsonrpc": "2.0", "method": "echo.echo", "params": ["x" * 256_000], "id": 1}).encode()
         frame = len(payload).to_bytes(4, "big") + payload
