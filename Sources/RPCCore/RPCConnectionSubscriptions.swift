@@ -24,8 +24,9 @@ package protocol RPCConnectionOutput: AnyObject, Sendable {
     func flushGathered()
 }
 
-/// The subscriptions of one connection (`rpc.subscribe`, `rpc.unsubscribe`), at most `maxSubscriptions`,
-/// each with a queue of `maxQueuedEvents`. Ended all at once when the connection closes (`close`).
+/// The subscriptions of one connection (`rpc.subscribe`, `rpc.unsubscribe`), at most `maxSubscriptions`; its
+/// subscriptions to one event share one queue of `maxQueuedEvents` (`RPCEventQueue`). Ended all at once when
+/// the connection closes (`close`).
 ///
 /// Confined to the connection's event loop; `@unchecked Sendable` only so that its loop-bound owner can be
 /// named in `Sendable` types (`RPCCall`).
@@ -36,7 +37,10 @@ package final class RPCConnectionSubscriptions: @unchecked Sendable {
     private let maxSubscriptions: Int
     private let maxQueuedEvents: Int
     weak var output: (any RPCConnectionOutput)?
-    private var active: [Int: RPCEventSubscription] = [:]
+    /// Each subscription's queue, by subscription id.
+    private var active: [Int: RPCEventQueue] = [:]
+    /// The queues, by full event name.
+    private var queues: [String: RPCEventQueue] = [:]
     private var nextID = 1
 
     package init(
@@ -65,46 +69,64 @@ package final class RPCConnectionSubscriptions: @unchecked Sendable {
             throw .accessDenied(event)
         }
         guard active.count < maxSubscriptions else { throw .tooManySubscriptions(limit: maxSubscriptions) }
+        let queue: RPCEventQueue
+        if let shared = queues[event] {
+            queue = shared
+        } else {
+            queue = RPCEventQueue(event: event, owner: self, capacity: maxQueuedEvents, hub: hub)
+            // The registry was swapped since the call was routed, and the new one has no such event.
+            guard hub.add(queue) else { throw .invalidParams("no event '\(event)' (rpc.discover lists them under x-events)") }
+            queues[event] = queue
+        }
         let id = nextID
-        let subscription = RPCEventSubscription(id: id, event: event, owner: self, capacity: maxQueuedEvents, hub: hub)
-        // The registry was swapped since the call was routed, and the new one has no such event.
-        guard hub.add(subscription) else { throw .invalidParams("no event '\(event)' (rpc.discover lists them under x-events)") }
         nextID += 1
-        active[id] = subscription
+        queue.add(id)
+        active[id] = queue
+        hub.subscriptions.increment()
         return id
     }
 
     /// Ends subscription `id` of this connection; false when there is none (ended already, or never made).
     package func unsubscribe(_ id: Int) -> Bool {
         eventLoop.preconditionInEventLoop()
-        guard let subscription = active.removeValue(forKey: id) else { return false }
-        subscription.end()
-        hub.remove(subscription)
+        guard let queue = active.removeValue(forKey: id) else { return false }
+        hub.subscriptions.increment(by: -1)
+        if !queue.remove(id) {
+            queue.end()
+            hub.remove(queue)
+            queues[queue.event] = nil
+        }
         return true
     }
 
     /// The connection can be written again: send what queued up meanwhile.
     package func resume() {
-        for subscription in active.values { subscription.drain() }
+        for queue in queues.values { queue.drain() }
     }
 
     /// The connection is gone: every subscription ends, silently.
     package func close() {
-        for subscription in active.values {
-            subscription.end()
-            hub.remove(subscription)
+        for queue in queues.values {
+            queue.end()
+            hub.remove(queue)
         }
+        hub.subscriptions.increment(by: -active.count)
         active = [:]
+        queues = [:]
     }
 
-    /// The hub ended `subscription` (reload, access rules): tell the client, unless it unsubscribed meanwhile.
-    func endedByServer(_ subscription: RPCEventSubscription, reason: String) {
-        guard active[subscription.id] === subscription else { return }
-        active[subscription.id] = nil
+    /// The hub ended `queue` (reload, access rules): each of its subscriptions' clients is told, unless it
+    /// unsubscribed meanwhile.
+    func endedByServer(_ queue: RPCEventQueue, reason: String) {
+        guard queues[queue.event] === queue else { return }
+        queues[queue.event] = nil
+        let ids = queue.ids
+        for id in ids { active[id] = nil }
+        hub.subscriptions.increment(by: -ids.count)
         connection.logger.info(
-            "Subscription ended by the server", metadata: [LogField.event: "\(subscription.event)", LogField.reason: "\(reason)"])
+            "Subscription ended by the server", metadata: [LogField.event: "\(queue.event)", LogField.reason: "\(reason)"])
         guard let output else { return }
-        output.writeUnsolicited(RPCEventFrame.subscriptionEnded(subscription: subscription.id, reason: reason))
+        for id in ids { output.writeUnsolicited(RPCEventFrame.subscriptionEnded(subscription: id, reason: reason)) }
         output.flushUnsolicited()
     }
 }

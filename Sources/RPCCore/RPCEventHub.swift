@@ -8,15 +8,16 @@ import Synchronization
 ///
 /// One hub serves the daemon for its whole life; reloads do not replace it, so a subscription outlives the
 /// module instance that emits (a reloaded module whose service stays keeps its subscribers). `publish` never
-/// blocks and never waits for a subscriber: it appends the payload to each subscription's bounded queue
-/// (`RPCEventSubscription`), which the subscriber's event loop drains. When the router serves a new
+/// blocks and never waits for a subscriber: it appends the payload to the bounded queue each subscribed
+/// connection holds for the event (`RPCEventQueue`, one per connection however often it subscribed), which
+/// the connection's event loop drains. When the router serves a new
 /// registry, subscriptions to events it no longer declares, or that its access rules no longer allow, are
 /// ended (`rpc.subscriptionEnded`). Thread-safe: publish from any thread.
 package final class RPCEventHub: Sendable {
     private struct State {
-        /// Subscriptions by full event name. Arrays are copied out under the lock (a reference count, not a
+        /// The queues of subscribed connections, by full event name. Arrays are copied out under the lock (a reference count, not a
         /// copy), so publishing holds the lock only for a dictionary lookup.
-        var subscribers: [String: [RPCEventSubscription]] = [:]
+        var subscribers: [String: [RPCEventQueue]] = [:]
         /// The registry served now: what may be subscribed to, and by whom.
         var registry: RPCServiceRegistry?
         /// One drainer per event loop that has subscribers, by the loop's identity.
@@ -47,7 +48,7 @@ package final class RPCEventHub: Sendable {
     package func publish(_ event: String, payload: ByteBuffer) {
         published.increment()
         guard let subscribers = state.withLock({ $0.subscribers[event] }) else { return }
-        for subscription in subscribers { subscription.enqueue(payload) }
+        for queue in subscribers { queue.enqueue(payload) }
     }
 
     /// Whether anyone subscribes to `event` now (a service can skip building a payload nobody reads).
@@ -66,36 +67,31 @@ package final class RPCEventHub: Sendable {
         }
     }
 
-    /// Registers `subscription` unless the registry served now no longer declares its event (it changed
-    /// since the `rpc.subscribe` call was routed); returns whether it was registered.
-    func add(_ subscription: RPCEventSubscription) -> Bool {
-        let added = state.withLock { state -> Bool in
-            if let registry = state.registry, registry.events[subscription.event] == nil { return false }
-            state.subscribers[subscription.event, default: []].append(subscription)
+    /// Registers `queue` unless the registry served now no longer declares its event (it changed since the
+    /// `rpc.subscribe` call was routed); returns whether it was registered.
+    func add(_ queue: RPCEventQueue) -> Bool {
+        state.withLock { state -> Bool in
+            if let registry = state.registry, registry.events[queue.event] == nil { return false }
+            state.subscribers[queue.event, default: []].append(queue)
             return true
         }
-        if added { subscriptions.increment() }
-        return added
     }
 
-    func remove(_ subscription: RPCEventSubscription) {
-        let removed = state.withLock { state -> Bool in
-            guard var list = state.subscribers[subscription.event],
-                  let index = list.firstIndex(where: { $0 === subscription }) else { return false }
+    func remove(_ queue: RPCEventQueue) {
+        state.withLock { state in
+            guard var list = state.subscribers[queue.event], let index = list.firstIndex(where: { $0 === queue }) else { return }
             list.remove(at: index)
-            state.subscribers[subscription.event] = list.isEmpty ? nil : list
-            return true
+            state.subscribers[queue.event] = list.isEmpty ? nil : list
         }
-        if removed { subscriptions.increment(by: -1) }
     }
 
     /// The router serves `registry` from now on: subscriptions it no longer allows end, with the reason.
     func serve(_ registry: RPCServiceRegistry) {
-        let ended = state.withLock { state -> [(RPCEventSubscription, String)] in
+        let ended = state.withLock { state -> [(RPCEventQueue, String)] in
             state.registry = registry
-            var ended: [(RPCEventSubscription, String)] = []
+            var ended: [(RPCEventQueue, String)] = []
             for (event, list) in state.subscribers {
-                var kept: [RPCEventSubscription] = []
+                var kept: [RPCEventQueue] = []
                 for subscription in list {
                     if let reason = Self.endReason(subscription, event: event, registry: registry) {
                         ended.append((subscription, reason))
@@ -107,11 +103,10 @@ package final class RPCEventHub: Sendable {
             }
             return ended
         }
-        subscriptions.increment(by: -ended.count)
-        for (subscription, reason) in ended { subscription.endedByServer(reason: reason) }
+        for (queue, reason) in ended { queue.endedByServer(reason: reason) }
     }
 
-    private static func endReason(_ subscription: RPCEventSubscription, event: String, registry: RPCServiceRegistry) -> String? {
+    private static func endReason(_ subscription: RPCEventQueue, event: String, registry: RPCServiceRegistry) -> String? {
         guard let route = registry.events[event] else {
             return registry.service(named: route(event)) == nil ? "service removed" : "event no longer declared"
         }

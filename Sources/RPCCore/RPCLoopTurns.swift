@@ -20,7 +20,7 @@ package final class RPCLoopTurns: @unchecked Sendable {
     /// A round is scheduled or running: work that yields meanwhile joins the next one.
     private var active = false
 
-    init(eventLoop: any EventLoop) {
+    package init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
     }
 

@@ -91,6 +91,27 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// back to back (pipelined `GET`s) share a turn.
     private var turnStarted: NIODeadline?
     private var lastAnswerMade: NIODeadline?
+    /// The parts the current request's body arrived in so far, and their bytes (`BodyParts`).
+    private var bodyParts = BodyParts()
+
+    /// What a body's parts may cost. NIO's decoder hands on each chunk of a chunked body as a part of its own,
+    /// and each part costs the loop about a microsecond however small: a body of a million one-byte chunks
+    /// would keep the loop for a second with no share or timeout reached. So past its first `free` parts a
+    /// body's parts must average `minimumAverage` bytes (a slow link cutting a body into 1,448-byte segments
+    /// passes; a chunk per byte does not), or it is refused with 400 and the connection closed.
+    struct BodyParts {
+        static let free = 64
+        static let minimumAverage = 256
+        private(set) var count = 0
+        private(set) var bytes = 0
+
+        /// Counts `size` more bytes in one more part; false when the parts are too small for what they carry.
+        mutating func add(_ size: Int) -> Bool {
+            count += 1
+            bytes += size
+            return count <= Self.free || bytes >= count * Self.minimumAverage
+        }
+    }
 
     init(
         connection: RPCConnectionInfo, limits: ConnectionLimits, policy: HTTPRequestPolicy, resources: [HTTPResource],
@@ -120,8 +141,10 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let head):
             headDeadline.headArrived()
             guard case .idle = state else { return }
+            bodyParts = BodyParts()
             begin(head, context: context)
         case .body(var part):
+            guard bodyParts.add(part.readableBytes) else { return refuseSmallParts(context: context) }
             guard case .receiving(var arriving) = state else { return }
             let size = (arriving.body?.readableBytes ?? 0) + part.readableBytes
             guard size <= limits.maxFrameSize else {
@@ -325,6 +348,24 @@ final class HTTPRequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Answers with `status` and `error`'s object, counted and logged (`log`, at notice and rate-limited) as a
     /// refused message; closes the connection after it when `closing`.
+    /// A body arriving in parts too small for what they carry (`BodyParts`): answered 400 if it is still to be
+    /// answered, and the connection closed either way.
+    private func refuseSmallParts(context: ChannelHandlerContext) {
+        let detail = "a request body's chunks past its first \(BodyParts.free) must average \(BodyParts.minimumAverage) bytes"
+        switch state {
+        case .receiving(let arriving):
+            refuse(
+                .badRequest, .invalidRequest(detail), arriving.exchange, closing: true,
+                log: "Refused HTTP request body sent in tiny chunks; closing connection")
+        case .skipping:
+            connection.logger.debug("HTTP request refused", metadata: [LogField.error: "400 \(detail)"])
+            state = .closing
+            context.close(promise: nil)
+        case .idle, .answering, .closing:
+            break
+        }
+    }
+
     private func refuse(
         _ status: HTTPResponseStatus, _ error: RPCError, _ exchange: Exchange, closing: Bool, log: Logger.Message?,
         countedAsRefusedFrame: Bool = true, headers: [String: String] = [:]

@@ -388,7 +388,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
     var isWritable: Bool { context?.channel.isWritable ?? false }
 
-    /// Events were charged while queued (`RPCEventSubscription`); on the way out they are charged as output,
+    /// Events were charged while queued (`RPCEventQueue`); on the way out they are charged as output,
     /// which cannot refuse them: the queue let them go only while the connection was writable.
     func writeUnsolicited(_ payload: ByteBuffer) {
         guard let context else { return }

@@ -52,6 +52,16 @@ final class EventDeliveryTests: XCTestCase {
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":{"event":"ticks.tick","subscription":1},"id":1}"#])
     }
 
+    /// A registry without the `ticks` service is served: `subscription`, the connection's last, ends.
+    private func expectServiceRemovedEnds(subscription: Int) throws {
+        router.replaceRegistry(try RPCServiceRegistry(services: [RPCDiscoverService()]))
+        channel.embeddedEventLoop.run()
+        XCTAssertEqual(
+            try outboundFrames(),
+            [#"{"jsonrpc":"2.0","method":"rpc.subscriptionEnded","params":{"reason":"service removed","subscription":\#(subscription)}}"#])
+        XCTAssertEqual(hub.subscriptions.value, 0)
+    }
+
     private static func event(_ seq: Int, data: Int, subscription: Int = 1) -> String {
         #"{"jsonrpc":"2.0","method":"rpc.event","params":{"subscription":\#(subscription),"event":"ticks.tick","seq":\#(seq),"data":\#(data)}}"#
     }
@@ -83,6 +93,42 @@ final class EventDeliveryTests: XCTestCase {
             try outboundFrames(),
             [#"{"jsonrpc":"2.0","method":"rpc.eventsLost","params":{"count":6,"subscription":1}}"#]
                 + (7...10).map { Self.event($0, data: $0) })
+    }
+
+    /// A connection's subscriptions to one event share its queue (a publish costs one append per connection,
+    /// however often it subscribed), and each still gets every event from its own start, with its own `seq`,
+    /// its own loss notice, and its own end.
+    func testDuplicateSubscriptionsShareOneQueueAndEachGetsItsEvents() throws {
+        try makeChannel(maxQueuedEvents: 4, maxSubscriptions: 3)
+        try subscribe()
+        publish(1...1)
+        try send(#"{"jsonrpc":"2.0","method":"rpc.subscribe","params":["ticks.tick"],"id":2}"#)
+        XCTAssertEqual(
+            try outboundFrames(),
+            [Self.event(1, data: 1), #"{"jsonrpc":"2.0","result":{"event":"ticks.tick","subscription":2},"id":2}"#])
+        publish(2...2)
+        XCTAssertEqual(try outboundFrames(), [Self.event(2, data: 2), Self.event(1, data: 2, subscription: 2)])
+        XCTAssertEqual(hub.subscriptions.value, 2)
+
+        channel.isWritable = false
+        publish(3...10)
+        XCTAssertEqual(hub.lost.value, 8, "four events lost, to each of the two")
+        channel.isWritable = true
+        channel.pipeline.fireChannelWritabilityChanged()
+        channel.embeddedEventLoop.run()
+        let lost = { (subscription: Int) in
+            #"{"jsonrpc":"2.0","method":"rpc.eventsLost","params":{"count":4,"subscription":\#(subscription)}}"#
+        }
+        XCTAssertEqual(
+            try outboundFrames(),
+            [lost(1), Self.event(7, data: 7), lost(2), Self.event(6, data: 7, subscription: 2)]
+                + (8...10).flatMap { [Self.event($0, data: $0), Self.event($0 - 1, data: $0, subscription: 2)] })
+
+        try send(#"{"jsonrpc":"2.0","method":"rpc.unsubscribe","params":[1],"id":3}"#)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":true,"id":3}"#])
+        publish(11...11)
+        XCTAssertEqual(try outboundFrames(), [Self.event(10, data: 11, subscription: 2)])
+        try expectServiceRemovedEnds(subscription: 2)
     }
 
     func testClosingTheConnectionEndsItsSubscriptions() throws {
@@ -118,12 +164,7 @@ final class EventDeliveryTests: XCTestCase {
     func testARegistryWithoutTheEventEndsItsSubscriptions() throws {
         try makeChannel()
         try subscribe()
-        router.replaceRegistry(try RPCServiceRegistry(services: [RPCDiscoverService()]))
-        channel.embeddedEventLoop.run()
-        XCTAssertEqual(
-            try outboundFrames(),
-            [#"{"jsonrpc":"2.0","method":"rpc.subscriptionEnded","params":{"reason":"service removed","subscription":1}}"#])
-        XCTAssertEqual(hub.subscriptions.value, 0)
+        try expectServiceRemovedEnds(subscription: 1)
         publish(1...1)
         XCTAssertEqual(try outboundFrames(), [])
     }

@@ -228,6 +228,31 @@ final class HTTPPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// Each chunk costs the loop as much as a small request: a body of one-byte chunks is refused once its
+    /// chunks, past the first 64, average under 256 bytes; a body in chunks of a slow link's size is served.
+    func testBodyInTinyChunksIs400AndCloses() throws {
+        let head = "POST /rpc HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+        try makeChannel()
+        try send(head)
+        for _ in 0..<64 { try send("1\r\n \r\n") }
+        XCTAssertEqual(try responses().count, 0, "64 chunks of any size pass")
+        try send("1\r\n \r\n")
+        let refused = try responses()
+        XCTAssertEqual(refused.first?.status, "HTTP/1.1 400 Bad Request")
+        XCTAssertTrue(refused[0].body.contains(#""code":-32600"#), refused[0].body)
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged, 0)
+
+        try makeChannel { $0.maxFrameSize = 1 << 20 }
+        try send(head)
+        let call = #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#
+        try send(String(format: "%x\r\n", call.utf8.count) + call + "\r\n")
+        for _ in 0..<200 { try send("200\r\n" + String(repeating: " ", count: 512) + "\r\n") }
+        try send("0\r\n\r\n")
+        XCTAssertEqual(try responses().map(\.status), ["HTTP/1.1 200 OK"])
+        XCTAssertTrue(channel.isActive)
+    }
+
     func testBodyPastThePeersShareIs503AndGivesEverythingBack() throws {
         try makeChannel { $0.maxBufferedBytesPerPeer = 4096 }
         // Another connection of the same peer holds most of its share.
