@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What hostile peers can make rpcd hold, with the default limits (issue 14's figures).
 
-    bench/hostile.py BIN_DIR [--connections N] [--only NAME ...]
+    bench/hostile.py BIN_DIR [--connections N] [--only NAME ...] [--short] [--check-bound]
 
 rpcd runs with the shipped defaults (only Listen= and Threads=1 set), pinned to CPU 0; the peers run here,
 pinned to CPU 1, spread over the loopback addresses 127.0.0.2-127.0.0.9 so that MaxConnectionsPerPeer= (256
@@ -28,15 +28,34 @@ Administrators=, as root would be):
     http-gets   200 connections to the http:// listener each pipeline 1,500 GET /metrics and never read
     slowloris   N connections to the http:// listener each send a request head a byte a second, and hold
 
-Prints one line per scenario and a JSON summary. A measurement, not a test. Bounded: every scenario stops by
-itself (the trickle waits at most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
+and the classes of issue 36 (a `faulty` handler, Tests/Modules/Faulty, is added to the shipped ones):
+
+    hung-module   50 rounds: a read-only peer sends 8 calls with 1 MiB params to faulty.hang, then disconnects
+    module-reply  4 read-only callers each ask faulty.reply for 200 MiB
+    large-ids     12 local users (needs root) x 32 Unix connections, each pipelining 64 rpcd.ping with 256 KiB
+                  ids and never reading; large-ids-module the same with echo.echo (an isolated module)
+    tls-idle      N (at most 250: one loopback peer) idle TLS connections: what each costs
+    fan-out       100 WebSocket connections x 64 subscriptions to faulty.tick, never reading, then one call
+                  makes the module emit 100,000 events
+    chunks        two connections post bodies of a million one-byte chunks, again and again
+
+Each attack's result has its peak RSS, the peak charge (rpcd.info's frames.buffered_bytes), and the bound of
+docs/SECURITY.md ("Fair shares") for the connections it holds. `--check-bound` fails when a peak passes its
+bound or a root ping failed; `--short` makes each attack smaller and shorter and skips the three that wait out
+FrameTimeout= (what `make test-bound` runs on the debug build; `make soak` runs them whole on the release one).
+
+Prints one line per scenario and a JSON summary. Bounded: every scenario stops by itself (the trickle waits at
+most FrameTimeout= plus 30 s); loopback only; rpcd is stopped on exit.
 """
 
 import argparse
 import json
 import os
 import selectors
+import shutil
 import socket
+import ssl
+import subprocess
 import struct
 import sys
 import tempfile
@@ -81,27 +100,49 @@ def read_frame(s, timeout=10):
 
 
 def start(bin_dir, workdir):
-    port, http_port = free_port(), free_port()
+    port, http_port, tls_port = free_port(), free_port(), free_port()
     socket_path = os.path.join(workdir, f"rpcd-{port}.sock")
     config = os.path.join(workdir, f"rpcd-{port}.conf")
+    handlers = os.path.join(workdir, "handlers.d")
+    if not os.path.isdir(handlers):
+        shutil.copytree(os.path.join(ROOT, "config", "handlers.d"), handlers)
+        # The test module that misbehaves on request (Tests/Modules/Faulty): hangs, huge replies, event bursts.
+        with open(os.path.join(handlers, "faulty.conf"), "w") as file:
+            file.write("[Handler]\nModule=faulty\n")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-days", "2", "-subj", "/CN=localhost", "-keyout", "tls.key", "-out", "tls.pem"],
+                       cwd=workdir, check=True, capture_output=True)
     with open(config, "w") as file:
         file.write(f"[Server]\nListen=127.0.0.1:{port}\nListen={socket_path}\nListen=http://127.0.0.1:{http_port}\n"
-                   f"Threads=1\nAdministrators=user:{os.getuid()}\n")
+                   f"Listen=tls://127.0.0.1:{tls_port}\nThreads=1\nAdministrators=user:{os.getuid()}\n"
+                   f"[TLS]\nCertificate={workdir}/tls.pem\nPrivateKey={workdir}/tls.key\n")
     server = Server("rpcd", [os.path.join(bin_dir, "rpcd"), "--config", config,
-                             "--handlers-dir", os.path.join(ROOT, "config", "handlers.d"), "--module-dir", bin_dir],
+                             "--handlers-dir", handlers, "--module-dir", bin_dir],
                     port, workdir, "Started")
     server.socket_path = socket_path
     server.http_port = http_port
+    server.tls_port = tls_port
     return server
 
 
 def peak_rss(server, seconds, sample=0.2):
-    peak = 0
+    """The highest RSS (KiB) seen in `seconds`, and the highest charge: rpcd.info's frames.buffered_bytes, what
+    rpcd counts as held for peers, asked as the administrator."""
+    peak, charged = 0, 0
+    admin = socket.socket(socket.AF_UNIX)
+    admin.connect(server.socket_path)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         peak = max(peak, server.rss_kib())
+        try:
+            admin.sendall(frame('{"jsonrpc":"2.0","method":"rpcd.info","id":1}'))
+            reply = read_frame(admin, timeout=5) or {}
+            charged = max(charged, reply.get("result", {}).get("frames", {}).get("buffered_bytes") or 0)
+        except OSError:
+            pass
         time.sleep(sample)
-    return peak
+    admin.close()
+    return peak, charged
 
 
 def trickle(server, count):
@@ -166,7 +207,7 @@ def no_read(server, count):
         except BlockingIOError:
             pass
         sockets.append(s)
-    peak = peak_rss(server, 10)
+    peak, _ = peak_rss(server, 10)
     for s in sockets:
         s.close()
     time.sleep(2)
@@ -185,7 +226,7 @@ def batch(server):
     s = connect(server.port, 0)
     s.sendall(frame("[" + entries + "]"))
     reply = read_frame(s, timeout=60)
-    peak = peak_rss(server, 2)
+    peak, _ = peak_rss(server, 2)
     s.close()
     return {"set": set_reply.get("result", set_reply.get("error")), "request_bytes": len(entries) + 2,
             "reply": reply.get("error") if isinstance(reply, dict) else f"array of {len(reply)}",
@@ -227,19 +268,42 @@ class RootPings:
                 "root_ping_failures": self.failures}
 
 
-def under_attack(server, attack, seconds=8):
-    """Runs `attack` (which returns the sockets it holds), then pings as root while peak RSS is sampled."""
+SHORT = False  # --short: what `make test` runs, each attack smaller and shorter (set in main)
+
+
+def attack_seconds():
+    return 3 if SHORT else 8
+
+
+# The bound of docs/SECURITY.md, "Fair shares", with the shipped limits: R0 + 2 x MaxBufferedBytes= +
+# connections x c, where c is 16 KiB for a connection and 24 KiB for a TLS one.
+MAX_BUFFERED_MIB = 128
+CONNECTION_KIB = 16
+TLS_CONNECTION_KIB = 24
+
+
+def bound_mib(r0_kib, connections, tls_connections=0):
+    return round(r0_kib / 1024 + 2 * MAX_BUFFERED_MIB + (connections * CONNECTION_KIB
+                                                          + tls_connections * TLS_CONNECTION_KIB) / 1024, 1)
+
+
+def under_attack(server, attack, seconds=None, connections=None, tls_connections=0):
+    """Runs `attack` (which returns what it holds: sockets, or anything with close()), then pings as root while
+    peak RSS is sampled; the result has the bound for the connections the attack holds."""
+    seconds = seconds or attack_seconds()
     start_rss = server.rss_kib()
     sockets = attack()
     pings = RootPings(server)
     thread = threading.Thread(target=pings.run, args=(seconds,))
     thread.start()
-    peak = peak_rss(server, seconds)
+    peak, charged = peak_rss(server, seconds)
     thread.join()
     for s in sockets:
         s.close()
     time.sleep(2)
-    result = {"rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024, "rss_after_close_mib": server.rss_kib() / 1024}
+    held = len(sockets) if connections is None else connections
+    result = {"rss_start_mib": start_rss / 1024, "rss_peak_mib": peak / 1024, "rss_after_close_mib": server.rss_kib() / 1024,
+              "charged_peak_mib": round(charged / (1 << 20), 1), "bound_mib": bound_mib(start_rss, held, tls_connections)}
     result.update(pings.summary())
     # What the daemon still holds for peers once they left: rpcd.info's frames.buffered_bytes.
     s = socket.socket(socket.AF_UNIX)
@@ -252,6 +316,42 @@ def under_attack(server, attack, seconds=8):
     s.close()
     result["buffered_bytes_after_close"] = reply.get("result", {}).get("frames", {}).get("buffered_bytes")
     return result
+
+
+class Repeating:
+    """Runs `step` again and again in a thread of its own until closed: an attacker that comes back."""
+
+    def __init__(self, step):
+        self.stopped = threading.Event()
+        self.rounds = 0
+        self.thread = threading.Thread(target=self.run, args=(step,), daemon=True)
+        self.thread.start()
+
+    def run(self, step):
+        while not self.stopped.is_set():
+            try:
+                step()
+            except OSError:
+                pass
+            self.rounds += 1
+
+    def close(self):
+        self.stopped.set()
+        self.thread.join(timeout=30)
+
+
+class Child:
+    """A process of the attack's (another local user's): closing it kills it."""
+
+    def __init__(self, pid):
+        self.pid = pid
+
+    def close(self):
+        try:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
 
 
 def send_quietly(s, data):
@@ -426,6 +526,145 @@ def connections(server, count):
 
 
 # Each scenario by name: (server, --connections) -> its figures.
+def ws_text(payload):
+    """A masked WebSocket text frame (the mask is zero: the payload goes as it is)."""
+    data = payload.encode()
+    if len(data) < 126:
+        header = bytes([0x81, 0x80 | len(data)])
+    elif len(data) < 1 << 16:
+        header = bytes([0x81, 0x80 | 126]) + struct.pack(">H", len(data))
+    else:
+        header = bytes([0x81, 0x80 | 127]) + struct.pack(">Q", len(data))
+    return header + b"\0\0\0\0" + data
+
+
+def sendall_within(s, data, seconds=5):
+    """Sends what rpcd takes within `seconds`; a refusal (reset, closed) or a full socket ends it quietly."""
+    s.settimeout(seconds)
+    try:
+        s.sendall(data)
+    except OSError:
+        pass
+
+
+def hung_module(server, count):
+    """Issue 36, finding 1: a read-only peer sends calls with 1 MiB params to a method that hangs its module
+    host, then disconnects, round after round."""
+    rounds = 10 if SHORT else 50
+    params = json.dumps(["x" * (1 << 20)])
+    payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"faulty.hang","params":{params},"id":{n}}}') for n in range(8))
+
+    def attack():
+        for index in range(rounds):
+            s = connect(server.port, index)
+            sendall_within(s, payload, seconds=1)
+            s.close()
+        return []
+    return under_attack(server, attack, connections=1)
+
+
+def module_reply(server, count):
+    """Finding 2: read-only callers ask a module for replies of 200 MiB each."""
+    def attack():
+        sockets = []
+        for index in range(2 if SHORT else 4):
+            s = connect(server.port, index)
+            s.sendall(frame('{"jsonrpc":"2.0","method":"faulty.reply","params":[200],"id":1}'))
+            sockets.append(s)
+        return sockets
+    return under_attack(server, attack, seconds=attack_seconds() + 4)
+
+
+def large_ids(server, count, method="rpcd.ping"):
+    """Finding 3: 12 local users (Unix socket peers of their own), each with 32 connections that pipeline calls
+    with 256 KiB ids and never read. Needs root, to be those users."""
+    if os.getuid() != 0:
+        return {"skipped": "needs root (the attackers are 12 local users)"}
+    users, per_user = 12, 8 if SHORT else 32
+    os.chmod(os.path.dirname(server.socket_path), 0o755)
+    ids = "i" * (256 << 10)
+    payload = b"".join(frame(f'{{"jsonrpc":"2.0","method":"{method}","params":[{n}],"id":"{ids}{n}"}}') for n in range(64))
+
+    def attack():
+        children = []
+        for user in range(users):
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setgroups([])
+                    os.setresgid(40000 + user, 40000 + user, 40000 + user)
+                    os.setresuid(40000 + user, 40000 + user, 40000 + user)
+                    for _ in range(per_user):
+                        s = socket.socket(socket.AF_UNIX)
+                        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                        s.connect(server.socket_path)
+                        threading.Thread(target=sendall_within, args=(s, payload, 600), daemon=True).start()
+                    time.sleep(600)
+                finally:
+                    os._exit(0)
+            children.append(Child(pid))
+        time.sleep(1)
+        return children
+    return under_attack(server, attack, connections=users * per_user)
+
+
+def tls_idle(server, count):
+    """Finding 4: what an idle TLS connection costs: handshaken connections that then send nothing."""
+    count = min(count, 250)  # all loopback addresses are one peer: MaxConnectionsPerPeer= is 256
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    before = server.rss_kib()
+    sockets = []
+    for index in range(count):
+        raw = connect(server.tls_port, index)
+        sockets.append(context.wrap_socket(raw, server_hostname="localhost"))
+    time.sleep(1)
+    per_connection = (server.rss_kib() - before) / count
+    result = under_attack(server, lambda: sockets, connections=0, tls_connections=count)
+    result["kib_per_tls_connection"] = round(per_connection, 1)
+    return result
+
+
+def fan_out(server, count):
+    """Finding 5: one loopback peer, 100 WebSocket connections x 64 subscriptions to the same event, never
+    reading; one read-only call makes a module emit 100,000 events."""
+    connections, duplicates, burst = (20, 64, 20_000) if SHORT else (100, 64, 100_000)
+    subscribe = b"".join(ws_text(json.dumps({"jsonrpc": "2.0", "method": "rpc.subscribe", "params": ["faulty.tick"],
+                                              "id": n})) for n in range(duplicates))
+
+    def attack():
+        sockets = []
+        for index in range(connections):
+            s = http_connect(server, index, upgrade=True)
+            s.sendall(subscribe)
+            sockets.append(s)
+        time.sleep(0.5)
+        caller = connect(server.port, 0)
+        caller.sendall(frame(f'{{"jsonrpc":"2.0","method":"faulty.emit","params":[{burst}],"id":1}}'))
+        sockets.append(caller)
+        return sockets
+    return under_attack(server, attack)
+
+
+def chunks(server, count):
+    """Finding 6: two read-only connections post bodies of a million one-byte chunks, again and again."""
+    call = b'{"jsonrpc":"2.0","method":"rpcd.ping","id":1}'
+    body = b"%x\r\n%s\r\n" % (len(call), call) + b"1\r\n \r\n" * (300_000 if SHORT else 1_000_000) + b"0\r\n\r\n"
+    request = (b"POST /rpc HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               b"Transfer-Encoding: chunked\r\n\r\n" + body)
+
+    def step(index):
+        s = http_connect(server, index)
+        try:
+            sendall_within(s, request, seconds=10)
+            s.settimeout(10)
+            s.recv(4096)
+        finally:
+            s.close()
+    return under_attack(server, lambda: [Repeating(lambda: step(0)), Repeating(lambda: step(1))], connections=2)
+
+
 SCENARIOS = {
     "trickle": trickle,
     "no-read": no_read,
@@ -440,31 +679,51 @@ SCENARIOS = {
     "ws-pings": lambda server, count: ws_pings(server),
     "http-gets": lambda server, count: http_gets(server),
     "slowloris": slowloris,
+    "hung-module": hung_module,
+    "module-reply": module_reply,
+    "large-ids": large_ids,
+    "large-ids-module": lambda server, count: large_ids(server, count, method="echo.echo"),
+    "tls-idle": tls_idle,
+    "fan-out": fan_out,
+    "chunks": chunks,
 }
+# What `--short` runs (make test): the classes of the bound; trickle and slowloris wait out FrameTimeout=.
+SHORT_SCENARIOS = [name for name in SCENARIOS if name not in ("trickle", "slowloris", "connections")]
 
 
 def main():
+    global SHORT
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("bin_dir")
     parser.add_argument("--connections", type=int, default=1000)
-    parser.add_argument("--only", nargs="*", default=list(SCENARIOS), choices=list(SCENARIOS))
+    parser.add_argument("--only", nargs="*", choices=list(SCENARIOS))
+    parser.add_argument("--short", action="store_true", help="smaller, shorter attacks: what make test runs")
+    parser.add_argument("--check-bound", action="store_true",
+                        help="fail when a scenario's peak RSS passes its bound, or root's ping failed")
     args = parser.parse_args()
+    SHORT = args.short
     if not 1 <= args.connections <= 2000:
         sys.exit("hostile.py: --connections must be 1 to 2000 (MaxConnections= is 4096, 256 per address)")
     try:
         os.sched_setaffinity(0, {CLIENT_CPU})
     except (AttributeError, OSError):
         pass
-    results = {}
+    results, broken = {}, []
     with tempfile.TemporaryDirectory() as workdir:
-        for name in args.only:
+        for name in args.only or (SHORT_SCENARIOS if SHORT else list(SCENARIOS)):
             server = start(args.bin_dir, workdir)  # a fresh process per scenario
             try:
-                results[name] = SCENARIOS[name](server, args.connections)
-                print(f"{name}: {json.dumps(results[name])}", flush=True)
+                results[name] = result = SCENARIOS[name](server, args.connections)
+                print(f"{name}: {json.dumps(result)}", flush=True)
             finally:
                 server.stop()
+            if "bound_mib" in result and result["rss_peak_mib"] > result["bound_mib"]:
+                broken.append(f"{name}: peak RSS {result['rss_peak_mib']:.1f} MiB passed the bound {result['bound_mib']} MiB")
+            if result.get("root_ping_failures"):
+                broken.append(f"{name}: {result['root_ping_failures']} of root's rpcd.ping failed")
     print(json.dumps(results, indent=2))
+    if args.check_bound and broken:
+        sys.exit("hostile.py: " + "; ".join(broken))
 
 
 if __name__ == "__main__":

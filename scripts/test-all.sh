@@ -5,7 +5,7 @@
 #
 #   swift    the debug build with its tests, then the suites that use it: the Swift tests, the Python
 #            interop and example tests (the out-of-tree examples build in .build too, reusing its products:
-#            only their own targets compile), the web console in headless Chromium, the soak. Its output is shown
+#            only their own targets compile), the web console in headless Chromium, the soak, the memory bound under attack. Its output is shown
 #            as it runs.
 #   system   once that build is done: the systemd and Avahi system tests. They mostly wait on daemons in
 #            namespaces of their own (their own /run, network and ports: nothing shared with the swift lane).
@@ -86,6 +86,7 @@ if step build-tests; then
     step test-metrics || failed=1
     step test-browser || failed=1
     step test-soak || failed=1
+    step test-bound || failed=1
 else
     echo failed > "$LOGS/build.status"
     failed=1

@@ -12,7 +12,7 @@ import Synchronization
 ///
 /// A publisher never waits: it takes the queue's lock for an append and schedules a drain only when none is
 /// pending (through its loop's drainer, so a publish reaching many connections on one loop costs that loop
-/// one task, not one per connection). A connection's subscriptions to the same event share its queue: a
+/// one task, not one per connection). Drains take turns on the loop as calls do (`RPCLoopDrainer`). A connection's subscriptions to the same event share its queue: a
 /// publish costs one append and one charge per connection, however many times it subscribed, and the event is
 /// held once (duplicate subscriptions cost a frame each as they are written, and a slot of
 /// `MaxSubscriptionsPerConnection=`, nothing more). The drain writes while the channel is writable; when the
@@ -115,16 +115,17 @@ final class RPCEventQueue: Sendable {
         if schedule { drainer.schedule(self) }
     }
 
-    /// Writes what is queued while the connection can take it. On `eventLoop`.
-    func drain() {
+    /// Writes what is queued while the connection can take it, until `deadline`: past it the rest waits for the
+    /// loop's next round (`RPCLoopDrainer.postpone`), as a connection's pipeline does, so that a fan-out to
+    /// many subscriptions keeps the loop a turn at a time. On `eventLoop`.
+    func drain(until deadline: NIODeadline = .now() + RPCLoopTurns.turn) {
         let owner = self.owner.value
         guard let output = owner.output else { return }
-        // At most one queue's worth per turn, so a publisher as fast as the loop cannot keep it here forever.
-        var budget = capacity
         var wrote = false
         defer { if wrote { output.flushUnsolicited() } }
-        while budget > 0 {
+        while true {
             guard output.isWritable else { return }  // the writability change drains again (`resume`)
+            guard NIODeadline.now() < deadline else { return drainer.postpone(self) }
             let next = queue.withLock { queue -> (seq: Int, payload: ByteBuffer)? in
                 guard !queue.ended, let event = queue.events.popFirst() else {
                     queue.draining = false
@@ -147,9 +148,7 @@ final class RPCEventQueue: Sendable {
                 hub.delivered.increment()
                 wrote = true
             }
-            budget -= 1
         }
-        drainer.schedule(self)
     }
 
     /// No more events: the connection's last subscription to it ended, or the connection closed. Any thread.
@@ -169,15 +168,20 @@ final class RPCEventQueue: Sendable {
     }
 }
 
-/// Runs the drains of one event loop's queues: publishers hand it the queues that got events,
-/// and it runs them all in one task on the loop, scheduled once per burst. Thread-safe; one per event loop,
-/// kept by the hub for the daemon's life.
-final class RPCLoopDrainer: Sendable {
+/// Runs the drains of one event loop's queues: publishers hand it the queues that got events, and it runs them
+/// all in one task on the loop, scheduled once per burst, for at most a turn (`RPCLoopTurns.turn`); queues
+/// that did not finish in it drain in the loop's next round. Thread-safe (`schedule`); one per event loop, kept
+/// by the hub for the daemon's life.
+final class RPCLoopDrainer: @unchecked Sendable {
     let eventLoop: any EventLoop
     private let waiting = Mutex<(queues: [RPCEventQueue], scheduled: Bool)>(([], false))
+    private let turns: RPCLoopTurns
+    /// Queues that had their turn and drain in the next round; only touched on `eventLoop`.
+    private var postponed: [RPCEventQueue] = []
 
     init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+        self.turns = RPCLoopTurns.of(eventLoop)
     }
 
     /// Any thread.
@@ -190,6 +194,17 @@ final class RPCLoopDrainer: Sendable {
         if first { eventLoop.execute { self.drainWaiting() } }
     }
 
+    /// `queue` had its turn with events left: it drains again in the next round. On `eventLoop`.
+    func postpone(_ queue: RPCEventQueue) {
+        postponed.append(queue)
+        guard postponed.count == 1 else { return }
+        turns.yield { [self] in
+            let due = postponed
+            postponed = []
+            drain(due)
+        }
+    }
+
     private func drainWaiting() {
         let due = waiting.withLock { waiting in
             defer {
@@ -198,6 +213,11 @@ final class RPCLoopDrainer: Sendable {
             }
             return waiting.queues
         }
-        for queue in due { queue.drain() }
+        drain(due)
+    }
+
+    private func drain(_ queues: [RPCEventQueue]) {
+        let deadline = NIODeadline.now() + RPCLoopTurns.turn
+        for queue in queues { queue.drain(until: deadline) }
     }
 }

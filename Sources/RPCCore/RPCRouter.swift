@@ -23,8 +23,6 @@ package final class RPCRouter: Sendable {
     private let current: Mutex<RPCServiceRegistry>
     /// Refused calls are logged, but no more than this allows: a scan must not flood the journal.
     private let deniedLog = LogRateLimiter(burst: 10, per: .seconds(1))
-    /// The turns of each event loop that has had work yield, by the loop's identity (each holds its loop).
-    private let loopTurns = Mutex<[ObjectIdentifier: RPCLoopTurns]>([:])
 
     package init(
         registry: RPCServiceRegistry, parser: RPCEnvelopeParser, statistics: RPCStatistics = RPCStatistics(),
@@ -42,15 +40,9 @@ package final class RPCRouter: Sendable {
         exportHandlers(to: statistics.metrics)
     }
 
-    /// The turns of `eventLoop` (made on first use): where work that has had its turn waits for the next.
+    /// The turns of `eventLoop`: where work that has had its turn waits for the next.
     package func turns(on eventLoop: any EventLoop) -> RPCLoopTurns {
-        loopTurns.withLock { turns in
-            let key = ObjectIdentifier(eventLoop)
-            if let existing = turns[key] { return existing }
-            let made = RPCLoopTurns(eventLoop: eventLoop)
-            turns[key] = made
-            return made
-        }
+        RPCLoopTurns.of(eventLoop)
     }
 
     /// The registry new calls are routed through.

@@ -60,6 +60,8 @@ final class ModuleHostSupervisor: Sendable {
         var cgroup: HostCgroup?
         /// rpcd's end of the link, once attached.
         var channel: (any Channel)?
+        /// When it last showed it is alive: a pong, or an event or log line (a host that sends those faster than
+        /// rpcd takes them has its pong waiting behind them on the link, and is not hung).
         var lastPong = NIODeadline.now()
         /// Why rpcd killed it (it hung); nil while it dies, if it does, on its own.
         var killReason: String?
@@ -421,7 +423,12 @@ final class ModuleHostSupervisor: Sendable {
                 if state.host?.attempt == attempt { state.host?.lastPong = .now() }
             }
         case .startFailed, .log, .emit, .start, .call, .cancel, .ping:
-            guard state.withLock({ $0.host?.attempt == attempt }) else { return }
+            let current = state.withLock { state -> Bool in
+                guard state.host?.attempt == attempt else { return false }
+                state.host?.lastPong = .now()
+                return true
+            }
+            guard current else { return }
             switch message {
             case .startFailed(let reason):
                 startFailed(reason)

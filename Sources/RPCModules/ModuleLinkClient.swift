@@ -21,7 +21,7 @@ final class ModuleLinkClient: ChannelDuplexHandler {
     private let closed: () -> Void
     private let now: () -> NIODeadline
     private let answers = ModuleLinkAnswers()
-    /// Made with the handler's loop, in `handlerAdded`.
+    /// Its loop's, from `handlerAdded`.
     private var turns: RPCLoopTurns?
     /// When the loop started on the messages it handles now; nil between read bursts.
     private var turnStarted: NIODeadline?
@@ -47,7 +47,7 @@ final class ModuleLinkClient: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        turns = RPCLoopTurns(eventLoop: context.eventLoop)
+        turns = RPCLoopTurns.of(context.eventLoop)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

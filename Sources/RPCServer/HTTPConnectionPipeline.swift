@@ -9,6 +9,8 @@ import RPCProtocol
 /// after TLS when there is TLS:
 ///
 ///     IdleTimeoutHandler          as on framed connections
+///     InputTurnHandler            what a read brings, handed on a turn of the loop at a time (NIO's parsers
+///                                 below decode all they are handed at once)
 ///     HTTPHeadDeadline            FrameTimeout= and the peer's charge for a request head still arriving
 ///     HTTPResponseEncoder, HTTPRequestDecoder, HTTPServerPipelineHandler, HTTPServerProtocolErrorHandler,
 ///     HTTPServerUpgradeHandler    NIOHTTP1: parsing (400 for what does not parse), one request at a time in
@@ -18,7 +20,7 @@ import RPCProtocol
 ///     RPCConnectionHandler        the framed connections' dispatcher, writing one payload per message
 ///     ProtocolErrorHandler        logs and closes on errors
 ///
-/// A WebSocket upgrade replaces everything after the idle handler (`HTTPHeadDeadline` too: `WebSocketFrameReceiver`
+/// A WebSocket upgrade replaces everything after the input's turns (`HTTPHeadDeadline` too: `WebSocketFrameReceiver`
 /// keeps the time and the charge of what arrives from then on) with `WebSocketPipeline`'s handlers. NIO's
 /// upgrader appends its handlers at the end of the pipeline, so the handlers behind it are replaced rather
 /// than kept: nothing is in flight at that point (the upgrade request is the connection's first).
@@ -42,6 +44,7 @@ enum HTTPConnectionPipeline {
         if let idle = limits.idleTimeout {
             try operations.addHandler(IdleTimeoutHandler(timeout: idle))
         }
+        try operations.addHandler(InputTurnHandler())
         let headDeadline = HTTPHeadDeadline(
             connection: setup.connection, timeout: limits.frameTimeout, statistics: setup.router.statistics,
             refusalLog: setup.refusalLog)

@@ -20,7 +20,8 @@
 
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
-    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS, METHOD_REPLY
+    METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS, METHOD_REPLY,
+    METHOD_EMIT
 };
 
 static const rpcd_method methods[] = {
@@ -46,6 +47,12 @@ static const rpcd_method methods[] = {
     {sizeof(rpcd_method), "forks", "Forks children that wait for ever, up to 500 or until fork fails; answers how many",
      NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "reply", "Answers a string of params[0] MiB", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "emit", "Emits params[0] tick events (at most 1,000,000), then answers how many", NULL, 0, NULL,
+     RPCD_METHOD_READ_ONLY},
+};
+
+static const rpcd_event events[] = {
+    {sizeof(rpcd_event), "tick", "A count, emitted by emit", "{\"type\":\"integer\"}"},
 };
 
 /* The first string of PARAMS (["/a/path"]; no escapes) into PATH; 0 when there is none. */
@@ -98,12 +105,14 @@ __attribute__((constructor)) static void faulty_loaded(void)
     }
 }
 
+static rpcd_handler *handler_of_module;
+
 static int faulty_init(const rpcd_host *host, rpcd_handler *handler, void **instance, char *error, size_t error_size)
 {
-    (void)handler;
     (void)error;
     (void)error_size;
     host_table = host;
+    handler_of_module = handler;
     *instance = NULL;
     return 0;
 }
@@ -252,6 +261,22 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         free(json);
         break;
     }
+    case METHOD_EMIT: {
+        const char *number = memchr(params, '[', len);
+        long count = number != NULL ? strtol(number + 1, NULL, 10) : 0;
+        if (count <= 0 || count > 1000000) {
+            host_table->reply_error(call, -32602, "Invalid params", NULL, 0);
+            break;
+        }
+        for (long index = 1; index <= count; index++) {
+            char payload[32];
+            int size = snprintf(payload, sizeof payload, "%ld", index);
+            host_table->emit(handler_of_module, "tick", payload, (size_t)size);
+        }
+        snprintf(text, sizeof text, "%ld", count);
+        reply_text(call, text);
+        break;
+    }
     case METHOD_PID:
         snprintf(text, sizeof text, "%ld", (long)getpid());
         reply_text(call, text);
@@ -271,6 +296,8 @@ static const rpcd_module module = {
     .n_methods = sizeof methods / sizeof methods[0],
     .init = faulty_init,
     .call = faulty_call,
+    .events = events,
+    .n_events = sizeof events / sizeof events[0],
 };
 
 const rpcd_module *rpcd_module_entry_v1(void)
