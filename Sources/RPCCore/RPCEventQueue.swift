@@ -118,14 +118,15 @@ final class RPCEventQueue: Sendable {
     /// Writes what is queued while the connection can take it, until `deadline`: past it the rest waits for the
     /// loop's next round (`RPCLoopDrainer.postpone`), as a connection's pipeline does, so that a fan-out to
     /// many subscriptions keeps the loop a turn at a time. On `eventLoop`.
-    func drain(until deadline: NIODeadline = .now() + RPCLoopTurns.turn) {
+    func drain(until deadline: NIODeadline? = nil) {
+        let deadline = deadline ?? drainer.now() + RPCLoopTurns.turn
         let owner = self.owner.value
         guard let output = owner.output else { return }
         var wrote = false
         defer { if wrote { output.flushUnsolicited() } }
         while true {
             guard output.isWritable else { return }  // the writability change drains again (`resume`)
-            guard NIODeadline.now() < deadline else { return drainer.postpone(self) }
+            guard drainer.now() < deadline else { return drainer.postpone(self) }
             let next = queue.withLock { queue -> (seq: Int, payload: ByteBuffer)? in
                 guard !queue.ended, let event = queue.events.popFirst() else {
                     queue.draining = false
@@ -194,6 +195,11 @@ final class RPCLoopDrainer: @unchecked Sendable {
         if first { eventLoop.execute { self.drainWaiting() } }
     }
 
+    /// The loop's clock, by which turns are measured.
+    func now() -> NIODeadline {
+        turns.now()
+    }
+
     /// `queue` had its turn with events left: it drains again in the next round. On `eventLoop`.
     func postpone(_ queue: RPCEventQueue) {
         postponed.append(queue)
@@ -217,7 +223,7 @@ final class RPCLoopDrainer: @unchecked Sendable {
     }
 
     private func drain(_ queues: [RPCEventQueue]) {
-        let deadline = NIODeadline.now() + RPCLoopTurns.turn
+        let deadline = now() + RPCLoopTurns.turn
         for queue in queues { queue.drain(until: deadline) }
     }
 }

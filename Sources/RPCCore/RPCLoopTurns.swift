@@ -20,14 +20,16 @@ package final class RPCLoopTurns: @unchecked Sendable {
     static let pause = TimeAmount.microseconds(100)
 
     let eventLoop: any EventLoop
-    /// The clock rounds are measured by (a test's own).
-    package var now: () -> NIODeadline = NIODeadline.now
+    /// The clock turns are measured by: the loop's (an `EmbeddedEventLoop`'s moves only when a test moves it),
+    /// or a test's own.
+    package var now: () -> NIODeadline
     private var waiting = CircularBuffer<() -> Void>()
     /// A round is scheduled or running: work that yields meanwhile joins the next one.
     private var active = false
 
     private init(eventLoop: any EventLoop) {
         self.eventLoop = eventLoop
+        self.now = { eventLoop.now }
     }
 
     private struct Registered {
@@ -49,6 +51,19 @@ package final class RPCLoopTurns: @unchecked Sendable {
             return made
         }
     }
+
+    /// When the loop began handling the input it handles now, outside any round (its sockets' reads): work done
+    /// there shares one turn, and what does not fit in it yields to the rounds. A task clears it, and a task
+    /// runs once the loop has handled the input of its sockets. On the loop.
+    package func inputStarted() -> NIODeadline {
+        if let inputSince { return inputSince }
+        let started = now()
+        inputSince = started
+        eventLoop.execute { self.inputSince = nil }
+        return started
+    }
+
+    private var inputSince: NIODeadline?
 
     /// Runs `work` in the next round. On the loop.
     package func yield(_ work: @escaping () -> Void) {

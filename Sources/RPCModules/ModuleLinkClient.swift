@@ -19,7 +19,8 @@ final class ModuleLinkClient: ChannelDuplexHandler {
     private let receive: (ModuleLinkMessage, ModuleLinkAnswers) -> Void
     /// Tells the supervisor that the link closed.
     private let closed: () -> Void
-    private let now: () -> NIODeadline
+    /// The clock turns are measured by; nil: the loop's (`RPCLoopTurns.now`).
+    private let clock: (() -> NIODeadline)?
     private let answers = ModuleLinkAnswers()
     /// Its loop's, from `handlerAdded`.
     private var turns: RPCLoopTurns?
@@ -36,14 +37,18 @@ final class ModuleLinkClient: ChannelDuplexHandler {
             closed: { supervisor.linkClosed(attempt: attempt) })
     }
 
-    /// `now` is the clock turns are measured by (a test's own).
+    /// `now` is the clock turns are measured by (a test's own); by default the loop's.
     init(
         receive: @escaping (ModuleLinkMessage, ModuleLinkAnswers) -> Void, closed: @escaping () -> Void,
-        now: @escaping () -> NIODeadline = NIODeadline.now
+        now: (() -> NIODeadline)? = nil
     ) {
         self.receive = receive
         self.closed = closed
-        self.now = now
+        self.clock = now
+    }
+
+    private func now() -> NIODeadline {
+        clock?() ?? turns?.now() ?? .now()
     }
 
     func handlerAdded(context: ChannelHandlerContext) {

@@ -1,16 +1,21 @@
 import NIOCore
 import RPCCore
 
-/// Hands a connection's input to the parsers behind it a turn at a time (`RPCLoopTurns`): at most `slice` bytes
-/// at once, and once what it handed on in this read has kept the loop for a turn, the rest waits for the loop's
-/// next round and nothing more is read meanwhile.
+/// Hands a connection's input to the parsers behind it a slice at a time, as they ask for it, and a turn of the
+/// loop at a time (`RPCLoopTurns`).
 ///
-/// Why: a parser that is not rpcd's own decodes everything a read hands it before it returns. NIO's HTTP decoder
-/// makes a part of each pipelined request head and of each chunk of a chunked body, about a microsecond each, so
-/// one read of 64 KiB of one-byte chunks or of `GET`s kept the loop for tens of milliseconds, and 200 such
-/// connections kept root's `rpcd.ping` waiting for seconds — before any of rpcd's own turns could apply. Cut
-/// here, a read costs the loop at most a turn before the others' input is served. Framed connections need no
-/// such handler: `FrameReceiver` only cuts, and the calls it hands on take turns.
+/// Why: a parser that is not rpcd's own decodes everything a read hands it before it returns, whether or not
+/// anyone behind it is ready for what it makes. NIO's HTTP decoder makes a part of each pipelined request head
+/// and of each chunk of a chunked body, about a microsecond each; its pipelining handler queues the requests
+/// behind the one being answered, uncharged. So one read of 64 KiB of `GET`s or one-byte chunks kept the loop
+/// for tens of milliseconds, and 200 connections pipelining `GET`s held 250 MiB of queued requests. Here at
+/// most `slice` bytes are handed on at once, the next only when the handlers behind ask for more (a `read`
+/// that reaches this handler: NIO's pipelining handler holds it while a response is pending), and once this
+/// connection's input has kept the loop for a turn the rest waits for the loop's next round. What waits here
+/// is one read's worth, which stops the connection's reading until it is handed on. The turn of input read
+/// among the loop's other sockets is shared with theirs (`RPCLoopTurns.inputStarted`): 200 connections whose
+/// first request is a `/metrics` each would otherwise keep the loop 200 small turns at once. Framed connections need
+/// no such handler: `FrameReceiver` only cuts, and the calls it hands on take turns.
 ///
 /// Sits in front of the HTTP decoder (after TLS), and stays when the connection becomes a WebSocket.
 final class InputTurnHandler: ChannelDuplexHandler, RemovableChannelHandler {
@@ -19,47 +24,52 @@ final class InputTurnHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = Any
     typealias OutboundOut = Any
 
-    /// The most handed on at once: what the parser behind decodes before the turn is looked at again.
+    /// The most handed on at once: what the parser behind decodes before it is asked again.
     static let slice = 4096
 
-    private let now: () -> NIODeadline
-    /// When the loop started on this connection's input; nil between reads.
+    /// Its loop's, from `handlerAdded`: their clock is the one turns are measured by.
+    private var turns: RPCLoopTurns?
+    /// When the loop started on this connection's input; nil when nothing waits.
     private var turnStarted: NIODeadline?
-    /// Input read but not handed on yet: it waits for the next round.
+    /// Input read but not handed on yet.
     private var waiting: ByteBuffer?
-    /// A `read` arrived while input was waiting: passed on once it is handed on.
-    private var readHeld = false
+    /// The handlers behind asked for more (a `read` reached this handler) since the last slice.
+    private var wanted = false
+    /// Handing on, now: a `read` from behind only says it wants more.
+    private var pumping = false
+    /// A round of the loop's turns is to hand on the rest.
+    private var yielded = false
 
-    /// `now` is the clock turns are measured by (a test's own).
-    init(now: @escaping () -> NIODeadline = NIODeadline.now) {
-        self.now = now
+    private func now() -> NIODeadline {
+        turns?.now() ?? .now()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        turns = RPCLoopTurns.of(context.eventLoop)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var input = unwrapInboundIn(data)
         if var waiting {
-            // More than was asked for (a TLS record's rest): it queues behind what waits.
-            self.waiting = nil
+            self.waiting = nil  // the buffer is ours alone while it grows
             waiting.writeBuffer(&input)
             self.waiting = waiting
-            return
+        } else {
+            waiting = input
         }
-        let started = turnStarted ?? now()
-        turnStarted = started
-        handOn(&input, turnStarted: started, context: context)
+        wanted = true  // a read brought it: the handlers behind asked for it
+        // Read by the loop among its other sockets' input: the turn is shared with theirs (`inputStarted`).
+        if turnStarted == nil { turnStarted = turns?.inputStarted() }
+        pump(context: context)
     }
 
-    func channelReadComplete(context: ChannelHandlerContext) {
-        if waiting == nil { turnStarted = nil }
-        context.fireChannelReadComplete()
-    }
+    /// Each slice handed on ends with a read-complete of its own (`pump`); the socket's says nothing more.
+    func channelReadComplete(context: ChannelHandlerContext) {}
 
     func read(context: ChannelHandlerContext) {
-        if waiting == nil {
-            context.read()
-        } else {
-            readHeld = true
-        }
+        guard waiting != nil else { return context.read() }
+        wanted = true
+        if !pumping, !yielded { pump(context: context) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -74,31 +84,39 @@ final class InputTurnHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelInactive()
     }
 
-    /// Hands `input` on in slices until the turn that began at `turnStarted` is over; the rest waits.
-    private func handOn(_ input: inout ByteBuffer, turnStarted: NIODeadline, context: ChannelHandlerContext) {
-        while input.readableBytes > 0 {
-            guard now() - turnStarted < RPCLoopTurns.turn else {
-                waiting = input
-                return yield(context: context)
-            }
-            context.fireChannelRead(wrapInboundOut(input.readSlice(length: min(Self.slice, input.readableBytes))!))
+    /// Hands on slices while the handlers behind want them and the turn lasts; past the turn, the rest waits
+    /// for the next round. Once nothing waits, the socket is read again.
+    private func pump(context: ChannelHandlerContext) {
+        pumping = true
+        defer { pumping = false }
+        let started = turnStarted ?? now()
+        turnStarted = started
+        while wanted, var input = waiting {
+            guard now() - started < RPCLoopTurns.turn else { return yield(context: context) }
+            wanted = false
+            waiting = nil
+            let slice = input.readSlice(length: min(Self.slice, input.readableBytes))!
+            if input.readableBytes > 0 { waiting = input }
+            context.fireChannelRead(wrapInboundOut(slice))
+            context.fireChannelReadComplete()
+            // Whether the handlers behind want more: a read from the tail reaches this handler unless one holds it.
+            if waiting != nil { context.pipeline.read() }
         }
+        guard waiting == nil else { return }  // held: a read from behind resumes it
+        turnStarted = nil
+        wanted = false
+        // All handed on: the socket is read again when the handlers behind want more (a read reaching this
+        // handler with nothing waiting goes to the socket).
+        context.pipeline.read()
     }
 
     private func yield(context: ChannelHandlerContext) {
-        RPCLoopTurns.of(context.eventLoop).yield { [self] in
-            guard context.channel.isActive, var input = waiting else { return }
-            waiting = nil
-            let started = now()
-            turnStarted = started
-            handOn(&input, turnStarted: started, context: context)
-            context.fireChannelReadComplete()
-            guard waiting == nil else { return }
+        yielded = true
+        turns?.yield { [self] in
+            yielded = false
+            guard context.channel.isActive else { return }
             turnStarted = nil
-            if readHeld {
-                readHeld = false
-                context.read()
-            }
+            pump(context: context)
         }
     }
 }
