@@ -276,15 +276,17 @@ def attack_seconds():
 
 
 # The bound of docs/SECURITY.md, "Fair shares", with the shipped limits: R0 + 2 x MaxBufferedBytes= +
-# connections x c, where c is 16 KiB for a connection and 24 KiB for a TLS one.
+# connections x c + handlers x l, where c is 16 KiB for a connection and 32 KiB for a TLS one, and l 272 KiB for
+# each isolated handler's link (the shipped four and faulty).
 MAX_BUFFERED_MIB = 128
 CONNECTION_KIB = 16
-TLS_CONNECTION_KIB = 24
+TLS_CONNECTION_KIB = 32
+ISOLATED_HANDLERS, LINK_KIB = 5, 272
 
 
 def bound_mib(r0_kib, connections, tls_connections=0):
-    return round(r0_kib / 1024 + 2 * MAX_BUFFERED_MIB + (connections * CONNECTION_KIB
-                                                          + tls_connections * TLS_CONNECTION_KIB) / 1024, 1)
+    return round(r0_kib / 1024 + 2 * MAX_BUFFERED_MIB + (connections * CONNECTION_KIB + tls_connections * TLS_CONNECTION_KIB
+                                                          + ISOLATED_HANDLERS * LINK_KIB) / 1024, 1)
 
 
 def under_attack(server, attack, seconds=None, connections=None, tls_connections=0):
