@@ -280,7 +280,7 @@ class WebSocketCodec:
             if status != 101:
                 raise ProtocolError(f"WebSocket handshake refused: HTTP {status} {body[:200]!r}")
             expected = base64.b64encode(hashlib.sha1(
-                (self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B65").encode()).digest()).decode()
+                (self.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest()).decode()
             if headers.get("sec-websocket-accept") != expected:
                 raise ProtocolError("WebSocket handshake: wrong Sec-WebSocket-Accept")
             self.ready = True

@@ -75,7 +75,7 @@ class CodecTests(unittest.TestCase):
         import hashlib
         codec = WebSocketCodec(parse_address("ws://localhost:7380"), 1 << 20)
         self.assertIn(b"Upgrade: websocket\r\n", codec.handshake)
-        accept = base64.b64encode(hashlib.sha1((codec.key + "258EAFA5-E914-47DA-95CA-C5AB0DC11B65").encode()).digest())
+        accept = base64.b64encode(hashlib.sha1((codec.key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").encode()).digest())
         response = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nSec-WebSocket-Accept: " + accept + b"\r\n\r\n"
         big = b"x" * 300
         frames = (bytes([0x81, 3]) + b"one" + bytes([0x01, 2]) + b"tw" + bytes([0x89, 1]) + b"p"
