@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Pipelined calls per second through the rpcd Python package's asyncio client (python/rpcd/client.py):
-one AsyncClient, one connection, CALLS calls of METHOD sent without waiting, WINDOW at most in flight
-(rpcd's MaxCallsPerConnection= is 128 by default: more only wait in rpcd's socket). Prints one JSON line.
+one AsyncClient, one connection, WINDOW tasks each making CALLS/WINDOW calls of METHOD one after the other, so
+that WINDOW calls are always in flight (rpcd's MaxCallsPerConnection= is 128 by default: more only wait in its
+socket). Prints one JSON line.
 
     python3 bench/python_client.py ADDRESS [--calls N] [--window W] [--method rpcd.ping] [--runs R]
 
@@ -22,14 +23,15 @@ from rpcd.client import AsyncClient  # noqa: E402
 async def run(address, calls, window, method):
     async with AsyncClient(address) as client:
         await client.call(method)  # connected and warm
-        slots = asyncio.Semaphore(window)
+        per_worker = calls // window
 
-        async def one():
-            async with slots:
+        async def worker():
+            for _ in range(per_worker):
                 await client.call(method)
 
         started = time.perf_counter()
-        await asyncio.gather(*(one() for _ in range(calls)))
+        await asyncio.gather(*(worker() for _ in range(window)))
+        calls = per_worker * window
         return calls / (time.perf_counter() - started)
 
 

@@ -220,6 +220,8 @@ class Service:
         self._out = None
         self._write_lock = threading.Lock()
         self._loop = None
+        self._loop_thread = None
+        self._lines = []
 
     # Declaring --------------------------------------------------------------------------------------
 
@@ -266,9 +268,25 @@ class Service:
                      "params": {"event": f"{self.name}.{event}", "data": data}})
 
     def _write(self, message):
+        """Writes MESSAGE as a line. On the event loop's thread lines are gathered and written once per turn of
+        the loop (the answers to one read of calls go out in one write); from other threads at once."""
         line = _dumps(message).encode() + b"\n"
+        if self._loop is not None and threading.get_ident() == self._loop_thread:
+            self._lines.append(line)
+            if len(self._lines) == 1:
+                self._loop.call_soon(self._flush)
+        else:
+            self._write_now(line)
+
+    def _flush(self):
+        if self._lines:
+            data = b"".join(self._lines)
+            self._lines.clear()
+            self._write_now(data)
+
+    def _write_now(self, data):
         with self._write_lock:
-            view = memoryview(line)
+            view = memoryview(data)
             while view:
                 view = view[os.write(self._out, view):]
 
@@ -311,6 +329,7 @@ class Service:
 
     async def _serve(self, fd):
         loop = self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         reader = asyncio.StreamReader(limit=1 << 16, loop=loop)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(fd, "rb", 0))
         self._tasks = {}
@@ -350,6 +369,7 @@ class Service:
             self.log.warning("Standard input ended inside a line; ignored")
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        self._flush()
 
     async def _start(self, id, params):
         try:
