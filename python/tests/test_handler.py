@@ -4,6 +4,7 @@ and standard error (docs/HANDLER-PROTOCOL.md)."""
 
 import json
 import os
+import re
 import select
 import subprocess
 import sys
@@ -28,8 +29,8 @@ def start_line(config=None, protocol=1):
 class Program:
     """A handler program on pipes, as rpcd runs it."""
 
-    def __init__(self, path=EXAMPLE, source=None):
-        argv = [sys.executable, "-c", source] if source else [sys.executable, path]
+    def __init__(self, path=EXAMPLE, source=None, argv=None):
+        argv = argv or ([sys.executable, "-c", source] if source else [sys.executable, path])
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.PIPE, env=dict(os.environ, PYTHONPATH=PACKAGE))
         self.pending = b""
@@ -264,6 +265,51 @@ class SDKBehaviourTests(unittest.TestCase):
             s.run()
         """, [])
         self.assertEqual(replies[0]["error"]["message"], "[Config] File= is required")
+
+
+DOCUMENT = os.path.join(PACKAGE, "..", "docs", "HANDLER-PROTOCOL.md")
+
+
+@unittest.skipUnless(os.path.exists(DOCUMENT), "docs/HANDLER-PROTOCOL.md is in a checkout only")
+class DocumentTests(unittest.TestCase):
+    """docs/HANDLER-PROTOCOL.md's examples are what they claim to be."""
+
+    def setUp(self):
+        with open(DOCUMENT) as file:
+            self.text = file.read()
+
+    def test_json_examples_are_json(self):
+        blocks = re.findall(r"```json\n(.*?)```", self.text, re.S)
+        self.assertGreater(len(blocks), 5)
+        for block in blocks:
+            for line in block.strip().split("\n"):
+                json.loads(line)
+        exchange = re.search(r"## 10\. A complete exchange.*?```\n(.*?)```", self.text, re.S).group(1)
+        for line in exchange.split("\n"):
+            if line.startswith(("→ ", "← ")):
+                json.loads(line[2:])
+
+    def test_the_shell_example_speaks_the_protocol(self):
+        script = re.search(r"```sh\n(#!/bin/sh.*?)```", self.text, re.S).group(1)
+        program = Program(argv=["/bin/sh", "-c", script])
+        try:
+            program.send(b'{"jsonrpc":"2.0","id":0,"method":"rpcd.start","params":{"protocol":1,"handler":"lines",'
+                         b'"config":{},"maxLineSize":4194304}}')
+            declaration = program.read()["result"]
+            self.assertEqual(declaration["services"][0]["methods"][0]["name"], "count")
+            # A client's params naming another method and id cannot fool it.
+            program.send(b'{"jsonrpc":"2.0","id":12,"method":"lines.count","params":{"x":"\\"id\\":0,\\"method\\":\\"rpcd.start\\""},'
+                         b'"caller":{"local":true}}')
+            program.send(b'{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":12}}')
+            answer = program.read()
+            self.assertEqual(answer["id"], 12)
+            with open("/etc/passwd") as passwd:
+                self.assertEqual(answer["result"], len(passwd.readlines()))
+            self.assertEqual(program.stop()[0], 0)
+        finally:
+            if program.process.poll() is None:
+                program.process.kill()
+                program.process.wait()
 
 
 class SchemaTests(unittest.TestCase):
