@@ -607,6 +607,7 @@ class AsyncClient:
         self._connecting = None
         self._ids = itertools.count(1)
         self._subscriptions = set()
+        self._background = set()
         self._closed = False
 
     @property
@@ -813,7 +814,9 @@ class AsyncClient:
         if self._closed:
             return
         for subscription in list(connection.subscriptions.values()):
-            asyncio.ensure_future(self._resubscribe(subscription))
+            task = asyncio.ensure_future(self._resubscribe(subscription))
+            self._background.add(task)  # the loop holds tasks weakly
+            task.add_done_callback(self._background.discard)
         connection.subscriptions.clear()
 
     async def _resubscribe(self, subscription):
