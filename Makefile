@@ -35,7 +35,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb deb-source deb-repro test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
+	run check test test-swift test-python test-python-package test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -77,11 +77,17 @@ test: deps
 test-swift:
 	$(SWIFT) test --skip-build
 
-# The Python interop tests (test-interop) and the examples built as packages (test-examples).
-test-python: test-interop test-examples
+# The Python package's own tests (test-python-package), the interop tests (test-interop) and the examples built
+# as packages (test-examples).
+test-python: test-python-package test-interop test-examples
 
-# Clients nobody here wrote against the built rpcd: the Python interop client, and curl, requests and websockets
-# over HTTP. Seconds; no build of their own.
+# The rpcd Python package (python/) alone: its client's codecs and both clients against a small server in the
+# test, and its handler SDK driving the example handler over pipes. No rpcd, no build; seconds.
+test-python-package:
+	python3 -m unittest discover -v -s python/tests -p 'test_*.py'
+
+# Clients against the built rpcd: the rpcd Python package's (every transport), and clients nobody here wrote,
+# curl, requests and websockets over HTTP. Seconds; no build of their own.
 test-interop:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/python -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-    python3        # the interop client in examples/python and its tests
+    python3        # the rpcd Python package (python/) and the interop tests
     python3-pip    # installs the PyPI libraries of the HTTP interop tests (below)
     pkg-config     # SwiftPM finds system libraries through it
     procps         # pgrep/ps, used by the test and bench scripts
@@ -19,6 +19,10 @@ packages=(
     # make deb (packaging/debian) and its test on a Debian 12 root made with debootstrap (packaging/README.md).
     debhelper
     dpkg-dev
+    dh-python      # python3-rpcd, built by pybuild from python/pyproject.toml (setuptools)
+    pybuild-plugin-pyproject
+    python3-all
+    python3-setuptools
     patchelf       # points the packaged binaries at their private Swift runtime
     lintian
     debootstrap

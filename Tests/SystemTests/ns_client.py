@@ -13,17 +13,17 @@ import os
 import sys
 import time
 
-# rpcd_client.py lies beside this file where the system tests stage it, in examples/python in a checkout.
+# The rpcd package (python/rpcd) lies beside this file where the system tests stage it, in python/ in a checkout.
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "examples", "python")]
-import rpcd_client  # noqa: E402
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
+from rpcd.client import Client  # noqa: E402
 
 
 def loop(address, method, params, seconds, max_calls):
     ok, errors, latencies = 0, [], []
     deadline = time.monotonic() + float(seconds)
     try:
-        with rpcd_client.Client(address, timeout=10) as client:
+        with Client(address, timeout=10) as client:
             while time.monotonic() < deadline and ok < int(max_calls):
                 started = time.monotonic()
                 client.call(method, json.loads(params))
@@ -40,7 +40,7 @@ def loop(address, method, params, seconds, max_calls):
 def inflight(address, count, milliseconds):
     results, error = [], None
     try:
-        with rpcd_client.Client(address, timeout=30) as client:
+        with Client(address, timeout=30) as client:
             ids = list(range(1, int(count) + 1))
             for id in ids:
                 client.send({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})

@@ -10,7 +10,7 @@ into .build-deb/test/, and the Debian root below (`python3 test_package.py --bas
   tests do) and, as an administrator would: installs rpcd with apt, checks it runs (ping, a module call,
   journal, reload), installs the example modules (rpcd-examples), serves Listen= entries added as the docs
   say and advertises them over DNS-SD through the root's own avahi-daemon, builds and loads a C module with
-  rpcd-dev, gcc and pkg-config only, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
+  rpcd-dev, gcc and pkg-config only, calls through python3-rpcd's client and starts its example handler, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
   everything.
 
 Needs root. Under CI=true a missing prerequisite fails instead of skipping. Figures go to stderr.
@@ -64,10 +64,12 @@ def apt_mirror():
 
 
 def package_files(version_suffix=""):
-    """(rpcd.deb, rpcd-dev.deb, rpcd-examples.deb) of the test build, the plain one or the upgrade."""
+    """(rpcd.deb, rpcd-dev.deb, rpcd-examples.deb, python3-rpcd.deb) of the test build, the plain one or the
+    upgrade."""
     directory = os.path.join(PACKAGES, "v2" if version_suffix else "v1")
     found = [glob.glob(os.path.join(directory, pattern))
-             for pattern in ("rpcd_*_amd64.deb", "rpcd-dev_*_all.deb", "rpcd-examples_*_amd64.deb")]
+             for pattern in ("rpcd_*_amd64.deb", "rpcd-dev_*_all.deb", "rpcd-examples_*_amd64.deb",
+                             "python3-rpcd_*_all.deb")]
     return tuple(paths[0] if paths else None for paths in found)
 
 
@@ -142,9 +144,10 @@ def setUpModule():
     for name in ("hello.c", "hello.conf"):
         shutil.copy(os.path.join(ROOT, "examples", "modules", "hello-c", name), inside)
     # Everything the tests install later, fetched now: the namespace has no network.
-    rpcd, dev, examples = (os.path.basename(p) for p in package_files())
+    rpcd, dev, examples, python = (os.path.basename(p) for p in package_files())
     in_root(root, f"apt-get update -q && apt-get install -y -q --download-only {DEBS_INSIDE}/{rpcd} "
-                  f"{DEBS_INSIDE}/{dev} {DEBS_INSIDE}/{examples} gcc pkg-config avahi-daemon avahi-utils")
+                  f"{DEBS_INSIDE}/{dev} {DEBS_INSIDE}/{examples} {DEBS_INSIDE}/{python} gcc pkg-config "
+                  "avahi-daemon avahi-utils")
     namespace = SystemdNamespace.booted(os.path.join(WORK, "ns"), timeout=120, root=root)
 
 
@@ -182,8 +185,8 @@ class PackageTests(unittest.TestCase):
             self.fail(f"rpcd.service is not active:\n{status.stdout}{status.stderr}")
 
     def test_install_use_develop_upgrade_purge(self):
-        rpcd, dev, examples = (os.path.basename(p) for p in package_files())
-        rpcd2, _, examples2 = (os.path.basename(p) for p in package_files("upgrade"))
+        rpcd, dev, examples, python = (os.path.basename(p) for p in package_files())
+        rpcd2, _, examples2, _ = (os.path.basename(p) for p in package_files("upgrade"))
         self.assertEqual(self.sh("command -v swift swiftc || ls -d /opt/swift* /usr/lib/swift 2>/dev/null", check=False).stdout, "",
                          "the root must not have Swift")
 
@@ -280,6 +283,18 @@ class PackageTests(unittest.TestCase):
         self.assertIn("hello.greet", self.sh("rpcctl list").stdout)
         self.assertEqual(self.sh("rpcctl call hello.greet world").stdout.strip(), '"Hello, world!"')
 
+        # The Python package (python3-rpcd, Debian's Python policy): its client calls over the Unix socket and
+        # TCP, and its example handler (a program handler: rpcd's side is issue 37's) declares itself when
+        # spoken to over pipes as rpcd will.
+        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{python}"]))
+        self.assertEqual(self.sh("python3 -c 'from rpcd.client import Client; "
+                                 "print(Client([\"/run/rpcd/rpcd.sock\"]).call(\"calc.add\", [1, 2]))'").stdout.strip(), "3")
+        self.assertEqual(self.sh("python3 -m rpcd 127.0.0.2:7390 rpcd.ping").stdout.strip(), '"pong"')
+        declared = self.sh("printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"rpcd.start\","
+                           "\"params\":{\"protocol\":1,\"handler\":\"notes\",\"config\":{}}}' | "
+                           "python3 /usr/share/doc/python3-rpcd/examples/notes.py").stdout
+        self.assertIn('"name":"notes"', declared)
+
         # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.
         self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
         self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}", f"{DEBS_INSIDE}/{examples2}"]))
@@ -291,12 +306,13 @@ class PackageTests(unittest.TestCase):
 
         # Purge: no files, no process, no enabled unit. (The module built here is the administrator's to remove.)
         self.sh("rm /usr/local/lib/rpcd/modules/hello.so")
-        self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev", "rpcd-examples"]))
+        self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev", "rpcd-examples", "python3-rpcd"]))
         left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
+                       "/usr/lib/python3/dist-packages/rpcd "
                        "/etc/systemd/system/*/rpcd.* 2>/dev/null", check=False).stdout
         self.assertEqual(left, "")
         self.assertEqual(self.sh("pgrep -x rpcd", check=False).stdout, "")
-        self.assertEqual(self.sh("dpkg -l | grep -c '^.. *rpcd' || true").stdout.strip(), "0")
+        self.assertEqual(self.sh("dpkg -l | grep -c '^.. *\\(python3-\\)\\?rpcd' || true").stdout.strip(), "0")
 
 
 if __name__ == "__main__":

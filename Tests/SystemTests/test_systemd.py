@@ -70,7 +70,8 @@ def setUpModule():
     staged_client = STAGE + CLIENT
     os.makedirs(os.path.dirname(staged_client), exist_ok=True)
     shutil.copy(CLIENT_SOURCE, staged_client)
-    shutil.copy(os.path.join(ROOT, "examples", "python", "rpcd_client.py"), os.path.dirname(staged_client))
+    shutil.copytree(os.path.join(ROOT, "python", "rpcd"), os.path.join(os.path.dirname(staged_client), "rpcd"),
+                    ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     # The misbehaving test module (Tests/Modules/Faulty), for the walls around module hosts.
     shutil.copy(os.path.join(ROOT, ".build", "debug", "libfaulty.so"), STAGE + "/usr/local/lib/rpcd/modules/")
     namespace = SystemdNamespace.booted(os.path.join(WORK, "run"), stage=STAGE)

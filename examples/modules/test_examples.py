@@ -14,8 +14,9 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "../.."))
-sys.path.insert(0, os.path.join(ROOT, "examples/python"))
-from rpcd_client import Client, RemoteError  # noqa: E402
+sys.path[:0] = [os.path.join(ROOT, "examples/python"), os.path.join(ROOT, "python")]
+from rpcd import RPCError  # noqa: E402
+from rpcd.client import Client  # noqa: E402
 from test_rpcd_client import BIN_DIR, Daemon  # noqa: E402
 
 
@@ -33,7 +34,7 @@ class OutOfTreeModuleTests(unittest.TestCase):
                 for params, detail in (([1], "parameter 'name': expected a string, got a number"),
                                        ({"nom": "Ann"}, "unknown parameter 'nom'"),
                                        (["Ann", "Bob"], "too many parameters: expected at most 1, got 2")):
-                    with self.assertRaises(RemoteError) as refused:
+                    with self.assertRaises(RPCError) as refused:
                         client.call("hello.greet", params)
                     self.assertEqual((refused.exception.code, refused.exception.data), (-32602, {"detail": detail}))
                 self.assertEqual(client.call("hello.greet", [None]), "Hello, world!")

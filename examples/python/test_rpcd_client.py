@@ -1,10 +1,13 @@
-"""Interop test: the standard-library Python client against a real rpcd process.
+"""Interop test: the rpcd Python package's clients (python/rpcd) against a real rpcd process, over every
+transport it serves: framed TCP and Unix socket, TLS, HTTP and WebSocket, synchronous and asyncio, with
+failover between two daemons.
 
 Needs the built daemon and example modules: RPCD_BIN_DIR names the directory holding `rpcd` and
 `libecho.so`, `libcalc.so`, ... (make test sets it). The daemon serves the handler files shipped in
 config/handlers.d, as an installed rpcd does.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -16,11 +19,14 @@ import tempfile
 import threading
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rpcd_client import Client, RemoteError, tls_context  # noqa: E402
-
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+PACKAGE = os.path.normpath(os.path.join(HERE, "../../python"))
+sys.path.insert(0, PACKAGE)
+from rpcd import RPCError  # noqa: E402
+from rpcd.client import AsyncClient, Client, ConnectionClosed, Event, Resubscribed, tls_context  # noqa: E402
+
+# `python3 -m rpcd` from the checkout, as after `pip install ./python`.
+SCRIPT_ENV = dict(os.environ, PYTHONPATH=PACKAGE)
 BIN_DIR = os.environ.get("RPCD_BIN_DIR", os.path.join(HERE, "../../.build/debug"))
 EXAMPLE_HANDLERS = os.path.join(HERE, "../../config/handlers.d")
 
@@ -109,11 +115,11 @@ class PythonClientTest(ExampleDaemonTest):
 
     def test_errors_are_raised_with_code_and_data(self):
         with Client(self.daemon.tcp_address) as client:
-            with self.assertRaises(RemoteError) as caught:
+            with self.assertRaises(RPCError) as caught:
                 client.call("no.such", [])
             self.assertEqual(caught.exception.code, -32601)
             self.assertEqual(caught.exception.data, {"method": "no.such"})
-            with self.assertRaises(RemoteError) as caught:
+            with self.assertRaises(RPCError) as caught:
                 client.call("calc.divide", {"dividend": 7, "divisor": 0})
             self.assertEqual((caught.exception.code, caught.exception.message, caught.exception.data),
                              (1, "Division by zero", {"dividend": 7}))
@@ -123,7 +129,7 @@ class PythonClientTest(ExampleDaemonTest):
             client.notify("echo.echo", [1])
             results = client.batch([("calc.add", [1, 2]), ("nope.nope", None), ("rpcd.ping", None)])
             self.assertEqual(results[0], 3)
-            self.assertIsInstance(results[1], RemoteError)
+            self.assertIsInstance(results[1], RPCError)
             self.assertEqual(results[2], "pong")
 
     def test_pipelined_replies_are_matched_by_id(self):
@@ -142,10 +148,9 @@ class PythonClientTest(ExampleDaemonTest):
             self.assertEqual(client.call("rpcd.ping"), "pong")
 
     def test_script_entry_point(self):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpcd_client.py")
         result = subprocess.run(
-            [sys.executable, script, self.daemon.tcp_address, "calc.add", "[2, 3]"],
-            capture_output=True, text=True, timeout=60)
+            [sys.executable, "-m", "rpcd", self.daemon.tcp_address, "calc.add", "[2, 3]"],
+            capture_output=True, text=True, timeout=60, env=SCRIPT_ENV)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), 5)
 
@@ -175,14 +180,13 @@ class PythonEventTest(ExampleDaemonTest):
 
     def test_unknown_event_is_invalid_params(self):
         with Client(self.daemon.tcp_address) as client:
-            with self.assertRaises(RemoteError) as caught:
+            with self.assertRaises(RPCError) as caught:
                 client.subscribe("kv.nothing")
             self.assertEqual(caught.exception.code, -32602)
 
     def test_script_watch_prints_json_lines(self):
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rpcd_client.py")
-        watcher = subprocess.Popen([sys.executable, script, self.daemon.tcp_address, "--watch", "kv.changed"],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        watcher = subprocess.Popen([sys.executable, "-m", "rpcd", self.daemon.tcp_address, "--watch", "kv.changed"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=SCRIPT_ENV)
         try:
             with Client(self.daemon.socket_path) as admin:
                 # The watcher subscribes on its own schedule: set until its first line arrives.
@@ -203,6 +207,95 @@ class PythonEventTest(ExampleDaemonTest):
             watcher.wait(30)
             watcher.stdout.close()
             watcher.stderr.close()
+
+
+class PythonTransportsTest(unittest.TestCase):
+    """Both clients over HTTP and WebSocket, on TCP and on Unix sockets (docs/PROTOCOL.md §9)."""
+
+    @classmethod
+    def setUpClass(cls):
+        def prepare(directory):
+            cls.http_socket = os.path.join(directory, "http.sock")
+            return f"Listen=http+unix:{cls.http_socket}\n"
+
+        cls.daemon = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR, tcp="http://127.0.0.1:0",
+                            prepare=prepare)
+        cls.http = cls.daemon.tcp_address
+        cls.ws = cls.http.replace("http://", "ws://")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def addresses(self):
+        return [self.http, self.ws, f"http+unix:{self.http_socket}", f"ws+unix:{self.http_socket}"]
+
+    def test_sync_calls_batches_and_errors_over_every_transport(self):
+        for address in self.addresses():
+            with self.subTest(address=address), Client(address) as client:
+                self.assertEqual(client.call("rpcd.ping"), "pong")
+                self.assertEqual(client.call("calc.add", {"a": 40, "b": 2}), 42)
+                client.notify("echo.echo", [1])  # HTTP: answered 204, nothing to read
+                with self.assertRaises(RPCError) as caught:
+                    client.call("calc.divide", [7, 0])
+                self.assertEqual((caught.exception.code, caught.exception.data), (1, {"dividend": 7}))
+                results = client.batch([("calc.add", [1, 2]), ("nope.nope", None)])
+                self.assertEqual(results[0], 3)
+                self.assertEqual(results[1].code, -32601)
+
+    def test_async_pipelined_calls_over_every_transport(self):
+        async def main(address):
+            async with AsyncClient(address) as client:
+                slow = asyncio.ensure_future(client.call("echo.sleep", [300]))
+                results = await asyncio.gather(*(client.call("calc.add", [i, 1]) for i in range(200)))
+                self.assertEqual(results, [i + 1 for i in range(200)])
+                self.assertEqual(await slow, "done")
+        for address in self.addresses():
+            with self.subTest(address=address):
+                asyncio.run(main(address))
+
+    def test_events_over_a_websocket(self):
+        async def main():
+            async with AsyncClient(self.ws) as watcher:
+                events = await watcher.subscribe("kv.changed")
+                with Client(self.daemon.socket_path) as admin:
+                    admin.call("kv.set", {"key": "ws", "value": 1})
+                item = await asyncio.wait_for(events.__anext__(), 10)
+                self.assertEqual(item, Event("kv.changed", 1, {"key": "ws", "value": 1}))
+                await events.aclose()
+        asyncio.run(main())
+
+
+class PythonFailoverTest(unittest.TestCase):
+    """Two daemons: the asyncio client fails over to the second when the first stops, its calls in flight
+    fail, and its subscription comes back on the second with a Resubscribed marker."""
+
+    def test_failover_and_resubscribe(self):
+        first = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
+        second = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
+        try:
+            async def main():
+                async with AsyncClient([first.tcp_address, second.tcp_address], timeout=20) as client:
+                    self.assertEqual((await client.call("rpcd.info"))["pid"], first.process.pid)
+                    events = await client.subscribe("kv.changed")
+                    in_flight = asyncio.ensure_future(client.call("echo.sleep", [10000]))
+                    await asyncio.sleep(0.2)
+                    # Dead, not dying: a dying daemon's listening socket still queues a new connection,
+                    # which the kernel then resets (a call on it would fail as a call on a broken connection).
+                    await asyncio.get_running_loop().run_in_executor(
+                        None, lambda: (first.process.kill(), first.process.wait()))
+                    with self.assertRaises(ConnectionClosed):
+                        await in_flight
+                    self.assertEqual((await client.call("rpcd.info"))["pid"], second.process.pid)
+                    self.assertEqual(await asyncio.wait_for(events.__anext__(), 10), Resubscribed())
+                    with Client(second.socket_path) as admin:
+                        admin.call("kv.set", {"key": "after", "value": 2})
+                    item = await asyncio.wait_for(events.__anext__(), 10)
+                    self.assertEqual((item.seq, item.data), (1, {"key": "after", "value": 2}))
+            asyncio.run(main())
+        finally:
+            first.stop()
+            second.stop()
 
 
 def make_pki(directory):
@@ -256,17 +349,23 @@ class PythonTLSClientTest(unittest.TestCase):
             Client(self.daemon.tcp_address, tls=tls_context(self.file("ca.pem")))  # 127.0.0.1 is not named
 
     def test_without_a_client_certificate_nothing_is_served(self):
-        with self.assertRaises((ssl.SSLError, ConnectionError, RemoteError)):
+        with self.assertRaises((ssl.SSLError, ConnectionError, RPCError)):
             with Client(self.daemon.tcp_address, tls=tls_context(self.file("ca.pem")), server_name="localhost") as client:
                 client.call("rpcd.ping")
 
+    def test_asyncio_client_with_a_client_certificate(self):
+        async def main():
+            context = tls_context(self.file("ca.pem"), self.file("alice.pem"), self.file("alice.key"))
+            async with AsyncClient(self.daemon.tcp_address, tls=context, server_name="localhost") as client:
+                self.assertEqual(await asyncio.gather(*(client.call("rpcd.ping") for _ in range(50))), ["pong"] * 50)
+        asyncio.run(main())
+
     def test_script_entry_point_with_tls(self):
-        script = os.path.join(HERE, "rpcd_client.py")
         host_address = self.daemon.tcp_address.replace("127.0.0.1", "localhost")
         result = subprocess.run(
-            [sys.executable, script, "--ca", self.file("ca.pem"), "--cert", self.file("alice.pem"),
+            [sys.executable, "-m", "rpcd", "--ca", self.file("ca.pem"), "--cert", self.file("alice.pem"),
              "--key", self.file("alice.key"), host_address, "rpcd.ping"],
-            capture_output=True, text=True, timeout=60)
+            capture_output=True, text=True, timeout=60, env=SCRIPT_ENV)
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), "pong")
 
