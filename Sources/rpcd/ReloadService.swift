@@ -78,7 +78,7 @@ struct ReloadService: Service, CustomStringConvertible {
                 "Reloaded",
                 metadata: [LogField.messageID: "\(LogMessageID.reloaded)", LogField.exposure: "\(status.exposure())",
                            LogField.services: "\(services.joined(separator: ","))"])
-            outcome = .reloaded(services: services)
+            outcome = .reloaded(services: services, refused: generation.refusals)
             router.statistics.reloadsSucceeded.increment()
         } catch {
             router.statistics.reloadsFailed.increment()

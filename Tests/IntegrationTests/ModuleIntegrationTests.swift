@@ -210,6 +210,30 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("calc.conf:3"), bad.stderr)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
 
+        // A value the module's init refuses (kv's own check, in its module host): the rest of the reload
+        // applies, the refused handler's previous instance keeps serving, and rpcctl fails naming the handler,
+        // the file and line of the key, and the reason (issue 40).
+        try handlers.write("calc", "[Handler]\nModule=calc\n")
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=lots\n")
+        try handlers.write("echo", "[Handler]\nModule=echo\n")
+        let refused = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
+        XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
+        XCTAssertEqual(refused.stdout, "reloaded; serving calc, echo, kv\n")
+        XCTAssertTrue(refused.stderr.contains("handler 'kv' (\(handlers.path("kv.conf")):4) refused:"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("MaxKeys= must be a positive whole number"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("its previous instance keeps serving"), refused.stderr)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["result"], [1])
+        // A key the module does not declare; --json prints the whole answer and fails all the same.
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKey=5\n")
+        let typo = try DaemonProcess.runTool("rpcctl", ["reload", "--json", "--address", daemon.socketPath])
+        XCTAssertEqual(typo.status, 1, typo.stdout + typo.stderr)
+        let answer = try JSONValue(parsing: Array(typo.stdout.utf8))
+        XCTAssertEqual(answer["refused"]?[0]?["handler"], "kv")
+        XCTAssertEqual(answer["refused"]?[0]?["line"], 4)
+        XCTAssertEqual(answer["refused"]?[0]?["previous_serves"], true)
+        XCTAssertTrue(typo.stderr.contains("kv.conf:4) refused"), typo.stderr)
+
         // A peer without the right to change state may not reload.
         let tcp = try DaemonProcess.runTool("rpcctl", ["reload", "--address", "\(daemon.tcpEndpoint!)"])
         XCTAssertEqual(tcp.status, 1)
