@@ -121,6 +121,15 @@ final class ModuleIntegrationTests: XCTestCase {
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":1}"#)["error"]?["code"], -32005)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1,1],"id":1}"#)["result"]?.doubleValue, 2)
+        // A caller learns why only when it is an administrator (root on the Unix socket); others, the service
+        // alone: the reason names files and paths (issue 40).
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":2}"#)["error"]?["data"], ["service": "broken"])
+        let administrator = try RawConnection(.unix(path: daemon.socketPath))
+        let told = try administrator.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":3}"#)["error"]?["data"]
+        XCTAssertEqual(told?["reason"], "refused")
+        XCTAssertEqual(told?["handler"], "broken")
+        let detail = told?["detail"]?.stringValue ?? ""
+        XCTAssertTrue(detail.contains("(\(handlers.path("broken.conf")):2) refused:") && detail.contains("dlopen failed"), detail)
     }
 
     /// A module others could have written is not loaded, nor one in a directory others can write (issue 14,
