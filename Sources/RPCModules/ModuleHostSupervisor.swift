@@ -585,14 +585,15 @@ final class ModuleHostSupervisor: Sendable {
         if outcome.killReason == nil { crashes.add(1, ordering: .relaxed) } else { hangs.add(1, ordering: .relaxed) }
         let metadata: Logger.Metadata = [
             LogField.service: "\(service)", LogField.pid: "\(outcome.pid)", LogField.termination: "\(termination)",
-            LogField.reason: "\(reason)", LogField.limit: "\(outcome.calls.count)",
+            LogField.reason: "\(reason)",
         ]
         switch outcome.next {
         case .restart(let delay):
             logger.error("Module host died; its calls in flight were answered -32005, restarting", metadata: metadata)
             loop.scheduleTask(in: delay.timeAmount) { self.launch() }
         case .gaveUp:
-            logger.critical(
+            // `error`, as a refused handler is: `critical` is for rpcd itself giving up (LOGGING.md).
+            logger.error(
                 "Module host died too often; the handler stays down until the next reload", metadata: metadata)
         case .none:
             let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in
