@@ -102,6 +102,10 @@ final class ModuleHostSupervisor: Sendable {
         var admitted = 0
         /// When each start within the start-limit interval happened.
         var starts: [NIODeadline] = []
+        /// When each death within the start-limit interval happened: the crashes in a row, whose count sets
+        /// the backoff (counting starts instead would not double the second restart of a host that ran long
+        /// before it began to crash, its first start being out of the interval).
+        var deaths: [NIODeadline] = []
         /// The interface the first host declared; every later host must declare the same.
         var descriptor: RPCServiceDescriptor?
         /// The first start's, until it is serving or has failed.
@@ -559,12 +563,13 @@ final class ModuleHostSupervisor: Sendable {
             case .starting, .running, .waitingToRestart:
                 let now = NIODeadline.now()
                 state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount }
+                state.deaths = state.deaths.filter { now - $0 < policy.startLimitInterval.timeAmount } + [now]
                 if state.starts.count >= policy.startLimitBurst {
                     state.phase = .failed(reason: "start limit hit")
                     next = .gaveUp
                 } else {
                     state.phase = .waitingToRestart
-                    next = .restart(after: policy.restartDelay(after: state.starts.count))
+                    next = .restart(after: policy.restartDelay(afterDeaths: state.deaths.count))
                 }
             }
             return (calls, next, host.killReason, host.process.pid, state.descriptor?.name, host.cgroup)
