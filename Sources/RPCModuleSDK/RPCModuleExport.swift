@@ -201,7 +201,8 @@ enum DescriptorBuilder {
                     n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
                         | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
-                        | (method.descriptor.flags.contains(.byPosition) ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
+                        | (method.descriptor.flags.contains(.byPosition) ? UInt32(RPCD_METHOD_BY_POSITION) : 0)
+                        | (method.descriptor.flags.contains(.anyParams) ? UInt32(RPCD_METHOD_ANY_PARAMS) : 0),
                     errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors)),
                     result_name: method.result.map { permanent($0.name) }))
         }

@@ -184,6 +184,7 @@ package final class ModuleImage: @unchecked Sendable {
         if bits & RPCD_METHOD_MAY_BLOCK != 0 { flags.insert(.mayBlock) }
         if bits & RPCD_METHOD_READ_ONLY != 0 { flags.insert(.readOnly) }
         if bits & RPCD_METHOD_BY_POSITION != 0 { flags.insert(.byPosition) }
+        if bits & RPCD_METHOD_ANY_PARAMS != 0 { flags.insert(.anyParams) }
         return flags
     }
 

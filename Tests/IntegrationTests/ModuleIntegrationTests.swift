@@ -90,11 +90,19 @@ final class ModuleIntegrationTests: XCTestCase {
     func testDiscoverDescribesModuleMethods() throws {
         for isolation in ["process", "none"] {
             try handlers.write("calc", "[Handler]\nModule=calc\nIsolation=\(isolation)\n")
+            try handlers.write("echo", "[Handler]\nModule=echo\nIsolation=\(isolation)\n")
             let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
             let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
-            let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
+            func method(_ name: String) -> JSONValue? { document?["methods"]?.arrayValue?.first { $0["name"] == .string(name) } }
+            let subtract = method("calc.subtract")
             XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
             XCTAssertEqual(subtract?["result"]?["name"], "difference", "Isolation=\(isolation)")
+            // Methods that declare no params yet take some say so (issue 40): a list by position, or anything as
+            // sent; one that takes none, or declares its params, has no x-rpcd-params.
+            XCTAssertEqual(method("calc.sum")?["x-rpcd-params"], ["type": "array"], "Isolation=\(isolation)")
+            XCTAssertEqual(method("echo.echo")?["x-rpcd-params"], [:], "Isolation=\(isolation)")
+            XCTAssertNil(subtract?["x-rpcd-params"])
+            XCTAssertNil(method("echo.sleep")?["x-rpcd-params"])
             let calc = document?["x-rpcd-services"]?.arrayValue?.first { $0["name"] == "calc" }
             XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
         }

@@ -119,6 +119,8 @@
  *                       when the module's struct_size covers it; older rpcd ignores it).
  *                       rpcd_method gains result_name, the result's name in rpc.discover (read
  *                       only when the method's struct_size covers it; older rpcd says "result").
+ *     ABI 1 (rpcd 0.6): method flag RPCD_METHOD_ANY_PARAMS: a method that declares no params but
+ *                       takes any (rpc.discover says so); older rpcd ignores it.
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -239,6 +241,11 @@ typedef struct rpcd_param {
  * wrong ones, and hands the values over by position (see BOUND PARAMETERS). Not together with
  * RPCD_METHOD_BY_POSITION (a list of any length has no declared positions): such a module is refused. */
 #define RPCD_METHOD_BIND_PARAMS (1u << 3)
+/* rpcd 0.6: the method declares no params (n_params 0) yet takes any, as sent: echo.echo returns
+ * whatever it is given. rpc.discover then says "x-rpcd-params": {} (any JSON value, or none) instead
+ * of leaving a client to read "params": [] as "takes none". Without it, a method with n_params 0 is
+ * described as taking none. Not together with RPCD_METHOD_BIND_PARAMS (which binds to none). */
+#define RPCD_METHOD_ANY_PARAMS (1u << 4)
 
 typedef struct rpcd_method {
     uint32_t struct_size;      /* sizeof(rpcd_method) */
