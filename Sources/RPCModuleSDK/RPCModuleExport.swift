@@ -238,6 +238,18 @@ enum DescriptorBuilder {
             (cKeys + keys.count).initialize(to: nil)
             module.pointee.config_keys = UnsafePointer(cKeys)
         }
+        let config = M.config
+        if !config.isEmpty {
+            let cConfig = UnsafeMutablePointer<rpcd_param>.allocate(capacity: config.count)
+            for (index, param) in config.enumerated() {
+                (cConfig + index).initialize(
+                    to: rpcd_param(
+                        name: permanent(param.name), schema_json: schemaText(param.schema),
+                        summary: permanentOrNull(param.summary), flags: UInt32(RPCD_PARAM_OPTIONAL)))
+            }
+            module.pointee.config_params = UnsafePointer(cConfig)
+            module.pointee.n_config_params = config.count
+        }
         // An older rpcd never reads past the fields it knows, so it never calls this.
         module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }
         return UnsafePointer(module)

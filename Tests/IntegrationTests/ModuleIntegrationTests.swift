@@ -227,7 +227,7 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("calc.conf:3"), bad.stderr)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
 
-        // A value the module's init refuses (kv's own check, in its module host): the rest of the reload
+        // A value the module declares and rpcd checks before init (in kv's module host): the rest of the reload
         // applies, the refused handler's previous instance keeps serving, and rpcctl fails naming the handler,
         // the file and line of the key, and the reason (issue 40).
         try handlers.write("calc", "[Handler]\nModule=calc\n")
@@ -237,7 +237,7 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
         XCTAssertEqual(refused.stdout, "reloaded; serving calc, echo, kv\n")
         XCTAssertTrue(refused.stderr.contains("handler 'kv' (\(handlers.path("kv.conf")):4) refused:"), refused.stderr)
-        XCTAssertTrue(refused.stderr.contains("MaxKeys= must be a positive whole number"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("invalid value 'lots' for MaxKeys=: expected an integer of at least 1"), refused.stderr)
         XCTAssertTrue(refused.stderr.contains("its previous instance keeps serving"), refused.stderr)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["result"], [1])
@@ -255,6 +255,31 @@ final class ModuleIntegrationTests: XCTestCase {
         let tcp = try DaemonProcess.runTool("rpcctl", ["reload", "--address", "\(daemon.tcpEndpoint!)"])
         XCTAssertEqual(tcp.status, 1)
         XCTAssertTrue(tcp.stderr.contains("-32007"), tcp.stderr)
+    }
+
+    /// `rpcd --check-config` refuses a [Config] value the module declares and the value does not fit, naming
+    /// the file and line, without running the module's init (issue 40, item 2).
+    func testCheckConfigRefusesADeclaredValueThatDoesNotFit() throws {
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=lots\n")
+        let result = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(result.status, 78, result.stdout + result.stderr)
+        let output = result.stdout + result.stderr
+        XCTAssertTrue(output.contains("\(handlers.path("kv.conf")):4: invalid value 'lots' for MaxKeys=: expected an integer of at least 1"), output)
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=0\n")
+        let zero = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(zero.status, 78, zero.stdout + zero.stderr)
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=500\n")
+        let good = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(good.status, 0, good.stdout + good.stderr)
     }
 
     func testCheckConfigListsHandlersWithTheirFiles() throws {
