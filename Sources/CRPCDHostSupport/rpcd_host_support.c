@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <sys/sendfile.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,14 +30,18 @@ static int copy_range(int memory, int source, off_t start, off_t end) {
 /* The byte ranges of an ELF file that the dynamic loader reads or maps: the ELF header and program headers,
  * and the file contents of every segment they describe (PT_LOAD, and PT_NOTE, PT_DYNAMIC, ... which usually
  * lie within one). Up to `capacity` ranges into starts/ends; their number, or 0 if
- * `source` is not a 64-bit ELF file whose headers lie within `size` (then the whole file is copied). */
+ * `source` is not a 64-bit ELF file with headers it can use (then the whole file is copied), or CUT_SHORT if it
+ * is one whose program headers or segments pass `size`: a file cut short, which the dynamic loader would map
+ * past its end (SIGBUS on the first touch). */
+#define CUT_SHORT ((size_t)-1)
 static size_t segment_ranges(int source, off_t size, off_t *starts, off_t *ends, size_t capacity) {
     Elf64_Ehdr header;
     if (pread(source, &header, sizeof header, 0) != (ssize_t)sizeof header) return 0;
     if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 || header.e_ident[EI_CLASS] != ELFCLASS64) return 0;
     if (header.e_phentsize != sizeof(Elf64_Phdr) || header.e_phnum == 0 || header.e_phnum >= capacity) return 0;
     off_t table_end = (off_t)header.e_phoff + (off_t)header.e_phnum * (off_t)sizeof(Elf64_Phdr);
-    if (header.e_phoff < sizeof header || table_end > size) return 0;
+    if (header.e_phoff < sizeof header) return 0;
+    if (table_end > size) return CUT_SHORT;
     size_t count = 0;
     starts[count] = 0;
     ends[count++] = table_end;
@@ -44,7 +50,7 @@ static size_t segment_ranges(int source, off_t size, off_t *starts, off_t *ends,
         off_t at = (off_t)header.e_phoff + (off_t)index * (off_t)sizeof segment;
         if (pread(source, &segment, sizeof segment, at) != (ssize_t)sizeof segment) return 0;
         if (segment.p_filesz == 0) continue;
-        if (segment.p_offset > (Elf64_Off)size || segment.p_filesz > (Elf64_Off)size - segment.p_offset) return 0;
+        if (segment.p_offset > (Elf64_Off)size || segment.p_filesz > (Elf64_Off)size - segment.p_offset) return CUT_SHORT;
         starts[count] = (off_t)segment.p_offset;
         ends[count++] = (off_t)(segment.p_offset + segment.p_filesz);
     }
@@ -60,6 +66,11 @@ int rpcd_sealed_copy(int source, off_t size, const char *name) {
     enum { most_ranges = 64 };
     off_t starts[most_ranges], ends[most_ranges];
     size_t count = segment_ranges(source, size, starts, ends, most_ranges);
+    if (count == CUT_SHORT) {
+        close(memory);
+        errno = ENOEXEC;
+        return -1;
+    }
     if (count == 0) {
         starts[0] = 0;
         ends[0] = size;
@@ -75,4 +86,13 @@ int rpcd_sealed_copy(int source, off_t size, const char *name) {
         return -1;
     }
     return memory;
+}
+
+int rpcd_thread_usage(int64_t *cpu_nanoseconds, int64_t *voluntary_switches) {
+    struct timespec cpu;
+    struct rusage usage;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu) != 0 || getrusage(RUSAGE_THREAD, &usage) != 0) return -1;
+    *cpu_nanoseconds = (int64_t)cpu.tv_sec * 1000000000 + cpu.tv_nsec;
+    *voluntary_switches = usage.ru_nvcsw;
+    return 0;
 }

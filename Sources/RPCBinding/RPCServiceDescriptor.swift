@@ -71,6 +71,9 @@ public struct RPCMethodDescriptor: Hashable, Sendable {
         /// The method takes its params by position only, as a list of any length (`calc.sum`): `rpc.discover`
         /// says `"paramStructure": "by-position"` rather than `"either"`.
         public static let byPosition = Flags(rawValue: 1 << 3)
+        /// The method declares no params yet takes any, handed to it as sent (`echo.echo`; a raw method with
+        /// none declared; C: `RPCD_METHOD_ANY_PARAMS`): `rpc.discover` says so in `x-rpcd-params`.
+        public static let anyParams = Flags(rawValue: 1 << 4)
     }
 
     public init(

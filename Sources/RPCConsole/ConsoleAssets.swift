@@ -264,6 +264,9 @@ function setLink(kind, text) {
 
 // ---- Methods --------------------------------------------------------------------------------------------
 
+/** Methods a form could not use over POST (see loadMethods). */
+const POST_USELESS = new Set(["rpc.subscribe", "rpc.unsubscribe", "rpc.cancel"]);
+
 async function loadMethods() {
   const reply = await call("rpc.discover");
   if (reply.error) {
@@ -275,7 +278,10 @@ async function loadMethods() {
   }
   const doc = reply.result;
   state.discover = doc;
-  state.methods = new Map((doc.methods || []).map((m) => [m.name, m]));
+  // Calls from this page go by POST, one exchange each: rpc.subscribe has nowhere to send events and rpc.cancel
+  // no call of the same exchange to reach, so their forms could do nothing (the Events panel subscribes over a
+  // WebSocket). They are left out of the list, and the note under it says so.
+  state.methods = new Map((doc.methods || []).filter((m) => !POST_USELESS.has(m.name)).map((m) => [m.name, m]));
   renderMethodList();
   renderEventChoices(doc["x-events"] || []);
   const wanted = decodeURIComponent(location.hash.slice(1));
@@ -365,6 +371,15 @@ function typeLabel(schema) {
 function renderParams(method) {
   const container = $("params");
   const params = method.params || [];
+  const whole = method["x-rpcd-params"];
+  if (params.length === 0 && whole) {
+    // Declares no parameter, yet takes params: one field for the whole params value (PROTOCOL.md §6).
+    const list = whole.type === "array";
+    return container.replaceChildren(paramField({
+      name: "params", required: false, schema: whole,
+      summary: list ? "A list of any length, by position, as JSON; empty: none." : "Any JSON value, sent as the call's params as it is; empty: none.",
+    }, "whole"));
+  }
   if (params.length === 0) return container.replaceChildren(el("p", { class: "none", text: "No parameters." }));
   container.replaceChildren(...params.map((param, index) => paramField(param, index)));
 }
@@ -440,6 +455,14 @@ function controlValue(control) {
 /** The call's params from the form: by name, or by position when the method takes only that. */
 function formParams(method) {
   const params = method.params || [];
+  if (params.length === 0 && method["x-rpcd-params"]) {
+    const control = $("param-whole");
+    const value = controlValue(control);
+    if (value !== undefined && method["x-rpcd-params"].type === "array" && !Array.isArray(value)) {
+      throw new FormProblem(control, "A list, in [ ].");
+    }
+    return value;
+  }
   if (params.length === 0) return undefined;
   const values = params.map((param, index) => {
     const control = $("param-" + index);
@@ -845,7 +868,7 @@ document.addEventListener("DOMContentLoaded", start);
       <input type="search" id="filter" placeholder="Filter methods  ( / )" autocomplete="off" spellcheck="false">
     </label>
     <div id="method-list" class="method-list"></div>
-    <p class="note" id="methods-note">The methods your access rules let you call, from <code>rpc.discover</code>.</p>
+    <p class="note" id="methods-note">The methods your access rules let you call, from <code>rpc.discover</code>; <code>rpc.subscribe</code>, <code>rpc.unsubscribe</code> and <code>rpc.cancel</code> are left out, as a call from this page (a POST) can do nothing with them: events are subscribed to below, over a WebSocket.</p>
   </nav>
 
   <main id="call" class="call" tabindex="-1">

@@ -3,7 +3,8 @@ import RPCJSON
 import RPCProtocol
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with
-/// params, result and documented errors as content descriptors, plus rpcd's own `x-rpcd-services` list
+/// params, result and documented errors as content descriptors (a method that declares no params yet takes
+/// some has `x-rpcd-params`, the JSON Schema of its whole params value), plus rpcd's own `x-rpcd-services` list
 /// (name, version, summary, fingerprint of each service) and `x-events` (OpenRPC has no events: each
 /// subscribable event's full name, summary and payload schema).
 package enum OpenRPCDocument {
@@ -39,6 +40,15 @@ package enum OpenRPCDocument {
                 if let result = method.result { entry["result"] = contentDescriptor(result) }
                 if !method.errors.isEmpty {
                     entry["errors"] = .array(method.errors.map { error -> JSONValue in ["code": .number(error.code), "message": .string(error.message)] })
+                }
+                // OpenRPC has no way to say "any params" or "a list of any length": `params: []` alone reads as
+                // "takes none". The JSON Schema of the whole params value says it (`echo.echo`, `calc.sum`).
+                if method.params.isEmpty {
+                    if method.flags.contains(.byPosition) {
+                        entry["x-rpcd-params"] = ["type": "array"]
+                    } else if method.flags.contains(.anyParams) {
+                        entry["x-rpcd-params"] = [:]
+                    }
                 }
                 if method.flags.contains(.mayBlock) { entry["x-rpcd-may-block"] = true }
                 if method.flags.contains(.readOnly) { entry["x-rpcd-read-only"] = true }

@@ -182,7 +182,7 @@ private struct DispatchContext {
         }
         guard let route = registry.route(for: request.method) else {
             // Counted under a fixed label: a name a peer made up never becomes a series.
-            let error = registry.missingRouteError(for: request.method)
+            let error = registry.missingRouteError(for: request.method, administrator: connection.account.isAdministrator)
             registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
             return .answered(request.id.map { .error(error, id: $0) })
         }

@@ -53,6 +53,8 @@ package final class RPCServiceRegistry: Sendable {
     /// Services that are configured but not running (a plugin module failed to load): calls to them get
     /// "Service unavailable" rather than "Method not found", which tells the caller the right story.
     package let unavailableServices: Set<String>
+    /// Why each of those whose handler was refused was (by service): an administrator's call gets the reason.
+    package let refusals: [String: RPCHandlerRefusal]
     /// Who may call what; swapped together with the services.
     package let access: RPCAccessPolicy
     private let routes: RouteTable<Route>
@@ -65,8 +67,8 @@ package final class RPCServiceRegistry: Sendable {
     /// declares a method or an event twice. With `metrics`, each method's series are made (or found, when an
     /// earlier registry made them) here.
     package init(
-        services: [any RPCService], unavailable: Set<String> = [], access: RPCAccessPolicy = .unrestricted,
-        metrics: RPCMetrics? = nil
+        services: [any RPCService], unavailable: Set<String> = [], refusals: [RPCHandlerRefusal] = [],
+        access: RPCAccessPolicy = .unrestricted, metrics: RPCMetrics? = nil
     ) throws(RPCRegistryError) {
         var routes: [String: Route] = [:]
         var events: [String: EventRoute] = [:]
@@ -99,7 +101,10 @@ package final class RPCServiceRegistry: Sendable {
             }
         }
         self.services = services.sorted { $0.descriptor.name < $1.descriptor.name }
-        self.unavailableServices = unavailable.subtracting(names)
+        let unavailableServices = unavailable.subtracting(names)
+        self.unavailableServices = unavailableServices
+        self.refusals = Dictionary(
+            refusals.filter { unavailableServices.contains($0.service) }.map { ($0.service, $0) }, uniquingKeysWith: { first, _ in first })
         self.access = access
         self.routes = RouteTable(routes)
         self.events = events
@@ -110,11 +115,16 @@ package final class RPCServiceRegistry: Sendable {
         routes[method]
     }
 
-    /// The error for a method that has no route.
-    package func missingRouteError(for method: String) -> RPCError {
+    /// The error for a method that has no route. An administrator calling a refused handler's service learns
+    /// why it was refused; anyone else only that the service is unavailable (the reason names files and paths).
+    package func missingRouteError(for method: String, administrator: Bool = false) -> RPCError {
         if !unavailableServices.isEmpty, let dot = method.firstIndex(of: "."),
            unavailableServices.contains(String(method[..<dot])) {
-            return .serviceUnavailable(String(method[..<dot]))
+            let service = String(method[..<dot])
+            if administrator, let refusal = refusals[service] {
+                return .serviceUnavailable(service, refusedHandler: refusal.handler, detail: refusal.description)
+            }
+            return .serviceUnavailable(service)
         }
         return .methodNotFound(method)
     }

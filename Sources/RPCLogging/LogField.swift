@@ -54,7 +54,7 @@ package enum LogField {
     package static let fingerprint = "rpcd_fingerprint"
     /// A handler's name (its file name without `.conf`).
     package static let handler = "rpcd_handler"
-    /// A configuration or handler file.
+    /// A configuration or handler file; for a refused handler, `FILE:LINE` to fix.
     package static let file = "rpcd_file"
     /// The host's token for one module call (diagnostics of a module that answers twice).
     package static let callToken = "rpcd_call_token"

@@ -51,7 +51,7 @@ package struct LinkDescriptorError: Error, Hashable, CustomStringConvertible {
 
 extension RPCMethodDescriptor {
     /// The flags a module can declare (`ModuleImage.flags`); `.anyPeer` is for rpcd's own methods.
-    private static let moduleFlags: Flags = [.mayBlock, .readOnly, .byPosition]
+    private static let moduleFlags: Flags = [.mayBlock, .readOnly, .byPosition, .anyParams]
 
     fileprivate var linkJSON: JSONValue {
         [

@@ -30,6 +30,12 @@ public protocol RPCModule: Sendable {
     /// against them as it checks `[Handler]`: a misspelled key refuses the handler, with "did you mean", and
     /// `rpcd --check-config` reports it. Default nil: not checked.
     static var configKeys: [String]? { get }
+    /// What each `[Config]` value must be, declared as params are: `.integer("MaxKeys", minimum: 1)`,
+    /// `.boolean("Verbose")`, `.string("Mode", ...)` with an `enum` schema. rpcd checks each value against its
+    /// schema before anything changes (`rpcd --check-config`, and before `init` at start-up and reload), and
+    /// refuses the handler naming the file and line; a declared key counts as one of `configKeys`.
+    /// `context.config(_:)` still hands over the text. Default: none (values are the module's to check).
+    static var config: [RPCParam] { get }
 
     /// Creates the instance for one handler. Throwing refuses the handler: the host logs the error's
     /// description (an `RPCError`'s message) as the reason. Runs synchronously; keep it short.
@@ -44,4 +50,5 @@ extension RPCModule {
     public func shutdown() {}
     public static var events: [any RPCModuleEventDeclaration] { [] }
     public static var configKeys: [String]? { nil }
+    public static var config: [RPCParam] { [] }
 }

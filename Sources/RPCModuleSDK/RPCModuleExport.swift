@@ -185,23 +185,16 @@ enum DescriptorBuilder {
     ) -> UnsafePointer<rpcd_module> {
         let cMethods = UnsafeMutablePointer<rpcd_method>.allocate(capacity: max(methods.count, 1))
         for (index, method) in methods.enumerated() {
-            var cParams: UnsafeMutablePointer<rpcd_param>? = nil
-            if !method.params.isEmpty { cParams = .allocate(capacity: method.params.count) }
-            for (position, param) in method.params.enumerated() {
-                (cParams! + position).initialize(
-                    to: rpcd_param(
-                        name: permanent(param.name), schema_json: schemaText(param.schema),
-                        summary: permanentOrNull(param.summary),
-                        flags: param.optional ? UInt32(RPCD_PARAM_OPTIONAL) : 0))
-            }
+            let cParams = permanentParams(method.params)
             (cMethods + index).initialize(
                 to: rpcd_method(
                     struct_size: UInt32(MemoryLayout<rpcd_method>.stride), name: permanent(method.name),
-                    summary: permanentOrNull(method.summary), params: cParams.map { UnsafePointer($0) },
+                    summary: permanentOrNull(method.summary), params: cParams,
                     n_params: method.params.count, result_schema_json: method.result.map { permanent($0.schema.jsonText) },
                     flags: (method.mayBlock ? UInt32(RPCD_METHOD_MAY_BLOCK) : 0)
                         | (method.readOnly ? UInt32(RPCD_METHOD_READ_ONLY) : 0)
-                        | (method.descriptor.flags.contains(.byPosition) ? UInt32(RPCD_METHOD_BY_POSITION) : 0),
+                        | (method.descriptor.flags.contains(.byPosition) ? UInt32(RPCD_METHOD_BY_POSITION) : 0)
+                        | (method.descriptor.flags.contains(.anyParams) ? UInt32(RPCD_METHOD_ANY_PARAMS) : 0),
                     errors_json: method.errors.isEmpty ? nil : permanent(errorsText(method.errors)),
                     result_name: method.result.map { permanent($0.name) }))
         }
@@ -237,9 +230,30 @@ enum DescriptorBuilder {
             (cKeys + keys.count).initialize(to: nil)
             module.pointee.config_keys = UnsafePointer(cKeys)
         }
+        // Every [Config] key is optional: its absence is the module's default.
+        let config = M.config.map { param in
+            var optional = param
+            optional.optional = true
+            return optional
+        }
+        module.pointee.config_params = permanentParams(config)
+        module.pointee.n_config_params = config.count
         // An older rpcd never reads past the fields it knows, so it never calls this.
         module.pointee.cancel = { instance, call in ModuleRuntime.cancel(instance, call) }
         return UnsafePointer(module)
+    }
+
+    /// `params` as a C array that lives as long as the process; nil for none.
+    private static func permanentParams(_ params: [RPCParam]) -> UnsafePointer<rpcd_param>? {
+        guard !params.isEmpty else { return nil }
+        let array = UnsafeMutablePointer<rpcd_param>.allocate(capacity: params.count)
+        for (index, param) in params.enumerated() {
+            (array + index).initialize(
+                to: rpcd_param(
+                    name: permanent(param.name), schema_json: schemaText(param.schema),
+                    summary: permanentOrNull(param.summary), flags: param.optional ? UInt32(RPCD_PARAM_OPTIONAL) : 0))
+        }
+        return UnsafePointer(array)
     }
 
     private static func permanent(_ text: String) -> UnsafePointer<CChar> {

@@ -91,7 +91,7 @@ extension RPCMethod where Input == RPCParamsText {
         _ body: @escaping @Sendable (Target, RPCRawJSON) async throws -> RPCRawJSON
     ) -> RPCMethod {
         RPCMethod(
-            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
+            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .raw(mayBlock, readOnly, params)),
             body: .suspending { module, input in try await body(module, RPCRawJSON(params: input)).bytes })
     }
 
@@ -133,7 +133,7 @@ extension RPCMethod where Input == RPCParamsText {
         mayBlock: Bool = false, readOnly: Bool = false, _ body: @escaping @Sendable (Target, RPCRawJSON) throws -> RPCRawJSON
     ) -> RPCMethod {
         RPCMethod(
-            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .init(mayBlock, readOnly)),
+            RPCMethodDescriptor(name: name, summary: summary, params: params, result: result, flags: .raw(mayBlock, readOnly, params)),
             body: .now { module, input in try body(module, RPCRawJSON(params: input)).bytes })
     }
 
@@ -157,6 +157,13 @@ extension RPCMethodDescriptor.Flags {
         self = []
         if mayBlock { insert(.mayBlock) }
         if readOnly { insert(.readOnly) }
+    }
+
+    /// A raw method's: with no params declared it takes any, as sent, and `rpc.discover` says so.
+    fileprivate static func raw(_ mayBlock: Bool, _ readOnly: Bool, _ params: [RPCParam]) -> Self {
+        var flags = Self(mayBlock, readOnly)
+        if params.isEmpty { flags.insert(.anyParams) }
+        return flags
     }
 }
 

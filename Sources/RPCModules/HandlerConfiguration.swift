@@ -45,6 +45,8 @@ package struct HandlerConfiguration: Hashable, Sendable {
     package var configEntries: [INIEntry] = []
     /// The files it came from, in application order (main file first, then drop-ins).
     package var sources: [String] = []
+    /// The `Module=` assignment that applies (the last one), for refusals that point at it.
+    package var moduleEntry: INIEntry?
 
     package init(name: String) {
         self.name = name
@@ -124,6 +126,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
         settings.config = config
         settings.configEntries = configEntries
         settings.sources = documents.map(\.file)
+        settings.moduleEntry = handlerDocuments.flatMap(\.entries).last { $0.section == "Handler" && $0.key == "Module" }
         return settings
     }
 
@@ -133,6 +136,51 @@ package struct HandlerConfiguration: Hashable, Sendable {
         for entry in configEntries where !entry.key.hasPrefix("X-") && !known.contains(entry.key) {
             throw entry.unknownKey(in: "Config", known: known)
         }
+    }
+
+    /// This handler refused for `reason` (an error's text): where an operator fixes it is the file and line the
+    /// reason names (a `ConfigError`'s text begins with them, also after crossing a module host's link), else
+    /// the `[Config]` key the reason names (a module's init refusing a value), else `Module=`.
+    package func refusal(_ reason: String, previousServes: Bool) -> RPCHandlerRefusal {
+        var file = moduleEntry?.file ?? sources.first ?? name
+        var line = moduleEntry?.line
+        if let named = sources.lazy.compactMap({ source in Self.line(in: reason, of: source).map { (source, $0) } }).first {
+            (file, line) = named
+        } else if let entry = configEntries.last(where: { Self.names(reason, $0.key) }) {
+            (file, line) = (entry.file, entry.line)
+        }
+        return RPCHandlerRefusal(
+            handler: name, service: service ?? name, file: file, line: line, reason: reason, previousServes: previousServes)
+    }
+
+    /// The line of `file` that `text` names as `FILE:LINE:`.
+    private static func line(in text: String, of file: String) -> Int? {
+        let characters = Array(text)
+        let prefix = Array(file + ":")
+        guard characters.count > prefix.count else { return nil }
+        for start in 0...(characters.count - prefix.count) where characters[start..<(start + prefix.count)].elementsEqual(prefix) {
+            let digits = characters[(start + prefix.count)...].prefix { $0.isASCII && $0.isNumber }
+            let after = start + prefix.count + digits.count
+            if !digits.isEmpty, after < characters.count, characters[after] == ":" { return Int(String(digits)) }
+        }
+        return nil
+    }
+
+    /// Whether `text` has `word` with no letter, digit, `_` or `-` on either side.
+    private static func names(_ text: String, _ word: String) -> Bool {
+        func isWordPart(_ character: Character) -> Bool {
+            character.isLetter || character.isNumber || character == "_" || character == "-"
+        }
+        let characters = Array(text)
+        let wanted = Array(word)
+        guard !wanted.isEmpty, characters.count >= wanted.count else { return false }
+        for start in 0...(characters.count - wanted.count) where characters[start..<(start + wanted.count)].elementsEqual(wanted) {
+            let end = start + wanted.count
+            if (start == 0 || !isWordPart(characters[start - 1])) && (end == characters.count || !isWordPart(characters[end])) {
+                return true
+            }
+        }
+        return false
     }
 
     /// The configuration as INI text, for `rpcd --check-config`.

@@ -4,6 +4,7 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCLogging
+import RPCProtocol
 import Synchronization
 
 #if canImport(Glibc)
@@ -41,6 +42,8 @@ package final class ModuleHost: Sendable {
         package var unavailable: Set<String> = []
         /// Handler names and what went wrong, for `--check-config` and the status line.
         package var problems: [String] = []
+        /// The enabled handlers that were not started, with where to fix them (`rpcd.reload` answers them).
+        package var refusals: [RPCHandlerRefusal] = []
         fileprivate var retiring: [any HandlerService] = []
     }
 
@@ -111,21 +114,25 @@ package final class ModuleHost: Sendable {
                 }
                 generation.services.append(service)
             } catch {
-                let serviceName = configuration.service ?? configuration.name
-                if let old, strict {
+                let keeps = old != nil && strict
+                let refusal = configuration.refusal("\(error)", previousServes: keeps)
+                if let old, keeps {
                     logger.error(
                         "Handler could not be restarted; the previous instance keeps serving",
-                        metadata: [LogField.service: "\(old.descriptor.name)", LogField.error: "\(error)"])
+                        metadata: [LogField.service: "\(old.descriptor.name)", LogField.handler: "\(configuration.name)",
+                                   LogField.file: "\(refusal.location)", LogField.error: "\(error)"])
                     generation.services.append(old)
                     taken.insert(old.descriptor.name)
                 } else {
                     logger.error(
                         "Handler refused",
-                        metadata: [LogField.service: "\(serviceName)", LogField.handler: "\(configuration.name)",
-                                   LogField.error: "\(error)", LogField.messageID: "\(LogMessageID.moduleRefused)"])
-                    generation.unavailable.insert(serviceName)
+                        metadata: [LogField.service: "\(refusal.service)", LogField.handler: "\(configuration.name)",
+                                   LogField.file: "\(refusal.location)", LogField.error: "\(error)",
+                                   LogField.messageID: "\(LogMessageID.moduleRefused)"])
+                    generation.unavailable.insert(refusal.service)
                 }
                 generation.problems.append("\(configuration.name): \(error)")
+                generation.refusals.append(refusal)
             }
         }
         let kept = Set(generation.services.map(ObjectIdentifier.init))

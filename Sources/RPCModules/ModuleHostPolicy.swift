@@ -4,8 +4,8 @@ import NIOCore
 /// The defaults follow systemd's for services (`RestartSec=100ms`, `StartLimitBurst=5` in
 /// `StartLimitIntervalSec=10s`), with the delay doubling for each start in that interval.
 struct ModuleHostPolicy: Sendable {
-    /// The delay before the first restart after a host died; doubles with each further start within
-    /// `startLimitInterval`, up to `maxRestartDelay`.
+    /// The delay before the first restart after a host died; doubles with each further death within
+    /// `startLimitInterval` (crashes in a row), up to `maxRestartDelay`.
     var restartDelay: Duration = .milliseconds(100)
     var maxRestartDelay: Duration = .seconds(5)
     /// More starts than this within `startLimitInterval` and the handler stays down (-32005, `start limit hit`)
@@ -23,10 +23,11 @@ struct ModuleHostPolicy: Sendable {
 
     static let standard = ModuleHostPolicy()
 
-    /// The delay before the start that follows `recentStarts` starts within `startLimitInterval`.
-    func restartDelay(after recentStarts: Int) -> Duration {
+    /// The delay before the start that follows `recentDeaths` deaths within `startLimitInterval`, this one
+    /// included: 100 ms, 200 ms, 400 ms...
+    func restartDelay(afterDeaths recentDeaths: Int) -> Duration {
         var delay = restartDelay
-        for _ in 1..<max(1, recentStarts) where delay < maxRestartDelay { delay *= 2 }
+        for _ in 1..<max(1, recentDeaths) where delay < maxRestartDelay { delay *= 2 }
         return min(delay, maxRestartDelay)
     }
 }

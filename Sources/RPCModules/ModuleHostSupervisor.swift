@@ -104,6 +104,10 @@ final class ModuleHostSupervisor: Sendable {
         var admitted = 0
         /// When each start within the start-limit interval happened.
         var starts: [NIODeadline] = []
+        /// When each death within the start-limit interval happened: the crashes in a row, whose count sets
+        /// the backoff (counting starts instead would not double the second restart of a host that ran long
+        /// before it began to crash, its first start being out of the interval).
+        var deaths: [NIODeadline] = []
         /// The interface the first host declared; every later host must declare the same.
         var descriptor: RPCServiceDescriptor?
         /// The first start's, until it is serving or has failed.
@@ -566,12 +570,13 @@ final class ModuleHostSupervisor: Sendable {
             case .starting, .running, .waitingToRestart:
                 let now = NIODeadline.now()
                 state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount }
+                state.deaths = state.deaths.filter { now - $0 < policy.startLimitInterval.timeAmount } + [now]
                 if state.starts.count >= policy.startLimitBurst {
                     state.phase = .failed(reason: "start limit hit")
                     next = .gaveUp
                 } else {
                     state.phase = .waitingToRestart
-                    next = .restart(after: policy.restartDelay(after: state.starts.count))
+                    next = .restart(after: policy.restartDelay(afterDeaths: state.deaths.count))
                 }
             }
             return (calls, next, host.killReason, host.process.pid, state.descriptor?.name, host.cgroup)
@@ -592,14 +597,15 @@ final class ModuleHostSupervisor: Sendable {
         if outcome.killReason == nil { crashes.add(1, ordering: .relaxed) } else { hangs.add(1, ordering: .relaxed) }
         let metadata: Logger.Metadata = [
             LogField.service: "\(service)", LogField.pid: "\(outcome.pid)", LogField.termination: "\(termination)",
-            LogField.reason: "\(reason)", LogField.limit: "\(outcome.calls.count)",
+            LogField.reason: "\(reason)",
         ]
         switch outcome.next {
         case .restart(let delay):
             logger.error("Module host died; its calls in flight were answered -32005, restarting", metadata: metadata)
             loop.scheduleTask(in: delay.timeAmount) { self.launch() }
         case .gaveUp:
-            logger.critical(
+            // `error`, as a refused handler is: `critical` is for rpcd itself giving up (LOGGING.md).
+            logger.error(
                 "Module host died too often; the handler stays down until the next reload", metadata: metadata)
         case .none:
             let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in

@@ -34,6 +34,8 @@ package final class ModuleImage: @unchecked Sendable {
     /// The `[Config]` keys the module reads (`rpcd_module.config_keys`); nil when it does not say, and then its
     /// handlers' `[Config]` is not checked.
     package let configKeys: [String]?
+    /// What the module declares each `[Config]` value must be (`config_params`, rpcd 0.6); empty: unchecked.
+    package let configParams: [RPCParam]
 
     init(
         path: String, identity: FileIdentity, handle: UnsafeMutableRawPointer, module: UnsafePointer<rpcd_module>
@@ -66,11 +68,27 @@ package final class ModuleImage: @unchecked Sendable {
         (self.methods, self.binders) = try Self.readMethods(m, path: path)
         guard m.n_events == 0 || m.events != nil else { throw ModuleLoadError(path, "n_events is \(m.n_events) but events is NULL") }
         self.events = try Self.readEvents(m, path: path)
-        self.configKeys = m.config_keys.map { keys in
+        let declaredKeys = m.config_keys.map { keys in
             var names: [String] = []
             while let key = keys[names.count] { names.append(String(cString: key)) }
             return names
         }
+        guard m.n_config_params == 0 || m.config_params != nil else {
+            throw ModuleLoadError(path, "n_config_params is \(m.n_config_params) but config_params is NULL")
+        }
+        var configParams: [RPCParam] = []
+        for index in 0..<m.n_config_params {
+            let param = m.config_params[index]
+            guard let name = param.name.map({ String(cString: $0) }), !name.isEmpty else {
+                throw ModuleLoadError(path, "config parameter \(index) has no name")
+            }
+            let schema = try Self.schema(param.schema_json, path: path, what: "[Config] key '\(name)'")
+            configParams.append(RPCParam(name, schema: schema, optional: true, summary: param.summary.map { String(cString: $0) } ?? ""))
+        }
+        self.configParams = configParams
+        // A key whose value is declared is a key the module reads.
+        let paramKeys = configParams.map(\.name).filter { !(declaredKeys ?? []).contains($0) }
+        self.configKeys = declaredKeys.map { $0 + paramKeys } ?? (paramKeys.isEmpty ? nil : paramKeys)
     }
 
     /// Checks `configuration`'s `[Config]` against the keys the module declares, with the errors `[Handler]`
@@ -79,6 +97,7 @@ package final class ModuleImage: @unchecked Sendable {
         guard let configKeys else { return }
         do {
             try configuration.checkConfigKeys(against: configKeys)
+            try configuration.checkConfigValues(against: configParams)
         } catch {
             throw ModuleLoadError(path, "handler '\(configuration.name)': \(error)")
         }
@@ -184,6 +203,7 @@ package final class ModuleImage: @unchecked Sendable {
         if bits & RPCD_METHOD_MAY_BLOCK != 0 { flags.insert(.mayBlock) }
         if bits & RPCD_METHOD_READ_ONLY != 0 { flags.insert(.readOnly) }
         if bits & RPCD_METHOD_BY_POSITION != 0 { flags.insert(.byPosition) }
+        if bits & RPCD_METHOD_ANY_PARAMS != 0 { flags.insert(.anyParams) }
         return flags
     }
 

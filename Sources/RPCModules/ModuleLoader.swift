@@ -35,7 +35,10 @@ package final class ModuleLoader: Sendable {
     package static func openTrusted(path: String) throws(ModuleLoadError) -> Int32 {
         let file = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard file >= 0 else {
-            throw ModuleLoadError(path, errno == ENOENT ? "no such file" : String(cString: strerror(errno)))
+            // `path` is the first candidate when no module directory has the module (`ModuleDirectories`): say what
+            // else was looked for, or a missing `libnotes.so` reads as a missing `notes.so`.
+            throw ModuleLoadError(
+                path, errno == ENOENT ? "no such file (nor libNAME.so for NAME.so, in any module directory)" : String(cString: strerror(errno)))
         }
         var info = stat()
         guard fstat(file, &info) == 0 else {
@@ -63,7 +66,11 @@ package final class ModuleLoader: Sendable {
         let name = "rpcd-module-" + (path.split(separator: "/").last.map(String.init) ?? "module")
         let copy = rpcd_sealed_copy(file, off_t(info.st_size), name)
         guard copy >= 0 else {
-            let reason = errno == EIO ? "the file changed while it was read" : String(cString: strerror(errno))
+            let reason = switch errno {
+            case EIO: "the file changed while it was read"
+            case ENOEXEC: "the file is shorter than its ELF headers say (cut short, or copied over while it was read: install it with install(1), a new file renamed into place)"
+            default: String(cString: strerror(errno))
+            }
             throw ModuleLoadError(path, "copying into memory: \(reason)")
         }
         guard let handle = dlopen("/proc/self/fd/\(copy)", RTLD_NOW | RTLD_LOCAL) else {

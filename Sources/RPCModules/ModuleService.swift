@@ -29,8 +29,8 @@ package final class ModuleService: RPCService, Sendable {
     private let instance: InstancePointer
     private let pool: WorkerPool
     private let state = Mutex(State())
-    /// Methods (by index) already reported for blocking their event loop: each is reported once.
-    private let blockedMethods = Mutex(Set<Int>())
+    /// Which methods without `RPCD_METHOD_MAY_BLOCK` blocked their event loop: each is reported once.
+    private let loopBlocks = LoopBlockWatch()
 
     private struct State {
         /// Calls counted against `MaxConcurrency=`: admitted and neither answered by the module nor cancelled.
@@ -149,21 +149,13 @@ package final class ModuleService: RPCService, Sendable {
                 }
             }
         } else {
-            let start = ContinuousClock.now
-            callModule()
-            let held = ContinuousClock.now - start
-            if held > Self.loopBlockLimit { reportBlockedLoop(call, held: held) }
+            if let held = loopBlocks.run(method: call.methodIndex, callModule) { reportBlockedLoop(call, held: held) }
         }
     }
 
-    /// How long a method without `RPCD_METHOD_MAY_BLOCK` may keep its event loop before it is reported: every
-    /// other connection on that loop waits meanwhile.
-    static let loopBlockLimit = Duration.milliseconds(10)
-
-    /// Logs, once per method of this handler, that the method held its event loop past `loopBlockLimit`: the
+    /// Logs, once per method of this handler, that the method blocked its event loop (`LoopBlockWatch`): the
     /// administrator and the module's author see which method lacks the flag, not only "Slow call".
     private func reportBlockedLoop(_ call: RPCCall, held: Duration) {
-        guard blockedMethods.withLock({ $0.insert(call.methodIndex).inserted }) else { return }
         let micros = held.components.seconds * 1_000_000 + held.components.attoseconds / 1_000_000_000_000
         logger.warning(
             "Method blocked its event loop and lacks RPCD_METHOD_MAY_BLOCK (mayBlock: true in Swift); other connections on the loop waited",

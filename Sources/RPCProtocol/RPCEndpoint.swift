@@ -89,7 +89,7 @@ public enum RPCEndpoint: Hashable, Sendable {
         } else {
             guard let colon = text.lastIndex(of: ":") else {
                 throw RPCEndpointError(
-                    text, "expected HOST:PORT, [IPV6]:PORT or an absolute socket path, as in 127.0.0.1:\(Self.defaultPort)")
+                    text, "expected HOST:PORT, [IPV6]:PORT or an absolute socket path (tls://, http:// or https:// before either TCP form, or http+unix:/PATH), as in 127.0.0.1:\(Self.defaultPort)")
             }
             host = text[..<colon]
             portText = text[text.index(after: colon)...]

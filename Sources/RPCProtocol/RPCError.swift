@@ -125,6 +125,14 @@ extension RPCError {
         return RPCError(Code.serviceUnavailable, data: .object(data))
     }
 
+    /// The service's handler was refused (at start-up or a reload that added it), answered to an administrator:
+    /// `detail` is the refusal, `RPCHandlerRefusal.description`. Other callers get `serviceUnavailable(_:)`.
+    public static func serviceUnavailable(_ service: String, refusedHandler handler: String, detail: String) -> RPCError {
+        RPCError(
+            Code.serviceUnavailable,
+            data: ["service": .string(service), "handler": .string(handler), "reason": "refused", "detail": .string(detail)])
+    }
+
     public static let shuttingDown = RPCError(Code.shuttingDown)
 
     /// `rpcd.reload` could not apply the configuration (`detail` says why); the previous one keeps serving.

@@ -12,9 +12,10 @@ import RPCProtocol
 ///     InputTurnHandler            what a read brings, handed on a turn of the loop at a time (NIO's parsers
 ///                                 below decode all they are handed at once)
 ///     HTTPHeadDeadline            FrameTimeout= and the peer's charge for a request head still arriving
-///     HTTPResponseEncoder, HTTPRequestDecoder, HTTPServerPipelineHandler, HTTPServerProtocolErrorHandler,
-///     HTTPServerUpgradeHandler    NIOHTTP1: parsing (400 for what does not parse), one request at a time in
-///                                 order, and NIOWebSocket's upgrader for `GET /rpc` as the first request
+///     HTTPResponseEncoder, HTTPRequestDecoder, HTTPServerPipelineHandler,
+///     HTTPServerUpgradeHandler    NIOHTTP1: parsing, one request at a time in order, and NIOWebSocket's
+///                                 upgrader for `GET /rpc` as the first request
+///     HTTPParseErrorAnswer        400 with a JSON-RPC error for what does not parse (NIO's own has no body)
 ///     HTTPRequestHandler          requests -> messages, replies -> responses; Host/Origin/Content-Type
 ///                                 checks, body limits and charges, `HTTPResource`s
 ///     RPCConnectionHandler        the framed connections' dispatcher, writing one payload per message
@@ -61,8 +62,9 @@ enum HTTPConnectionPipeline {
             pipeline: { channel in try upgradeToWebSocket(channel, setup) })
         try operations.configureHTTPServerPipeline(
             withPipeliningAssistance: true, withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }),
-            withErrorHandling: true)
+            withErrorHandling: false)
         try operations.addHandlers(
+            HTTPParseErrorAnswer(),
             HTTPRequestHandler(
                 connection: setup.connection, limits: limits, policy: setup.policy,
                 resources: setup.configuration.httpResources, router: setup.router, refusalLog: setup.refusalLog,
@@ -75,6 +77,7 @@ enum HTTPConnectionPipeline {
     private static func upgradeToWebSocket(_ channel: any Channel, _ setup: Context) throws {
         let operations = channel.pipeline.syncOperations
         try operations.removeHandler(context: operations.context(handlerType: HTTPHeadDeadline.self), promise: nil)
+        try operations.removeHandler(context: operations.context(handlerType: HTTPParseErrorAnswer.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: HTTPRequestHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: RPCConnectionHandler.self), promise: nil)
         try operations.removeHandler(context: operations.context(handlerType: ProtocolErrorHandler.self), promise: nil)

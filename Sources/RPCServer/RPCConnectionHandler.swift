@@ -143,6 +143,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        // Stopping (PROTOCOL.md §4, "Shutdown"): no more reads are asked for, but one asked for before still
+        // delivers; what it brings is not run and gets no reply, as if it had never been read.
+        guard !quiescing else { return account.release(frame.readableBytes) }
         if case .idle = phase {
             let now = context.eventLoop.now
             phase = .reading(turnStarted: now)

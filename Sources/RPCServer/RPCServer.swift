@@ -241,7 +241,7 @@ package final class RPCServer: Service, Sendable {
             .childChannelInitializer { channel in
                 RPCPeer.of(channel).flatMapThrowing { peer in
                     // A peer is admitted (and counted) before its TLS handshake, so handshakes are limited too.
-                    guard let account = self.admit(channel, peer: peer, listener: listener) else { return }
+                    guard let account = self.admit(channel, peer: peer, endpoint: endpoint, listener: listener) else { return }
                     guard endpoint.isTLS, let tls = self.configuration.tls else {
                         return try self.initializeConnection(
                             channel, peer: peer, account: account, endpoint: endpoint, listener: listener)
@@ -267,10 +267,10 @@ package final class RPCServer: Service, Sendable {
     /// Opens the connection's account in the ledger, counted against its peer's limit; nil (and the connection
     /// closed) when that is reached, or when only the administrators' reserve of connections is left and the
     /// peer is not one of them. The account is closed with the connection, giving back all it holds.
-    private func admit(_ channel: any Channel, peer: RPCPeer, listener: RPCListenerMetrics) -> PeerAccount? {
+    private func admit(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint, listener: RPCListenerMetrics) -> PeerAccount? {
         guard let account = ledger.open(peer) else {
             listener.refused(.peerLimit)
-            refuse(channel, peer: peer, limit: configuration.limits.maxConnectionsPerPeer,
+            refuse(channel, peer: peer, endpoint: endpoint, limit: configuration.limits.maxConnectionsPerPeer,
                    "Connection limit per peer reached; refusing connection")
             return nil
         }
@@ -279,20 +279,23 @@ package final class RPCServer: Service, Sendable {
         if !account.isAdministrator, router.statistics.openConnections.value > open {
             account.close()
             listener.refused(.reserve)
-            refuse(channel, peer: peer, limit: open, "Connection limit reached; refusing connection")
+            refuse(channel, peer: peer, endpoint: endpoint, limit: open, "Connection limit reached; refusing connection")
             return nil
         }
         channel.closeFuture.whenComplete { _ in account.close() }
         return account
     }
 
-    private func refuse(_ channel: any Channel, peer: RPCPeer, limit: Int, _ message: Logger.Message) {
+    /// Logs the refusal and ends the connection: an HTTP client in clear gets a 503 first
+    /// (`HTTPConnectionRefusal`); any other is closed at once (an `https://` one before its TLS handshake).
+    private func refuse(_ channel: any Channel, peer: RPCPeer, endpoint: RPCEndpoint, limit: Int, _ message: Logger.Message) {
         if let suppressed = refusedLog.admit() {
             var metadata: Logger.Metadata = [LogField.peer: "\(peer)", LogField.limit: "\(limit)"]
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
             logger.warning(message, metadata: metadata)
         }
-        channel.close(promise: nil)
+        guard endpoint.isHTTP, !endpoint.isTLS, (try? channel.pipeline.syncOperations.addHandler(HTTPConnectionRefusal(limit: limit))) != nil
+        else { return channel.close(promise: nil) }
     }
 
     /// A client that failed its TLS handshake (no certificate where one is required, one from another CA, not

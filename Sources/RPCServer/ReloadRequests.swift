@@ -8,9 +8,11 @@ import RPCProtocol
 ///
 /// Reloads asked for while nothing serves them (before start, after `stop()`) fail at once.
 package actor ReloadRequests {
-    /// How a reload ended: the services now served, or why the previous configuration keeps serving.
+    /// How a reload ended: the services now served and the handlers it refused (each of whose previous
+    /// instance keeps serving, or whose service is unavailable), or why the previous configuration keeps
+    /// serving as a whole.
     package enum Outcome: Sendable, Equatable {
-        case reloaded(services: [String])
+        case reloaded(services: [String], refused: [RPCHandlerRefusal] = [])
         case failed(String)
     }
 
@@ -43,11 +45,13 @@ package actor ReloadRequests {
 }
 
 extension ReloadRequests.Outcome {
-    /// `rpcd.reload`'s answer: the services now served, or -32013 with the reason in `data.detail`.
+    /// `rpcd.reload`'s answer: the services now served and the handlers refused (a reload that refused one
+    /// changed the rest, so it is no error: `rpcctl reload` fails on a non-empty `refused`), or -32013 with the
+    /// reason in `data.detail` when nothing changed.
     func result() throws(RPCError) -> JSONValue {
         switch self {
-        case .reloaded(let services):
-            return ["services": .array(services.map { .string($0) })]
+        case .reloaded(let services, let refused):
+            return ["services": .array(services.map { .string($0) }), "refused": .array(refused.map(\.json))]
         case .failed(let reason):
             throw .reloadFailed(reason)
         }

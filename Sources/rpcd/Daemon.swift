@@ -67,7 +67,7 @@ struct Daemon {
         if let problem = generation.problems.last { statistics.recordError(problem) }
         let router = RPCRouter(
             registry: try RPCServiceRegistry(
-                services: builtins + generation.services, unavailable: generation.unavailable,
+                services: builtins + generation.services, unavailable: generation.unavailable, refusals: generation.refusals,
                 access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
                 metrics: statistics.metrics),
             parser: RPCEnvelopeParser(limits: settings.limits),

@@ -67,7 +67,7 @@ struct ReloadService: Service, CustomStringConvertible {
             let generation = try await Task.detached { try host.prepare(strict: true) }.value
             router.replaceRegistry(
                 try RPCServiceRegistry(
-                    services: builtins + generation.services, unavailable: generation.unavailable,
+                    services: builtins + generation.services, unavailable: generation.unavailable, refusals: generation.refusals,
                     access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
                     metrics: router.statistics.metrics))
             host.commit(generation)
@@ -78,7 +78,7 @@ struct ReloadService: Service, CustomStringConvertible {
                 "Reloaded",
                 metadata: [LogField.messageID: "\(LogMessageID.reloaded)", LogField.exposure: "\(status.exposure())",
                            LogField.services: "\(services.joined(separator: ","))"])
-            outcome = .reloaded(services: services)
+            outcome = .reloaded(services: services, refused: generation.refusals)
             router.statistics.reloadsSucceeded.increment()
         } catch {
             router.statistics.reloadsFailed.increment()

@@ -212,6 +212,28 @@ class ConsoleInChromium(unittest.TestCase):
         self.assertEqual(result.text, "3")
         self.assertEqual(self.console_errors(), [])
 
+    def test_1b_methods_that_take_any_params_get_a_params_field(self):
+        # rpc.discover describes calc.sum (a list by position) and echo.echo (anything, as sent) with
+        # x-rpcd-params, so the form offers one field for the whole params, not "No parameters." (issue 40).
+        self.browser.get(self.daemon.url + "/#calc.add")
+        self.open_method("echo.echo")
+        params = self.browser.find_element(By.CSS_SELECTOR, 'textarea[name="params"]')
+        params.send_keys('{"a": [1, 2]}')
+        self.browser.find_element(By.ID, "call-button").click()
+        self.wait(EC.text_to_be_present_in_element((By.ID, "result-value"), "a"), "echo.echo's reply not shown")
+        shown = self.browser.find_element(By.ID, "result-value").text
+        self.assertEqual("".join(shown.split()), '{"a":[1,2]}')
+        self.open_method("calc.sum")
+        params = self.browser.find_element(By.CSS_SELECTOR, 'textarea[name="params"]')
+        params.send_keys("[1, 2, 3.5]")
+        self.browser.find_element(By.ID, "call-button").click()
+        self.wait(EC.text_to_be_present_in_element((By.ID, "result-value"), "6.5"), "calc.sum's reply not shown")
+        # The methods a POST can do nothing with are not offered, and the note says why.
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, 'button[data-method="rpc.subscribe"]'), [])
+        self.assertEqual(self.browser.find_elements(By.CSS_SELECTOR, 'button[data-method="rpc.cancel"]'), [])
+        self.assertIn("rpc.subscribe", self.browser.find_element(By.ID, "methods-note").text)
+        self.assertEqual(self.console_errors(), [])
+
     def test_2_shows_kv_changed_after_another_clients_set(self):
         self.browser.get(self.daemon.url + "/#calc.add")
         select = Select(self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#event-select option[value="kv.changed"]')),

@@ -248,6 +248,25 @@ extension IsolationTests {
         XCTAssertEqual(try c.call(request("faulty.unshare", id: 2))["result"]?.intValue, Int(EINVAL), "no filter in rpcd")
     }
 
+    /// MemoryMax= also sets each host process's RLIMIT_DATA, which counts every thread's stack as reserved
+    /// (8 MiB each), touched or not: CONFIG.md and SECURITY.md size it as the module's peak + 16 MiB + 8 MiB per
+    /// thread, the host running up to 2 + 2 × cores of them (issue 40: with MemoryMax=64M a module's
+    /// allocations failed after 16–21 MiB). The host's own data, its worker threads started, stays within that.
+    func testTheHostsOwnDataIsWithinTheDocumentedBaseline() throws {
+        let daemon = try DaemonProcess(serving(faulty: "MemoryMax=infinity"))
+        let c = try RawConnection(daemon.tcpEndpoint)
+        // A call on a worker thread (it fails at once: no such socket) starts the host's workers.
+        _ = try c.call(request("faulty.call_back", id: 1, params: #"["/nonexistent/rpcd.sock", "rpcd.ping"]"#))
+        let pid = try XCTUnwrap(try c.call(request("faulty.pid", id: 2))["result"]?.intValue)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmData:") })
+        let kibibytes = try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let documented = (16 + 8 * (2 + 2 * cores)) * 1024
+        XCTAssertLessThanOrEqual(kibibytes, documented, "the host's data, its workers started, in KiB")
+        print("module host VmData: \(kibibytes / 1024) MiB, \(cores) cores; documented ceiling \(documented / 1024) MiB")
+    }
+
     func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {
         let daemon = try DaemonProcess(serving(faulty: "MemoryMax=64M"))
         let c = try RawConnection(daemon.tcpEndpoint)

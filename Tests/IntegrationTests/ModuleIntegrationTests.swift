@@ -90,11 +90,19 @@ final class ModuleIntegrationTests: XCTestCase {
     func testDiscoverDescribesModuleMethods() throws {
         for isolation in ["process", "none"] {
             try handlers.write("calc", "[Handler]\nModule=calc\nIsolation=\(isolation)\n")
+            try handlers.write("echo", "[Handler]\nModule=echo\nIsolation=\(isolation)\n")
             let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
             let document = try RawConnection(daemon.tcpEndpoint).call(#"{"jsonrpc":"2.0","method":"rpc.discover","id":1}"#)["result"]
-            let subtract = document?["methods"]?.arrayValue?.first { $0["name"] == "calc.subtract" }
+            func method(_ name: String) -> JSONValue? { document?["methods"]?.arrayValue?.first { $0["name"] == .string(name) } }
+            let subtract = method("calc.subtract")
             XCTAssertEqual(subtract?["params"]?.arrayValue?.compactMap { $0["name"]?.stringValue }, ["minuend", "subtrahend"])
             XCTAssertEqual(subtract?["result"]?["name"], "difference", "Isolation=\(isolation)")
+            // Methods that declare no params yet take some say so (issue 40): a list by position, or anything as
+            // sent; one that takes none, or declares its params, has no x-rpcd-params.
+            XCTAssertEqual(method("calc.sum")?["x-rpcd-params"], ["type": "array"], "Isolation=\(isolation)")
+            XCTAssertEqual(method("echo.echo")?["x-rpcd-params"], [:], "Isolation=\(isolation)")
+            XCTAssertNil(subtract?["x-rpcd-params"])
+            XCTAssertNil(method("echo.sleep")?["x-rpcd-params"])
             let calc = document?["x-rpcd-services"]?.arrayValue?.first { $0["name"] == "calc" }
             XCTAssertEqual(calc?["fingerprint"]?.stringValue?.count, 16)
         }
@@ -121,6 +129,15 @@ final class ModuleIntegrationTests: XCTestCase {
         let c = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":1}"#)["error"]?["code"], -32005)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[1,1],"id":1}"#)["result"]?.doubleValue, 2)
+        // A caller learns why only when it is an administrator (root on the Unix socket); others, the service
+        // alone: the reason names files and paths (issue 40).
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":2}"#)["error"]?["data"], ["service": "broken"])
+        let administrator = try RawConnection(.unix(path: daemon.socketPath))
+        let told = try administrator.call(#"{"jsonrpc":"2.0","method":"broken.anything","id":3}"#)["error"]?["data"]
+        XCTAssertEqual(told?["reason"], "refused")
+        XCTAssertEqual(told?["handler"], "broken")
+        let detail = told?["detail"]?.stringValue ?? ""
+        XCTAssertTrue(detail.contains("(\(handlers.path("broken.conf")):2) refused:") && detail.contains("dlopen failed"), detail)
     }
 
     /// A module others could have written is not loaded, nor one in a directory others can write (issue 14,
@@ -210,10 +227,59 @@ final class ModuleIntegrationTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("calc.conf:3"), bad.stderr)
         XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"calc.add","params":[2,2],"id":1}"#)["result"]?.doubleValue, 4)
 
+        // A value the module declares and rpcd checks before init (in kv's module host): the rest of the reload
+        // applies, the refused handler's previous instance keeps serving, and rpcctl fails naming the handler,
+        // the file and line of the key, and the reason (issue 40).
+        try handlers.write("calc", "[Handler]\nModule=calc\n")
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=lots\n")
+        try handlers.write("echo", "[Handler]\nModule=echo\n")
+        let refused = try DaemonProcess.runTool("rpcctl", ["reload", "--address", daemon.socketPath])
+        XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
+        XCTAssertEqual(refused.stdout, "reloaded; serving calc, echo, kv\n")
+        XCTAssertTrue(refused.stderr.contains("handler 'kv' (\(handlers.path("kv.conf")):4) refused:"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("invalid value 'lots' for MaxKeys=: expected an integer of at least 1"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("its previous instance keeps serving"), refused.stderr)
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"kv.list","id":1}"#)["result"], [])
+        XCTAssertEqual(try c.call(#"{"jsonrpc":"2.0","method":"echo.echo","params":[1],"id":1}"#)["result"], [1])
+        // A key the module does not declare; --json prints the whole answer and fails all the same.
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKey=5\n")
+        let typo = try DaemonProcess.runTool("rpcctl", ["reload", "--json", "--address", daemon.socketPath])
+        XCTAssertEqual(typo.status, 1, typo.stdout + typo.stderr)
+        let answer = try JSONValue(parsing: Array(typo.stdout.utf8))
+        XCTAssertEqual(answer["refused"]?[0]?["handler"], "kv")
+        XCTAssertEqual(answer["refused"]?[0]?["line"], 4)
+        XCTAssertEqual(answer["refused"]?[0]?["previous_serves"], true)
+        XCTAssertTrue(typo.stderr.contains("kv.conf:4) refused"), typo.stderr)
+
         // A peer without the right to change state may not reload.
         let tcp = try DaemonProcess.runTool("rpcctl", ["reload", "--address", "\(daemon.tcpEndpoint!)"])
         XCTAssertEqual(tcp.status, 1)
         XCTAssertTrue(tcp.stderr.contains("-32007"), tcp.stderr)
+    }
+
+    /// `rpcd --check-config` refuses a [Config] value the module declares and the value does not fit, naming
+    /// the file and line, without running the module's init (issue 40, item 2).
+    func testCheckConfigRefusesADeclaredValueThatDoesNotFit() throws {
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=lots\n")
+        let result = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(result.status, 78, result.stdout + result.stderr)
+        let output = result.stdout + result.stderr
+        XCTAssertTrue(output.contains("\(handlers.path("kv.conf")):4: invalid value 'lots' for MaxKeys=: expected an integer of at least 1"), output)
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=0\n")
+        let zero = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(zero.status, 78, zero.stdout + zero.stderr)
+        try handlers.write("kv", "[Handler]\nModule=kv\n[Config]\nMaxKeys=500\n")
+        let good = try DaemonProcess.runTool("rpcd", [
+            "--listen", "127.0.0.1:1", "--handlers-dir", handlers.path, "--module-dir", DaemonProcess.productsDirectory.path,
+            "--check-config",
+        ])
+        XCTAssertEqual(good.status, 0, good.stdout + good.stderr)
     }
 
     func testCheckConfigListsHandlersWithTheirFiles() throws {

@@ -27,6 +27,30 @@ final class RPCCtlOptionsTests: XCTestCase {
         XCTAssertEqual(LeadingOptions.valued.union(LeadingOptions.flags), documented.subtracting(["--help", "--version"]), help)
     }
 
+    /// docs/RPCCTL.md's synopsis and rpcctl(1)'s name every subcommand `rpcctl --help` lists (issue 40: `top`
+    /// was missing from the guide's).
+    func testTheSynopsesNameEverySubcommand() throws {
+        let help = try DaemonProcess.runTool("rpcctl", ["--help"]).stdout
+        let listed = try XCTUnwrap(help.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().first)
+            .components(separatedBy: "\n\n")[0].split(separator: "\n").compactMap { line -> String? in
+                // A subcommand's line starts with two spaces and its name; continuations are indented further.
+                guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { return nil }
+                return String(name)
+            }
+        XCTAssertGreaterThanOrEqual(listed.count, 10, help)
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/RPCCTL.md"), encoding: .utf8)
+        let synopsis = try XCTUnwrap(guide.components(separatedBy: "```\n").dropFirst().first)
+        let manual = try String(contentsOf: root.appendingPathComponent("man/rpcctl.1"), encoding: .utf8)
+            .replacingOccurrences(of: "\\-", with: "-")
+        let manualSynopsis = try XCTUnwrap(manual.components(separatedBy: ".SH DESCRIPTION").first)
+        for name in listed where name != "help" {
+            XCTAssertTrue(synopsis.contains("\nrpcctl \(name)") || synopsis.hasPrefix("rpcctl \(name)"), "RPCCTL.md's synopsis lacks rpcctl \(name)")
+            XCTAssertTrue(manualSynopsis.contains(".B rpcctl \(name)\n"), "rpcctl(1)'s synopsis lacks rpcctl \(name)")
+        }
+    }
+
     /// docs/RPCCTL.md's `rpcctl info` sample lists the example modules' and built-in services as this rpcd
     /// reports them: method and event counts and fingerprints (which change whenever an interface does).
     func testInfoSampleInTheGuideShowsTheServicesAsServed() throws {

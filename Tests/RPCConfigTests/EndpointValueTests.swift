@@ -13,7 +13,7 @@ final class EndpointValueTests: XCTestCase {
     func testInvalidAddressesNameKeyAndProblem() {
         XCTAssertEqual(
             configError { try entry("localhost", key: "Listen").endpointValue() }?.description,
-            "/test.conf:3: invalid value 'localhost' for Listen=: expected HOST:PORT, [IPV6]:PORT or an absolute socket path, as in 127.0.0.1:7390")
+            "/test.conf:3: invalid value 'localhost' for Listen=: expected HOST:PORT, [IPV6]:PORT or an absolute socket path (tls://, http:// or https:// before either TCP form, or http+unix:/PATH), as in 127.0.0.1:7390")
         XCTAssertEqual(
             configError { try entry("127.0.0.1:70000", key: "Listen").endpointValue() }?.message,
             "invalid value '127.0.0.1:70000' for Listen=: the port must be a number from 0 to 65535")

@@ -28,6 +28,16 @@ final class ExampleConfigurationTests: XCTestCase {
         XCTAssertEqual(rendered.count, keys.count + 1)  // two Listen= lines
     }
 
+    /// CONFIG.md's "Checking the configuration" shows what `rpcd --check-config` prints for the defaults,
+    /// every line of it (issue 40: the sample had drifted behind the keys).
+    func testCheckConfigSampleIsTheRealOutputForTheDefaults() throws {
+        let reference = try text("docs/CONFIG.md")
+        let section = try XCTUnwrap(reference.range(of: "## Checking the configuration and errors"))
+        let block = try XCTUnwrap(reference.range(of: "```ini\n", range: section.upperBound..<reference.endIndex))
+        let end = try XCTUnwrap(reference.range(of: "```", range: block.upperBound..<reference.endIndex))
+        XCTAssertEqual(String(reference[block.upperBound..<end.lowerBound]), ServerConfiguration.defaults.rendered())
+    }
+
     func testReferenceDocumentsEveryKey() throws {
         let reference = try text("docs/CONFIG.md")
         for key in keys {

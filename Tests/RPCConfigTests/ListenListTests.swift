@@ -49,6 +49,6 @@ final class ListenListTests: XCTestCase {
     func testInvalidAddressNamesFileAndLine() {
         XCTAssertEqual(
             configError { try configuration("[Server]\nListen=/ok.sock\nListen=127.0.0.1\n") }?.description,
-            "/etc/rpcd/rpcd.conf:3: invalid value '127.0.0.1' for Listen=: expected HOST:PORT, [IPV6]:PORT or an absolute socket path, as in 127.0.0.1:7390")
+            "/etc/rpcd/rpcd.conf:3: invalid value '127.0.0.1' for Listen=: expected HOST:PORT, [IPV6]:PORT or an absolute socket path (tls://, http:// or https:// before either TCP form, or http+unix:/PATH), as in 127.0.0.1:7390")
     }
 }

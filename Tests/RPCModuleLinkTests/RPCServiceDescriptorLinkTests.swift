@@ -133,7 +133,7 @@ final class RPCServiceDescriptorLinkTests: XCTestCase {
         assertRefused(changed("flags", .number("2e0")), "methods[1].flags", "not an integer")
         assertRefused(changed("flags", .number("4294967298")), "methods[1].flags", "4294967298 has a bit no module may declare")
         assertRefused(changed("flags", .number(4)), "methods[1].flags", "4 has a bit no module may declare")  // .anyPeer
-        assertRefused(changed("flags", .number(16)), "methods[1].flags", "16 has a bit no module may declare")
+        assertRefused(changed("flags", .number(32)), "methods[1].flags", "32 has a bit no module may declare")
         assertRefused(changed("name", "a.b"), "methods[1].name", "not \(MemberName.rule)")
         var service = written.objectValue!
         service["name"] = "rpc.x"

@@ -12,8 +12,9 @@ final class DescriptorTests: XCTestCase {
         XCTAssertEqual(module.abi_version, 1)
         XCTAssertEqual(Int(module.struct_size), MemoryLayout<rpcd_module>.stride)
         // C's sizeof on LP64: 2 × u32, 4 pointers, size_t, 3 function pointers; rpcd 0.3 appended the events
-        // (a pointer and a size_t) and a function pointer, rpcd 0.5 config_keys (a pointer).
-        XCTAssertEqual(module.struct_size, 104)
+        // (a pointer and a size_t) and a function pointer, rpcd 0.5 config_keys (a pointer), rpcd 0.6
+        // config_params and n_config_params (a pointer and a size_t).
+        XCTAssertEqual(module.struct_size, 120)
         XCTAssertEqual(String(cString: module.name), "test-module")
         XCTAssertEqual(String(cString: module.version), "0.1.2")
         XCTAssertEqual(String(cString: module.description), "Exercises the SDK.")

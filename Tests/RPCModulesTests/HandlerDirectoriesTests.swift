@@ -123,6 +123,32 @@ final class HandlerDirectoriesTests: XCTestCase {
         XCTAssertEqual(handler.sources, ["\(vendor)/kv.conf", "\(admin)/kv.conf.d/10-timeout.conf", "\(admin)/kv.conf.d/20-limit.conf"])
     }
 
+    /// A refused handler names the file and line to fix (issue 40): the one its reason names, else the
+    /// `[Config]` key a module's init names, else `Module=`.
+    func testRefusalsPointAtTheLineToFix() throws {
+        try write(vendor, "kv.conf", "[Handler]\nModule=kv\n[Config]\nMaxKeys=10\n")
+        try write(admin, "kv.conf.d/10-keys.conf", "# more\n[Config]\nMaxKeys=lots\nMaxBytesX=1\n")
+        let handler = try XCTUnwrap(directories.scan().handlers.first)
+        let dropIn = "\(admin)/kv.conf.d/10-keys.conf"
+
+        let unknown = handler.refusal("module /m/libkv.so refused: handler 'kv': \(dropIn):4: unknown key", previousServes: true)
+        XCTAssertEqual(unknown.location, "\(dropIn):4")
+        XCTAssertEqual(unknown.service, "kv")
+        XCTAssertTrue(unknown.description.contains("previous instance keeps serving"), unknown.description)
+
+        // The last assignment of the key the module's init refused, in whichever file it is.
+        let value = handler.refusal("init failed for handler 'kv': MaxKeys= must be a positive whole number", previousServes: false)
+        XCTAssertEqual(value.location, "\(dropIn):3")
+        XCTAssertTrue(value.description.contains("calls to kv get -32005"), value.description)
+        // A key is a whole word: MaxKeysTotal is not MaxKeys, and the reason of a broken file names no key.
+        XCTAssertEqual(handler.refusal("MaxKeysTotal is too big", previousServes: false).location, "\(vendor)/kv.conf:2")
+        XCTAssertEqual(handler.refusal("dlopen failed: file too short", previousServes: false).location, "\(vendor)/kv.conf:2")
+
+        let json = value.json
+        XCTAssertEqual(json["line"], 3)
+        XCTAssertEqual(RPCHandlerRefusal(json: json), value)
+    }
+
     func testErrorsNameFileAndLineAndSpareOtherHandlers() throws {
         try write(admin, "bad.conf", "[Handler]\nModule=x\nTimeout=soon\n")
         try write(admin, "nomodule.conf", "[Handler]\nEnabled=yes\n")

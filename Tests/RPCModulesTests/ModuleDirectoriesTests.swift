@@ -50,4 +50,43 @@ final class ModuleDirectoriesTests: XCTestCase {
         XCTAssertEqual(ModuleDirectories.standard.directories, ["/usr/local/lib/rpcd/modules", "/usr/lib/rpcd/modules"])
         XCTAssertEqual(ModuleDirectories(["/a", "/b", "/a"]).directories, ["/a", "/b"])
     }
+
+    /// Every page that says where modules are looked for names every standard directory (issue 40: rpcd.conf(5)
+    /// omitted /usr/local/lib/rpcd/modules).
+    func testTheDocsNameEveryStandardModuleDirectory() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        func text(_ path: String) throws -> String {
+            try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+                .replacingOccurrences(of: "\\%", with: "").replacingOccurrences(of: "\\-", with: "-")
+        }
+        /// From the line with `start` to the next line beginning with `end`.
+        func section(_ text: String, _ start: String, _ end: String) throws -> Substring {
+            let begin = try XCTUnwrap(text.range(of: start), start)
+            let rest = text[begin.upperBound...]
+            return text[begin.lowerBound..<(rest.range(of: "\n" + end)?.lowerBound ?? rest.endIndex)]
+        }
+        let places: [(String, Substring)] = [
+            ("rpcd.conf(5) Module=", try section(try text("man/rpcd.conf.5"), ".BI Module= module", ".TP")),
+            ("rpcd(8) --module-dir", try section(try text("man/rpcd.8"), ".BI --module-dir", ".TP")),
+            ("CONFIG.md Module=", try section(try text("docs/CONFIG.md"), "| `Module=` |", "|")),
+            ("MODULES.md Module= resolution", try section(try text("docs/MODULES.md"), "**`Module=` resolution.**", "\n")),
+            ("README.md", try text("README.md")[...]),
+        ]
+        for (place, said) in places {
+            for directory in ModuleDirectories.standard.directories {
+                XCTAssertTrue(said.contains(directory), "\(place) does not name \(directory)")
+            }
+        }
+    }
+
+    /// The restart backoff doubles with each crash in a row, from the first (issue 40: a host that had run
+    /// long restarted after 100 ms twice, its first start having left the interval).
+    func testTheBackoffDoublesWithEachCrashInARow() {
+        let policy = ModuleHostPolicy.standard
+        XCTAssertEqual((1...7).map { policy.restartDelay(afterDeaths: $0) }, [
+            .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+            .milliseconds(3200), .seconds(5),
+        ])
+    }
 }

@@ -48,6 +48,18 @@ final class ModuleLoaderTests: XCTestCase {
         }
     }
 
+    /// A module file cut short (truncated, or copied over while it was read) is refused by name, not mapped past
+    /// its end, where the first touch of a missing page would kill the process with SIGBUS (issue 40).
+    func testAModuleCutShortIsRefusedNotMapped() throws {
+        let path = try TestModule.build(into: directory, name: "cutshort")
+        let size = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        // Its headers whole, its segments (the code at 4 KiB on) not.
+        XCTAssertEqual(truncate(path, off_t(min(4096, size / 2))), 0)
+        XCTAssertThrowsError(try ModuleLoader().load(path: path)) { error in
+            XCTAssertTrue("\(error)".contains("the file is shorter than its ELF headers say"), "\(error)")
+        }
+    }
+
     func testAModuleBuiltAgainstTheFirstABI1HeaderLoads() throws {
         // rpcd 0.1's rpcd_module ended after deinit; such a module loads and its later fields read as absent.
         let path = try TestModule.build(

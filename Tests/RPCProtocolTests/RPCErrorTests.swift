@@ -45,6 +45,7 @@ final class RPCErrorTests: XCTestCase {
         .timeout(after: 1), .serviceBusy("s"), .serviceUnavailable("s"), .shuttingDown, .accessDenied("a.b"), .replyTooLarge(limit: 1),
         .serverBusy(limit: 1), .frameTimeout(seconds: 1), .callCancelled, .tooManySubscriptions(limit: 1),
         .reloadFailed("x"), .serviceUnavailable("s", handler: "h", reason: "crashed", termination: "SIGSEGV"),
+        .serviceUnavailable("s", refusedHandler: "h", detail: "x"),
     ]
 
     func testEveryCodeIsInTheReservedRange() {

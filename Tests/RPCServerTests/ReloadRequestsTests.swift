@@ -35,7 +35,17 @@ final class ReloadRequestsTests: XCTestCase {
     }
 
     func testTheOutcomeIsTheMethodsAnswer() throws {
-        XCTAssertEqual(try ReloadRequests.Outcome.reloaded(services: ["calc", "kv"]).result(), ["services": ["calc", "kv"]])
+        XCTAssertEqual(try ReloadRequests.Outcome.reloaded(services: ["calc", "kv"]).result(), ["services": ["calc", "kv"], "refused": []])
+        // A reload that refused a handler applied the rest: no error, but the refusal is in the answer.
+        let refusal = RPCHandlerRefusal(
+            handler: "kv", service: "kv", file: "/etc/rpcd/handlers.d/kv.conf", line: 4, reason: "MaxKeys= bad",
+            previousServes: true)
+        XCTAssertEqual(
+            try ReloadRequests.Outcome.reloaded(services: ["calc", "kv"], refused: [refusal]).result(),
+            ["services": ["calc", "kv"], "refused": [[
+                "handler": "kv", "service": "kv", "file": "/etc/rpcd/handlers.d/kv.conf", "line": 4, "reason": "MaxKeys= bad",
+                "previous_serves": true,
+            ]]])
         XCTAssertThrowsError(try ReloadRequests.Outcome.failed("calc.conf:3: bad").result()) { error in
             XCTAssertEqual(error as? RPCError, .reloadFailed("calc.conf:3: bad"))
             XCTAssertEqual((error as? RPCError)?.code, -32013)

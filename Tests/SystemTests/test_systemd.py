@@ -33,6 +33,7 @@ SOCKET = "/run/rpcd/rpcd.sock"
 DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
 FAULTY_HANDLER = "/etc/rpcd/handlers.d/faulty.conf"
+KV_DROPIN = "/etc/rpcd/handlers.d/kv.conf.d/50-systemtest.conf"
 MESSAGE_STARTED = "aad5022865d24348ac0a29890bd17352"
 MESSAGE_RELOADED = "9220cd891469400890406a1980afcd0e"
 MESSAGE_STOPPING = "522642a65a4d4f47a058c329cbc31d39"
@@ -91,7 +92,7 @@ class SystemdTests(unittest.TestCase):
     def setUp(self):
         ns = namespace
         ns.run("systemctl", "stop", "rpcd.socket", "rpcd.service", check=False)
-        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf", FAULTY_HANDLER)
+        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf", FAULTY_HANDLER, KV_DROPIN)
         ns.run("systemctl", "daemon-reload")
         ns.run("systemctl", "reset-failed", "rpcd.service", "rpcd.socket", check=False)
         self.ns = ns
@@ -411,6 +412,26 @@ class SystemdTests(unittest.TestCase):
         self.assertEqual(report["errors"], [], errors)
         self.assertGreater(report["ok"], 0)
         self.assertEqual(self.main_pid(), pid, "reload must not restart rpcd")
+
+    def test_reload_that_refuses_a_handler_fails_and_the_previous_instance_keeps_serving(self):
+        self.start()
+        self.rpcctl("call", "kv.set", "k", "1")
+        # A value kv's init refuses: systemctl reload fails (rpcctl reload, ExecReload=), and says why and where.
+        self.write(KV_DROPIN, "[Config]\nMaxKeys=lots\n")
+        refused = self.ns.run("systemctl", "reload", "rpcd.service", check=False, timeout=90)
+        self.assertNotEqual(refused.returncode, 0, refused.stdout + refused.stderr)
+        self.assertEqual(self.ns.show("rpcd.service", "ActiveState")["ActiveState"], "active")
+        told = self.ns.wait_for(
+            lambda: [e["MESSAGE"] for e in self.journal() if "handler 'kv'" in str(e.get("MESSAGE", ""))],
+            timeout=10, what="rpcctl reload's refusal in the journal")
+        self.assertIn(f"({KV_DROPIN}:2) refused:", told[-1])
+        self.assertIn("MaxKeys=", told[-1])
+        self.assertIn("its previous instance keeps serving", told[-1])
+        # The previous instance, with its state, keeps serving.
+        self.assertEqual(json.loads(self.rpcctl("call", "kv.get", "k").stdout), 1)
+        # Fixed, the next reload succeeds.
+        self.ns.run("rm", "-f", KV_DROPIN)
+        self.ns.run("systemctl", "reload", "rpcd.service", timeout=90)
 
     def test_journal_has_structured_entries_and_catalog(self):
         self.write(CONFIG_DROPIN, "[Server]\nLogCalls=yes\nSlowCallThreshold=200ms\n")

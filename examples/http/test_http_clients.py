@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
 import requests
@@ -185,6 +186,149 @@ class WebSocketTest(HTTPDaemonTest):
             self.assertEqual(caught.exception.response.status_code, 403)
 
         asyncio.run(scenario())
+
+
+def protocol_section_9():
+    """The items of PROTOCOL.md §9 (table rows, list items, paragraphs), each as one line of text."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "PROTOCOL.md")) as f:
+        text = f.read()
+    section = text.split("## 9. HTTP and WebSocket", 1)[1].split("\n## ", 1)[0]
+    items, current = [], []
+    for line in section.split("\n"):
+        if not line.strip() or line.startswith("|") or line.startswith("- ") or line.startswith("```"):
+            if current:
+                items.append(" ".join(current))
+            current = [line] if line.strip() else []
+        else:
+            current.append(line.strip())
+    if current:
+        items.append(" ".join(current))
+    return items
+
+
+def raw_exchange(address, request, *, read_for=20):
+    """Sends REQUEST (bytes) on a new connection to ADDRESS ("host:port" or a Unix socket path), reads until
+    the server closes or one whole response has arrived; returns (status, headers, body) of the first response."""
+    import socket
+    if address.startswith("/"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(address)
+    else:
+        host, port = address.rsplit(":", 1)
+        sock = socket.create_connection((host, int(port)))
+    sock.settimeout(read_for)
+    try:
+        if request:
+            sock.sendall(request)
+        data = b""
+        while True:
+            head_end = data.find(b"\r\n\r\n")
+            if head_end >= 0:
+                head = data[:head_end].decode("latin-1").split("\r\n")
+                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:])}
+                length = int(headers.get("content-length", "0"))
+                if len(data) >= head_end + 4 + length:
+                    return int(head[0].split()[1]), headers, data[head_end + 4:head_end + 4 + length]
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise AssertionError(f"closed without a whole answer, after {data!r}")
+            data += chunk
+    finally:
+        sock.close()
+
+
+class RefusalStatusTest(HTTPDaemonTest):
+    """Each refusal of an HTTP listener gets the status PROTOCOL.md §9 names for it, and a JSON-RPC error body
+    with the code §9 gives that status (issue 40: the 400s for HTTP/2's preface and an oversize head were
+    empty; a missing Host: was documented as 421, a WebSocket handshake on another path as 405)."""
+
+    CODES = {413: -32000, 408: -32010, 503: -32009}
+
+    def assert_documented(self, phrase, status):
+        items = [item for item in protocol_section_9() if phrase in item]
+        self.assertEqual(len(items), 1, f"PROTOCOL.md §9 has {len(items)} items with {phrase!r}")
+        self.assertRegex(items[0], rf"\b{status}\b", f"PROTOCOL.md §9 does not give {status} for: {items[0]}")
+
+    def assert_refused(self, request, status, phrase, code=None):
+        got, headers, body = raw_exchange(self.base.removeprefix("http://"), request)
+        self.assertEqual(got, status, body)
+        self.assertEqual(headers.get("content-type"), "application/json")
+        error = json.loads(body)
+        self.assertEqual((error["jsonrpc"], error["id"]), ("2.0", None))
+        self.assertEqual(error["error"]["code"], code or self.CODES.get(status, -32600), error)
+        self.assertIsInstance(error["error"].get("data"), dict, error)
+        self.assert_documented(phrase, status)
+        return error
+
+    def post(self, headers, body=b"{}"):
+        return (b"POST /rpc HTTP/1.1\r\n" + b"".join(h.encode() + b"\r\n" for h in headers)
+                + b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+    def test_every_refusal_has_its_documented_status_and_an_error_body(self):
+        host = "Host: " + self.base.removeprefix("http://")
+        self.assert_refused(self.post([]), 400, "carry exactly one `Host:`")
+        self.assert_refused(self.post([host, host]), 400, "carry exactly one `Host:`")
+        self.assert_refused(self.post(["Host: attacker.example"]), 421, "carry exactly one `Host:`")
+        self.assert_refused(self.post([host, "Origin: https://attacker.example"]), 403, "if it carries `Origin:`")
+        self.assert_refused(
+            self.post([host]).replace(b"application/json", b"text/plain"), 415, "`POST` with another `Content-Type`")
+        self.assert_refused(self.post([host], b" " * (65 * 1024)), 413, "a body longer than `MaxFrameSize=`")
+        self.assert_refused(f"PUT /rpc HTTP/1.1\r\n{host}\r\nContent-Length: 0\r\n\r\n".encode(), 405, "another method on `/rpc`")
+        self.assert_refused(f"GET /nothing HTTP/1.1\r\n{host}\r\n\r\n".encode(), 404, "| anything else |")
+        upgrade = f"GET /other HTTP/1.1\r\n{host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" \
+                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        self.assert_refused(upgrade.encode(), 404, "a refused handshake gets")
+        error = self.assert_refused(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", 400, "A request head larger than 80 KiB")
+        self.assertIn("HTTP/2", error["error"]["data"]["detail"])
+        oversize = f"GET /rpc HTTP/1.1\r\n{host}\r\nX-Filler: {'x' * (81 * 1024)}\r\n\r\n".encode()
+        error = self.assert_refused(oversize, 400, "A request head larger than 80 KiB")
+        self.assertIn("80 KiB", error["error"]["data"]["detail"])
+
+
+class ConnectionLimitTest(unittest.TestCase):
+    """A connection an HTTP listener refuses by MaxConnectionsPerPeer= is told so with a 503 and Retry-After
+    (issue 40: 769 of 1000 concurrent fetch calls from one host saw "other side closed"), and a body that
+    does not arrive within FrameTimeout= gets its 408."""
+
+    def test_a_connection_past_the_peer_limit_gets_503_and_a_slow_body_408(self):
+        daemon = Daemon(tcp="http://127.0.0.1:0", prepare=lambda _: "MaxConnectionsPerPeer=1\nFrameTimeout=1s\n")
+        try:
+            import socket
+            address = daemon.tcp_address.removeprefix("http://")
+            host, port = address.rsplit(":", 1)
+            holder = socket.create_connection((host, int(port)))
+            try:
+                # The first connection is the peer's one; a request on it is served.
+                holder.sendall(f"POST /rpc HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n"
+                               f"Content-Length: {len(json.dumps(PING))}\r\n\r\n{json.dumps(PING)}".encode())
+                self.assertIn(b"pong", holder.recv(4096))
+                request = f"POST /rpc HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n" \
+                          f"Content-Length: {len(json.dumps(PING))}\r\n\r\n{json.dumps(PING)}".encode()
+                status, headers, body = raw_exchange(address, request)
+                self.assertEqual((status, headers.get("retry-after")), (503, "1"))
+                self.assertEqual(json.loads(body)["error"], {"code": -32009, "message": "Server busy", "data": {"limit": 1}})
+                # As fetch() does it: the answer is read even when the request is sent after it arrived.
+                status, _, _ = raw_exchange(address, b"")
+                self.assertEqual(status, 503)
+            finally:
+                holder.close()
+            RefusalStatusTest.assert_documented(self, "a connection past `MaxConnectionsPerPeer=`", 503)
+            # The peer's connection is free again: a body that stops arriving gets 408 after FrameTimeout=.
+            deadline = time.time() + 10
+            while True:
+                try:
+                    status, _, body = raw_exchange(
+                        address, f"POST /rpc HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n"
+                                 "Content-Length: 100\r\n\r\n{}".encode())
+                except AssertionError:
+                    status = None
+                if status != 503 or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertEqual((status, json.loads(body)["error"]["code"]), (408, -32010))
+            RefusalStatusTest.assert_documented(self, "a body not complete `FrameTimeout=` after the request head", 408)
+        finally:
+            daemon.stop()
 
 
 class ShutdownTest(unittest.TestCase):

@@ -103,10 +103,13 @@ class OutOfTreeModuleTests(unittest.TestCase):
         self.assertEqual(pkg_config("--modversion"), version)
         for variable, inside in (("moduledir", ".build/debug"), ("handlersdir", "config/handlers.d")):
             self.assertEqual(os.path.normpath(pkg_config("--variable=" + variable)), os.path.join(ROOT, inside))
+        with open(os.path.join(ROOT, "Sources/CRPCDModule/include/rpcd_module.h")) as f:
+            abi = re.search(r"#define RPCD_MODULE_ABI_VERSION (\d+)", f.read()).group(1)
+        self.assertEqual(pkg_config("--variable=abi"), abi)
         build = tempfile.mkdtemp(prefix="rpcd-pkg-config-")
         self.addCleanup(shutil.rmtree, build, ignore_errors=True)
         subprocess.run(
-            ["cc", *pkg_config("--cflags").split(), "-std=c99", "-shared", "-fPIC", "-fvisibility=hidden",
+            ["cc", *pkg_config("--cflags").split(), "-std=gnu11", "-shared", "-fPIC", "-fvisibility=hidden",
              "-o", os.path.join(build, "hello.so"), os.path.join(HERE, "hello-c", "hello.c")], check=True)
 
     def test_the_guide_shows_the_package_this_test_builds(self):

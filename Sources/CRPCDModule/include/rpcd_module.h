@@ -119,6 +119,11 @@
  *                       when the module's struct_size covers it; older rpcd ignores it).
  *                       rpcd_method gains result_name, the result's name in rpc.discover (read
  *                       only when the method's struct_size covers it; older rpcd says "result").
+ *     ABI 1 (rpcd 0.6): method flag RPCD_METHOD_ANY_PARAMS: a method that declares no params but
+ *                       takes any (rpc.discover says so); older rpcd ignores it. rpcd_module gains
+ *                       config_params and n_config_params: [Config] values checked against their
+ *                       schemas (read only when the module's struct_size covers them; older rpcd
+ *                       ignores them).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -239,6 +244,11 @@ typedef struct rpcd_param {
  * wrong ones, and hands the values over by position (see BOUND PARAMETERS). Not together with
  * RPCD_METHOD_BY_POSITION (a list of any length has no declared positions): such a module is refused. */
 #define RPCD_METHOD_BIND_PARAMS (1u << 3)
+/* rpcd 0.6: the method declares no params (n_params 0) yet takes any, as sent: echo.echo returns
+ * whatever it is given. rpc.discover then says "x-rpcd-params": {} (any JSON value, or none) instead
+ * of leaving a client to read "params": [] as "takes none". Without it, a method with n_params 0 is
+ * described as taking none. Not together with RPCD_METHOD_BIND_PARAMS (which binds to none). */
+#define RPCD_METHOD_ANY_PARAMS (1u << 4)
 
 typedef struct rpcd_method {
     uint32_t struct_size;      /* sizeof(rpcd_method) */
@@ -304,6 +314,16 @@ typedef struct rpcd_module {
      * near miss, and rpcd --check-config reports it. NULL: the module does not say, and [Config] is
      * not checked (modules built before rpcd 0.5). */
     const char *const *config_keys;
+
+    /* rpcd 0.6: what each [Config] value must be, declared as a method's params are: one rpcd_param
+     * per key (NAME the key, which counts as listed in config_keys; SCHEMA_JSON its JSON Schema, whose
+     * "type" (integer, number, boolean or string), "enum", "minimum" and "maximum" rpcd checks;
+     * SUMMARY), N_CONFIG_PARAMS of them. rpcd reads the INI text as the type says (decimal numbers;
+     * booleans as yes/no, true/false, on/off, 1/0) and refuses a handler whose value does not fit,
+     * naming the file and line, before anything changes: in rpcd --check-config, and before init at
+     * start-up and reload. init still reads the text with config_get. NULL and 0: not checked. */
+    const rpcd_param *config_params;
+    size_t n_config_params;
 } rpcd_module;
 
 /* The entry point every module exports. (Not declared for Swift, where the SDK defines it.) */

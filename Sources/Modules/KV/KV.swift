@@ -30,6 +30,11 @@ struct KV: SyncKeyValueStore, RPCInterfaceModule {
     /// Emitted as declared by the interface, which is the module's one declaration of its events.
     static let changed = RPCModuleEvent<Change>(KeyValueStoreEvents.changed)
     static let configKeys: [String]? = ["File", "MaxKeys", "MaxBytes"]
+    /// Checked by rpcd before init, and by `rpcd --check-config`: `MaxKeys=lots` never reaches a reload.
+    static let config: [RPCParam] = [
+        .integer("MaxKeys", minimum: 1, summary: "Keys at most"),
+        .integer("MaxBytes", minimum: 1, summary: "Bytes of keys and values' JSON together at most"),
+    ]
 
     init(context: RPCModuleContext) throws {
         self.context = context
