@@ -23,7 +23,10 @@ import RPCProtocol
 package struct HandlerConfiguration: Hashable, Sendable {
     /// The file name without `.conf`.
     package var name: String
+    /// `Module=`: the module's name; empty for a program handler.
     package var module: String = ""
+    /// `Exec=`: the program a program handler runs (docs/HANDLER-PROTOCOL.md), an absolute path; nil for a module.
+    package var program: String?
     /// nil: the module's own name.
     package var service: String?
     package var enabled = true
@@ -62,6 +65,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
                 "Handler",
                 keys: [
                     .value("Module", \.module, parse: parseModule, format: { $0 }),
+                    .value("Exec", \.program, parse: parseProgram, format: { $0 ?? "" }),
                     .value("Service", \.service, parse: { entry throws(ConfigError) in
                         guard ServiceName.isValid(entry.value) else {
                             throw entry.invalidValue(expected: ServiceName.rule)
@@ -95,6 +99,19 @@ package struct HandlerConfiguration: Hashable, Sendable {
         return entry.value
     }
 
+    /// `Exec=` is an absolute path, checked when the handler starts as a module file is (`FileTrust`): a program
+    /// runs with its handler's rights, which its file's owner must not be able to hand to someone else.
+    @Sendable private static func parseProgram(_ entry: INIEntry) throws(ConfigError) -> String? {
+        guard entry.value.hasPrefix("/"), !entry.value.contains("\0"),
+              !entry.value.split(separator: "/").contains(where: { $0 == "." || $0 == ".." }) else {
+            throw entry.invalidValue(expected: "expected the absolute path of the handler's program, with no '.' or '..' in it")
+        }
+        return entry.value
+    }
+
+    /// The file that serves the handler, for messages: its program, or its module's name.
+    package var servedBy: String { program ?? module }
+
     /// The access rule of this handler's service: its own lists where it has them, `inherited` elsewhere.
     package func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {
         RPCAccessRule(allow: allow ?? inherited.allow, allowRead: allowRead ?? inherited.allowRead)
@@ -119,8 +136,17 @@ package struct HandlerConfiguration: Hashable, Sendable {
             }
         }
         var settings = try schema.settings(from: handlerDocuments)
-        guard !settings.module.isEmpty else {
-            throw ConfigError(file: main.file, line: nil, message: "[Handler] needs Module=, the module to load")
+        switch (settings.module.isEmpty, settings.program) {
+        case (true, nil):
+            throw ConfigError(
+                file: main.file, line: nil, message: "[Handler] needs Module=, the module to load, or Exec=, the program to run")
+        case (false, .some):
+            throw ConfigError(file: main.file, line: nil, message: "[Handler] has both Module= and Exec=; a handler runs one of them")
+        case (true, .some) where settings.isolation == .none:
+            throw ConfigError(
+                file: main.file, line: nil, message: "[Handler] Exec= runs a program in a process of its own: Isolation=none is for modules")
+        default:
+            break
         }
         settings.name = name
         settings.config = config

@@ -88,7 +88,7 @@ package final class ModuleHost: Sendable {
         var launches: [String: Launch] = [:]
         for configuration in scan.handlers where configuration.enabled && configuration.isolation == .process
             && duplicates[configuration.name] == nil && reusableHost(configuration, previous[configuration.name]) == nil {
-            let path = moduleDirectories.path(for: configuration.module)
+            let path = servingPath(configuration)
             let supervisor = ModuleHostSupervisor(
                 configuration: configuration, modulePath: path, executable: hostExecutable, walls: walls, loop: group.next(),
                 events: events, logger: Self.logger(logger, module: path))
@@ -104,13 +104,13 @@ package final class ModuleHost: Sendable {
             do {
                 if let first = duplicates[configuration.name] {
                     throw ModuleLoadError(
-                        configuration.module,
+                        configuration.servedBy,
                         "handler '\(configuration.name)' would serve the same service as \(first) (\(configuration.sources.first ?? "")); refused before its module's init (set Service=)")
                 }
                 let service = try start(configuration, reusing: old, launched: launches[configuration.name], taken: taken)
                 guard taken.insert(service.descriptor.name).inserted else {
                     if service !== old { service.retire() }
-                    throw Self.alreadyServed(service.descriptor.name, configuration, path: configuration.module)
+                    throw Self.alreadyServed(service.descriptor.name, configuration, path: configuration.servedBy)
                 }
                 generation.services.append(service)
             } catch {
@@ -160,7 +160,7 @@ package final class ModuleHost: Sendable {
     private func start(
         _ configuration: HandlerConfiguration, reusing old: (any HandlerService)?, launched: Launch?, taken: Set<String>
     ) throws(ModuleLoadError) -> any HandlerService {
-        let path = moduleDirectories.path(for: configuration.module)
+        let path = servingPath(configuration)
         switch configuration.isolation {
         case .none:
             let image = try loader.load(path: path)
@@ -198,7 +198,7 @@ package final class ModuleHost: Sendable {
                 continue
             }
             let key = configuration.service.map { "service \($0)" }
-                ?? "module \(moduleDirectories.path(for: configuration.module))"
+                ?? "file \(servingPath(configuration))"
             if let holder = first[key] {
                 duplicates[configuration.name] = "handler '\(holder)'"
             } else {
@@ -206,6 +206,12 @@ package final class ModuleHost: Sendable {
             }
         }
         return duplicates
+    }
+
+    /// The file that serves `configuration`: its program (`Exec=`), or its module as found in the module
+    /// directories.
+    package func servingPath(_ configuration: HandlerConfiguration) -> String {
+        configuration.program ?? moduleDirectories.path(for: configuration.module)
     }
 
     private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {
@@ -222,7 +228,7 @@ package final class ModuleHost: Sendable {
     /// host that serves or will after its backoff.
     private func reusableHost(_ configuration: HandlerConfiguration, _ old: (any HandlerService)?) -> IsolatedModuleService? {
         guard let old = old as? IsolatedModuleService, old.configuration == configuration, old.supervisor.isHealthy,
-              let identity = FileIdentity(path: moduleDirectories.path(for: configuration.module)),
+              let identity = FileIdentity(path: servingPath(configuration)),
               old.moduleIdentity == identity else { return nil }
         return old
     }

@@ -29,13 +29,15 @@ package enum ModuleHostCheck {
         let spawned: (ModuleHostProcess, Int32)
         let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
         do {
-            let module = try ModuleLoader.openTrusted(path: modulePath)
-            defer { close(module) }
+            let handed = try ModuleHostArguments.openServed(modulePath, program: configuration.program != nil)
+            defer { for file in handed { close(file) } }
             let prepared = try walls.prepare(handler: configuration.name, sandbox: configuration.sandbox)
             defer { prepared.spawned(true) }
-            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            let arguments = ModuleHostArguments(
+                handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox,
+                program: configuration.program != nil)
             spawned = try ModuleHostProcess.spawn(
-                executable: executable, arguments: arguments.arguments, handing: [module], walls: prepared.walls)
+                executable: executable, arguments: arguments.arguments, handing: handed, walls: prepared.walls)
         } catch let error as ModuleLoadError {
             ended.fail(CheckFailure(reason: "not started"))
             return .failure(error)

@@ -25,7 +25,7 @@ enum ModuleHostSandbox {
             let result = rpcd_limit_memory(UInt64(bytes))
             guard result == 0 else { throw ModuleHostSandboxError(what: "MemoryMax=", errno: -result) }
         }
-        let readable = readablePaths(modulePath: arguments.modulePath)
+        let readable = readablePaths(modulePath: arguments.modulePath, program: arguments.isProgram)
         let writable = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"] + arguments.sandbox.readWritePaths
         let result = withCStrings(readable) { read in
             withCStrings(writable) { write in rpcd_landlock_restrict(read, readable.count, write, writable.count) }
@@ -37,8 +37,11 @@ enum ModuleHostSandbox {
     }
 
     /// Everything the host needs to read to load and run its module, and no more.
-    static func readablePaths(modulePath: String) -> [String] {
+    static func readablePaths(modulePath: String, program: Bool = false) -> [String] {
         var paths = ["/usr", "/lib", "/lib64", "/proc", "/sys"]
+        // A program handler's program is any program: a shell, an interpreter and the commands it runs read their
+        // configuration in /etc (file permissions still apply: the host's user is nobody's), and /dev/null.
+        if program { paths += ["/etc", "/bin", "/sbin", "/dev/null", "/dev/urandom", "/dev/zero"] }
         // What the dynamic loader and libc read: its cache, the time zone, name service configuration.
         paths += [
             "/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf", "/etc/passwd", "/etc/group", "/etc/hosts",

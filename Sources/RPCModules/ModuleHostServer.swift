@@ -32,6 +32,10 @@ final class ModuleHostServer: ChannelInboundHandler {
         /// Answers and events go out through the outbox: one write for all a read's calls answered, at the
         /// read's end (the outbox is held from its first call to `channelReadComplete`).
         case serving(ModuleService, ModuleLinkOutbox)
+        /// A program handler's program: calls become lines (`HandlerProgram`).
+        case servingProgram(HandlerProgram, ModuleLinkOutbox)
+        /// The program is starting: it has not declared itself yet.
+        case startingProgram
         case stopped
     }
 
@@ -42,13 +46,20 @@ final class ModuleHostServer: ChannelInboundHandler {
     /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
     private let cancellations = CallCancellations()
 
-    /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`).
-    private let moduleFile: Int32
+    /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`); nil for a
+    /// program handler, whose program the host starts by its path.
+    private let moduleFile: Int32?
+    /// A program handler's directory for its state: the first of `ReadWritePaths=`.
+    private let stateDirectory: String?
 
-    init(pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>, moduleFile: Int32) {
+    init(
+        pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>, moduleFile: Int32?,
+        stateDirectory: String? = nil
+    ) {
         self.pool = pool
         self.sandbox = sandbox
         self.moduleFile = moduleFile
+        self.stateDirectory = stateDirectory
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -60,6 +71,10 @@ final class ModuleHostServer: ChannelInboundHandler {
             call(service, token: token, method: Int(method), params: params, outbox: outbox)
         case (.serving, .cancel(let token)):
             cancellations.remove(token)?()
+        case (.servingProgram(let program, _), .call(let token, let method, let params)):
+            program.call(token: token, method: Int(method), params: params)
+        case (.servingProgram(let program, _), .cancel(let token)):
+            program.cancel(token: token)
         case (_, .ping(let sequence)):
             context.writeAndFlush(wrapOutboundOut([.pong(sequence)]), promise: nil)
         default:
@@ -82,6 +97,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             outbox.release()
             service.retire()
         }
+        HandlerProgram.current?.closeInput()
         state = .stopped
         context.fireChannelInactive()
     }
@@ -101,6 +117,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             logger.warning("Module host runs without a file system sandbox: Landlock is unavailable")
         case .success(.landlock): break
         }
+        guard let moduleFile else { return startProgram(start, outbox: outbox, logger: logger, context: context) }
         do {
             let image = try ModuleLoader().load(checkedFile: moduleFile, path: start.modulePath)
             if start.checkOnly {
@@ -122,6 +139,58 @@ final class ModuleHostServer: ChannelInboundHandler {
         } catch {
             fail(error.reason, context: context)
         }
+    }
+
+    /// Starts the program, and reports its declaration as a module's descriptor once it has declared itself.
+    private func startProgram(_ start: ModuleHostStart, outbox: ModuleLinkOutbox, logger: Logger, context: ChannelHandlerContext) {
+        state = .startingProgram
+        HandlerProgram.start(
+            path: start.modulePath, start: start, stateDirectory: stateDirectory, eventLoop: context.eventLoop, logger: logger
+        ).whenComplete { result in
+            switch result {
+            case .success(let (program, declaration)):
+                var descriptor = declaration.descriptor
+                descriptor.name = start.service ?? declaration.name
+                if let problem = Self.configProblem(start, declaration: declaration) {
+                    program.closeInput()
+                    return self.fail(problem, context: context)
+                }
+                if start.checkOnly {
+                    self.state = .stopped
+                    program.closeInput()
+                } else {
+                    program.serve(outbox)
+                    self.state = .servingProgram(program, outbox)
+                }
+                context.writeAndFlush(self.wrapOutboundOut([.ready(descriptor.linkJSON.linkBuffer)]), promise: nil)
+            case .failure(let error):
+                HandlerProgram.current?.closeInput()
+                self.fail("\((error as? HandlerProgramError)?.reason ?? "\(error)")", context: context)
+            }
+        }
+    }
+
+    /// The first `[Config]` assignment the program's declared keys refuse (an undeclared key, a required one
+    /// missing, a value that is not of its type), with its file and line; nil when it declared none.
+    private static func configProblem(_ start: ModuleHostStart, declaration: HandlerProgramDeclaration) -> String? {
+        guard let keys = declaration.config else { return nil }
+        for entry in start.configEntries where !entry.value.isEmpty {
+            guard let key = keys.first(where: { $0.name == entry.key }) else {
+                return "\(entry.file):\(entry.line): [Config] \(entry.key)= is not a key the program reads (it declares: \(keys.map(\.name).joined(separator: ", ")))"
+            }
+            let type = key.schema["type"]?.stringValue
+            let fits = switch type {
+            case "integer": Int(entry.value) != nil
+            case "number": Double(entry.value) != nil
+            case "boolean": ["true", "false", "yes", "no", "1", "0", "on", "off"].contains(entry.value.lowercased())
+            default: true
+            }
+            if !fits { return "\(entry.file):\(entry.line): [Config] \(entry.key)=\(entry.value) is not \(type == "integer" ? "an" : "a") \(type ?? "")" }
+        }
+        for key in keys where key.required && start.config[key.name] == nil {
+            return "[Config] needs \(key.name)=, which the program requires"
+        }
+        return nil
     }
 
     private func fail(_ reason: String, context: ChannelHandlerContext) {
@@ -207,11 +276,15 @@ package enum ModuleHostMain {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile)])
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(
+                            pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile,
+                            stateDirectory: arguments.sandbox.readWritePaths.first)])
                     }
                 }
                 .withConnectedSocket(3).wait()
             try channel.closeFuture.wait()
+            // A program handler's program gets its time to finish once its input closed.
+            HandlerProgram.current?.stop()
         } catch {
             DescriptorOutput.standardError("rpcd-module-host: \(error)\n")
             _exit(1)

@@ -337,13 +337,13 @@ final class ModuleHostSupervisor: Sendable {
         guard let attempt else { return }
         if attempt > 1 { restarts.add(1, ordering: .relaxed) }
         let spawned: (ModuleHostProcess, Int32)
-        let module: Int32
+        let handed: [Int32]
         do {
-            module = try ModuleLoader.openTrusted(path: modulePath)
+            handed = try ModuleHostArguments.openServed(modulePath, program: configuration.program != nil)
         } catch {
             return startFailed(error.reason)
         }
-        defer { close(module) }
+        defer { for file in handed { close(file) } }
         let prepared: PreparedHostWalls
         do {
             prepared = try walls.prepare(handler: configuration.name, sandbox: configuration.sandbox)
@@ -351,9 +351,11 @@ final class ModuleHostSupervisor: Sendable {
             return startFailed("\(error)")
         }
         do {
-            let arguments = ModuleHostArguments(handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox)
+            let arguments = ModuleHostArguments(
+                handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox,
+                program: configuration.program != nil)
             spawned = try ModuleHostProcess.spawn(
-                executable: executable, arguments: arguments.arguments, handing: [module], walls: prepared.walls)
+                executable: executable, arguments: arguments.arguments, handing: handed, walls: prepared.walls)
             prepared.spawned(true)
         } catch {
             prepared.spawned(false)

@@ -53,6 +53,17 @@ package final class ModuleLoader: Sendable {
         return file
     }
 
+    /// Checks a program handler's program as `openTrusted` checks a module file, and that it can be executed; the
+    /// module host starts it by its path.
+    package static func checkProgram(path: String) throws(ModuleLoadError) {
+        let file = try openTrusted(path: path)
+        defer { close(file) }
+        var info = stat()
+        guard fstat(file, &info) == 0 else { throw ModuleLoadError(path, String(cString: strerror(errno))) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw ModuleLoadError(path, "not a regular file") }
+        guard info.st_mode & 0o111 != 0 else { throw ModuleLoadError(path, "not executable (chmod +x)") }
+    }
+
     /// Loads the module from `file`, a descriptor `openTrusted` opened and checked (`path` names it in errors
     /// and for the module's image).
     func load(checkedFile file: Int32, path: String) throws(ModuleLoadError) -> ModuleImage {

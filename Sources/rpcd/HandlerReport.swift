@@ -19,10 +19,10 @@ enum HandlerReport {
         for handler in scan.handlers.sorted(by: { $0.name < $1.name }) {
             Swift.print("\n# handler '\(handler.name)'\(handler.enabled ? "" : " (disabled)")")
             Swift.print(handler.rendered(), terminator: "")
-            let path = moduleDirectories.path(for: handler.module)
+            let path = handler.program ?? moduleDirectories.path(for: handler.module)
             do {
                 let descriptor = try ModuleHostCheck.check(handler, modulePath: path, walls: walls, eventLoop: loop).get()
-                Swift.print("# module \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
+                Swift.print("# \(handler.program == nil ? "module" : "program") \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
                 let service = descriptor.name
                 if handler.enabled {
                     if let first = served[service] {

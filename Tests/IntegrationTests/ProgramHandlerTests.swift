@@ -1,0 +1,130 @@
+import Foundation
+import RPCJSON
+import RPCTestSupport
+import XCTest
+
+/// Program handlers (docs/HANDLER-PROTOCOL.md), run by a real rpcd inside the module sandbox: the shell example
+/// of examples/program-handlers and the Python `notes` of examples/python-handler, with the `rpcd` package of
+/// python/ beside it.
+final class ProgramHandlerTests: XCTestCase {
+    private var handlers: HandlersDirectory!
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    override func setUpWithError() throws {
+        handlers = try HandlersDirectory()
+    }
+
+    override func tearDown() {
+        handlers = nil
+    }
+
+    private func request(_ method: String, id: Int, params: String = "{}") -> String {
+        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
+    }
+
+    /// Copies `file` of the checkout into the handlers directory's `programs/`, executable; returns its path.
+    private func program(_ file: String, as name: String? = nil) throws -> String {
+        let programs = handlers.url.appendingPathComponent("programs")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        let target = programs.appendingPathComponent(name ?? URL(fileURLWithPath: file).lastPathComponent)
+        try? FileManager.default.removeItem(at: target)
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent(file), to: target)
+        chmod(target.path, 0o755)
+        return target.path
+    }
+
+    /// The Python example with the package it imports, started through a wrapper that names where it is (the
+    /// program's environment is rpcd's, not the test's).
+    private func pythonNotes() throws -> String {
+        let programs = handlers.url.appendingPathComponent("programs")
+        let notes = try program("examples/python-handler/notes.py")
+        let package = programs.appendingPathComponent("rpcd")
+        try? FileManager.default.removeItem(at: package)
+        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("python/rpcd"), to: package)
+        let wrapper = programs.appendingPathComponent("notes")
+        try "#!/bin/sh\nPYTHONPATH=\(programs.path) exec /usr/bin/python3 \(notes)\n".write(to: wrapper, atomically: true, encoding: .utf8)
+        chmod(wrapper.path, 0o755)
+        return wrapper.path
+    }
+
+    func testAShellProgramIsAServiceThatIsDiscoveredCalledAndLogs() throws {
+        let uptime = try program("examples/program-handlers/uptime.sh")
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["uptime": "[Handler]\nExec=\(uptime)\n"], handlers: handlers))
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        let reply = try caller.call(request("uptime.seconds", id: 1))
+        XCTAssertGreaterThan(try XCTUnwrap(reply["result"]?.doubleValue, "\(reply)"), 0)
+        XCTAssertEqual(try caller.call(request("uptime.seconds", id: 2, params: #"{"extra":1}"#))["error"]?["code"], -32602,
+                       "params the declaration does not have never reach the program")
+        XCTAssertNotNil(try caller.call(request("uptime.seconds", id: 4))["result"], "and it serves on")
+        let discovered = try caller.call(request("rpc.discover", id: 3))
+        XCTAssertTrue("\(discovered)".contains("uptime.seconds"), "\(discovered)")
+        try daemon.waitForLog(matching: "declared.*rpcd_handler=uptime")
+    }
+
+    func testAPythonProgramGetsItsParamsByNameEmitsEventsAndIsRestartedAfterACrash() throws {
+        let notes = try pythonNotes()
+        let daemon = try DaemonProcess(DaemonOptions(
+            handlerFiles: ["notes": "[Handler]\nExec=\(notes)\n[Config]\nMaxNotes=2\n"], handlers: handlers))
+        let subscriber = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertNotNil(try subscriber.call(request("rpc.subscribe", id: 1, params: #"["notes.added"]"#))["result"])
+        let caller = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try caller.call(request("notes.add", id: 2, params: #"["milk"]"#))["result"], 1, "by position, bound to names")
+        XCTAssertEqual(try caller.call(request("notes.add", id: 3, params: #"{"text":"eggs"}"#))["result"], 2)
+        let full = try caller.call(request("notes.add", id: 4, params: #"{"text":"tea"}"#))
+        XCTAssertEqual(full["error"]?["code"], 1001, "\(full)")
+        XCTAssertEqual(full["error"]?["data"]?["limit"], 2)
+        let event = try subscriber.receiveJSON()
+        XCTAssertEqual(event["params"]?["event"], "notes.added", "\(event)")
+        XCTAssertEqual(event["params"]?["data"]?["text"], "milk")
+        XCTAssertEqual(try caller.call(request("notes.search", id: 5, params: #"{"word":"e"}"#))["result"], ["eggs"])
+        XCTAssertEqual(try caller.call(request("notes.add", id: 6, params: "[5]"))["error"]?["code"], -32602, "checked against its schema")
+
+        // The program killed: its host ends as it did, rpcd answers for it and starts it again.
+        let programs = try Self.descendants(of: daemon.process.processIdentifier).filter { Self.commandLine($0).contains("notes.py") }
+        XCTAssertEqual(programs.count, 1)
+        kill(programs[0], SIGKILL)
+        try daemon.waitForLog(matching: "Module host restarted")
+        XCTAssertEqual(try caller.call(request("notes.search", id: 7))["result"], [], "a new program, with nothing kept")
+    }
+
+    func testAProgramThatRefusesItsConfigurationIsRefusedWithItsReason() throws {
+        let notes = try pythonNotes()
+        let daemon = try DaemonProcess(DaemonOptions(
+            modules: ["calc"], handlerFiles: ["notes": "[Handler]\nExec=\(notes)\n[Config]\nMaxNotes=lots\n"],
+            handlers: handlers))
+        try daemon.waitForLog(matching: "Handler refused.*MaxNotes")
+        let caller = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try caller.call(request("notes.search", id: 1))["error"]?["code"], -32005)
+        XCTAssertEqual(try caller.call(request("calc.add", id: 2, params: "[1,2]"))["result"], 3)
+    }
+
+    func testAProgramMustBeAnAbsolutePathToATrustedExecutable() throws {
+        let text = try program("examples/program-handlers/uptime.sh", as: "writable.sh")
+        chmod(text, 0o777)
+        let daemon = try DaemonProcess(DaemonOptions(
+            handlerFiles: ["writable": "[Handler]\nExec=\(text)\n", "relative": "[Handler]\nExec=uptime.sh\n"], handlers: handlers))
+        try daemon.waitForLog(matching: "writable by group or others")
+        try daemon.waitForLog(matching: "absolute path of the handler's program")
+    }
+
+    private static func descendants(of pid: pid_t) throws -> [pid_t] {
+        var result: [pid_t] = []
+        var queue = [pid]
+        while let next = queue.popLast() {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? []
+            for task in tasks {
+                let children = (try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? ""
+                for child in children.split(separator: " ").compactMap({ pid_t($0) }) {
+                    result.append(child)
+                    queue.append(child)
+                }
+            }
+        }
+        return result
+    }
+
+    private static func commandLine(_ pid: pid_t) -> String {
+        ((try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()).map { $0 == 0 ? " " : String(UnicodeScalar($0)) }.joined()
+    }
+}
