@@ -60,6 +60,15 @@ final class ProgramHandlerTests: XCTestCase {
         let discovered = try caller.call(request("rpc.discover", id: 3))
         XCTAssertTrue("\(discovered)".contains("uptime.seconds"), "\(discovered)")
         try daemon.waitForLog(matching: "declared.*rpcd_handler=uptime")
+
+        // A reload that changes the handler stops the program by closing its input: it ends by itself, at once.
+        let first = try XCTUnwrap(Self.descendants(of: daemon.process.processIdentifier).first { Self.commandLine($0).contains("uptime.sh") })
+        try handlers.write("uptime", "[Handler]\nExec=\(uptime)\nTimeout=5s\n")
+        XCTAssertTrue(try daemon.reload().contains("Reloaded"))
+        XCTAssertNotNil(try caller.call(request("uptime.seconds", id: 5))["result"])
+        let deadline = ContinuousClock.now + .seconds(3)
+        while kill(first, 0) == 0, ContinuousClock.now < deadline { usleep(20_000) }
+        XCTAssertNotEqual(kill(first, 0), 0, "the old program ended within 3 s of the reload, before any SIGTERM")
     }
 
     func testAPythonProgramGetsItsParamsByNameEmitsEventsAndIsRestartedAfterACrash() throws {
