@@ -133,9 +133,11 @@ class Check:
     def result(self, name, failure=None, detail=None):
         if failure is not None:
             self.failed = True
-            print(f"FAIL {name}: {failure}", file=self.out, flush=True)
-        else:
-            print(f"ok {name}" + (f" ({detail})" if detail else ""), file=self.out, flush=True)
+        line = f"FAIL {name}: {failure}" if failure is not None else f"ok {name}" + (f" ({detail})" if detail else "")
+        try:
+            print(line, file=self.out, flush=True)
+        except BrokenPipeError:  # `| head`: the rest is not read, but the check runs on to end the program
+            self.out = open(os.devnull, "w")
 
     # What the program writes -------------------------------------------------------------------------
 
@@ -279,8 +281,10 @@ class Check:
                 self.case_sequential()
                 self.case_flood()
         finally:
-            self.case_exit()
-            self.program.kill()
+            try:
+                self.case_exit()
+            finally:
+                self.program.kill()
             self.stopping = True
             self.pump(lambda: self.eof, 1.0)  # what it wrote before it ended
             self.case_stdout()
