@@ -15,99 +15,23 @@ import json
 import os
 import queue
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 
 from ._declaration import RESERVED, Refused, config_problem, read_declaration, sample, schema_problem
+from ._program import MAX_LINE, Ended, Program
 from .handler import PROTOCOL
 
 __all__ = ["main"]
 
 START_TIMEOUT = 10.0   # rpcd's HandlerProgram.declarationTimeout
 EXIT_GRACE = 5.0       # rpcd's HandlerProgram.stopGrace
-MAX_LINE = 4 << 20     # rpcd's MaxFrameSize= default, sent as maxLineSize
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ALLOWED_RESERVED = (-32602, -32011)
 _LEVEL = re.compile(rb"<([0-9]+)>")
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
-
-
-class Ended(Exception):
-    """The program ended, or stopped reading, while a case needed it."""
-
-
-class Program:
-    """The program on pipes. Its output lines go to `lines` as ("line", bytes), ("long", count),
-    ("half", bytes) and finally ("eof", None); its standard error to `errors`."""
-
-    def __init__(self, path, env):
-        self.process = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, cwd="/", env=env, start_new_session=True)
-        self.lines = queue.Queue()
-        self.errors = []
-        self._write_lock = threading.Lock()
-        threading.Thread(target=self._read_output, daemon=True).start()
-        self.error_reader = threading.Thread(target=self._read_errors, daemon=True)
-        self.error_reader.start()
-
-    def _read_output(self):
-        fd, pending = self.process.stdout.fileno(), bytearray()
-        while chunk := os.read(fd, 1 << 16):
-            start = len(pending)
-            pending += chunk
-            while (newline := pending.find(b"\n", start)) >= 0:
-                line = bytes(pending[:newline])
-                del pending[:newline + 1]
-                start = 0
-                if len(line) > MAX_LINE:
-                    return self._too_long(len(line))
-                self.lines.put(("line", line))
-            if len(pending) > MAX_LINE:
-                return self._too_long(len(pending))
-        if pending.strip():
-            self.lines.put(("half", bytes(pending)))
-        self.lines.put(("eof", None))
-
-    def _too_long(self, count):
-        self.lines.put(("long", count))
-        self.kill()
-        self.lines.put(("eof", None))
-
-    def _read_errors(self):
-        for line in self.process.stderr:
-            self.errors.append(line.rstrip(b"\n"))
-
-    def send(self, message):
-        """Writes MESSAGE as one line; Ended when the program no longer reads."""
-        try:
-            with self._write_lock:
-                self.process.stdin.write(_dumps(message).encode() + b"\n")
-                self.process.stdin.flush()
-        except (BrokenPipeError, ValueError, OSError) as failure:
-            raise Ended(f"its standard input is closed ({failure.__class__.__name__})") from None
-
-    def close_input(self):
-        try:
-            with self._write_lock:
-                self.process.stdin.close()
-        except OSError:
-            pass
-
-    def kill(self):
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-    def termination(self):
-        """How it ended ("exit status 3", "signal SIGSEGV"), or None while it runs."""
-        status = self.process.poll()
-        if status is None:
-            return None
-        return f"exit status {status}" if status >= 0 else f"signal {signal.Signals(-status).name}"
 
 
 class Check:
@@ -377,7 +301,9 @@ class Check:
             self.call(method, params)
         except Ended as ended:
             return self.result("cancel", str(ended))
-        self.result("cancel", detail=f"{self.declaration.name}.{method.name} answered after rpc.cancel")
+        error = self.answers[id].get("error")
+        how = f"error {error.get('code')}" if isinstance(error, dict) else "its result"
+        self.result("cancel", detail=f"{self.declaration.name}.{method.name} answered with {how} after rpc.cancel")
 
     def case_sequential(self, count=10):
         method, params = self._pick(lambda m: not m.concurrent)

@@ -93,6 +93,10 @@ class BrokenPrograms(unittest.TestCase):
     def test_not_exiting_after_standard_input_closes(self):
         self.assertFails("no_exit.py", "exit", "still running 5 s after its standard input closed")
 
+    def test_a_flood_answered_too_slowly(self):
+        self.assertFails("slow.py", "flood", "of 40 calls of broken.ping answered within 0.5 s",
+                         options=("--flood", "40", "--flood-seconds", "0.5"))
+
     def test_an_undeclared_event_and_a_level_that_does_not_exist(self):
         cases = self.assertFails("noisy.py", "events", "'broken.surprise' is not a declared event")
         self.assertIn("FAIL stderr: '<9>no such level'", cases["stderr"])
