@@ -1,7 +1,7 @@
 """rpcd-handler-check (rpcd.check) on the examples, which pass, and on the broken programs of tests/programs/,
 one of each kind issue 37's security list names that a check can see, which fail with the case named and a
 clear reason. Each run is bounded: a hanging program is given --timeout 1; the one that does not exit costs
-the 5 s rpcd gives it."""
+the 5 s rpcd gives it, the one that never declares itself the 10 s."""
 
 import os
 import subprocess
@@ -86,6 +86,9 @@ class BrokenPrograms(unittest.TestCase):
 
     def test_a_reserved_error_code(self):
         self.assertFails("reserved_code.py", "error codes", "-32007, a code rpcd reserves")
+
+    def test_a_declaration_left_in_a_buffer(self):
+        self.assertFails("unflushed.py", "declaration", "did not declare itself within 10 s", "flushed")
 
     def test_a_bad_declaration(self):
         self.assertFails("bad_declaration.py", "declaration", "method 'add': parameter 'text' is declared twice")
