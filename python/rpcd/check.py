@@ -112,14 +112,17 @@ class Check:
 
     def _event(self, params, line):
         self.events.append(line)
-        event = _get(params, "event")
-        prefix = self.declaration.name + "."
-        if not isinstance(event, str) or not event.startswith(prefix) or event[len(prefix):] not in self.declaration.events:
+        event, prefix = _get(params, "event"), self.declaration.name + "."
+        short = event[len(prefix):] if isinstance(event, str) and event.startswith(prefix) else None
+        if short not in self.declaration.events:
             declared = ", ".join(prefix + e for e in self.declaration.events) or "none"
-            return self.problems["events"].append(f"{event!r} is not a declared event (declared: {declared}); rpcd drops it")
-        problem = schema_problem(_get(params, "data"), self.declaration.events[event[len(prefix):]])
+            return self.problems["events"].append(
+                f"{event!r} is not a declared event (declared: {declared}); rpcd drops it")
+        problem = schema_problem(_get(params, "data"), self.declaration.events[short])
         if problem:
-            self.problems["events"].append(f"{event}: its data fails the declared schema: {problem}; rpcd drops it")
+            self.problems["events"].append(
+                f"{event}: its data fails the declared schema: {problem} (such an event is dropped, "
+                "HANDLER-PROTOCOL.md §6)")
         return None
 
     def pump(self, done, seconds):
@@ -223,7 +226,8 @@ class Check:
         except Ended as ended:
             return self.result("declaration", f"no answer to rpcd.start: {ended}")
         if self.declared_early:
-            return self.result("declaration", f"{self.declared_early}: rpcd refuses the handler")
+            return self.result("declaration", f"{self.declared_early}: the handler is refused for it "
+                               "(HANDLER-PROTOCOL.md §9)")
         if not answered:
             return self.result("declaration", f"did not declare itself within {START_TIMEOUT:g} s of rpcd.start "
                                "(rpcd refuses the handler; is standard output flushed after each line?)")
@@ -263,7 +267,8 @@ class Check:
                 answer = self.call(method, params)
                 problem = _malformed(answer)
                 if problem:
-                    return self.result(name, f"answered {_dumps(params)} with {problem}: {_head(_dumps(answer).encode())}")
+                    answered = _head(_dumps(answer).encode())
+                    return self.result(name, f"answered {_dumps(params)} with {problem}: {answered}")
         except Ended as ended:
             return self.result(name, str(ended))
         outcome = "error " + str(answer["error"].get("code")) if "error" in answer else "a result"
@@ -292,7 +297,8 @@ class Check:
             if not self.pump(lambda: id in self.answers, self.timeout):
                 self.ended = f"call {id} was never answered"
                 return self.result("cancel", f"call {id} of {method.name}, cancelled at once, got no answer within "
-                                   f"{self.timeout:g} s: a cancelled call must still be answered (its result, or -32011)")
+                                   f"{self.timeout:g} s: a cancelled call must still be answered (its result, or "
+                                   "-32011)")
             problem = _malformed(self.answers[id])
             if problem:
                 return self.result("cancel", f"the cancelled call was answered with {problem}")
@@ -395,7 +401,8 @@ class Check:
                if (m := _LEVEL.match(line)) and (len(m.group(1)) != 1 or int(m.group(1)) > 7)]
         if bad:
             return self.result("stderr", f"{_head(bad[0])}: a level is <0> to <7> (rpcd logs the line whole, at info)")
-        self.result("stderr", detail=f"{len(self.program.errors)} log line{'' if len(self.program.errors) == 1 else 's'}")
+        count = len(self.program.errors)
+        self.result("stderr", detail=f"{count} log line{'' if count == 1 else 's'}")
 
 
 def _get(value, key):

@@ -12,4 +12,5 @@ def answer(id, message):
     return _program.pong(id, message)
 
 
-_program.serve(answer, declaration={"protocol": 1, "services": [dict(_program.DECLARATION["services"][0], methods=[slow])]})
+service = dict(_program.DECLARATION["services"][0], methods=[slow])
+_program.serve(answer, declaration={"protocol": 1, "services": [service]})
