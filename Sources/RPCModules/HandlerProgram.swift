@@ -197,13 +197,18 @@ final class HandlerProgram: @unchecked Sendable {
               members["jsonrpc"] == .string("2.0") else {
             return garbage(line, "a line that is not a message")
         }
+        let id = members["id"]?.intValue
+        // Before its declaration a program says nothing but its answer to rpcd.start (§3): anything else refuses it.
+        if declaration == nil, id != 0 {
+            return refuse("sent a message before it declared itself: \(Self.head(line))")
+        }
         if let method = members["method"]?.stringValue {
-            guard members["id"] == nil, method == "rpc.event", declaration != nil else {
+            guard members["id"] == nil, method == "rpc.event" else {
                 return garbage(line, "a message rpcd does not take (only answers and rpc.event notifications)")
             }
             return emitted(members["params"], line: line)
         }
-        guard let id = members["id"]?.intValue, id >= 0 else { return garbage(line, "an answer without an integer id") }
+        guard let id, id >= 0 else { return garbage(line, "an answer without an integer id") }
         if id == 0 {
             guard declaration == nil else { return garbage(line, "a second answer to rpcd.start") }
             return declare(members)
@@ -237,8 +242,10 @@ final class HandlerProgram: @unchecked Sendable {
             outbox?.send(.result(token: token, json: ByteBuffer(bytes: result.serialized())))
         case (nil, .some(let error)):
             guard let code = error["code"]?.intValue, let message = error["message"]?.stringValue else { fallthrough }
-            // A program may not speak as rpcd (-32007 Access denied, say): only -32602 and -32011 of the reserved.
-            if (-32768 ... -32000).contains(code), code != RPCError.Code.invalidParams, code != RPCError.Code.callCancelled {
+            // A program may not speak as rpcd (-32007 Access denied, say): of the reserved codes only -32602,
+            // -32603 (its own failure) and -32011.
+            if (-32768 ... -32000).contains(code),
+               ![RPCError.Code.invalidParams, RPCError.Code.internalError, RPCError.Code.callCancelled].contains(code) {
                 logger.warning("Handler program answered with a code rpcd reserves; the caller gets -32603", metadata: [LogField.error: "\(code)"])
                 outbox?.send(.error(token: token, code: Int64(RPCError.Code.internalError), message: "Internal error", data: nil))
             } else {
@@ -257,6 +264,10 @@ final class HandlerProgram: @unchecked Sendable {
         }
         let member = event.dropFirst(declaration.name.count + 1)
         let payload = params?["data"] ?? .null
+        // The payload passes the enforced part of its schema (`type`, `enum`, `minimum`, `maximum`), as params do.
+        if let checker = declaration.eventPayloads[String(member)], (try? checker.bind(.array([payload]))) == nil {
+            return garbage(line, "an event whose payload does not match its declared schema")
+        }
         outbox?.send(.emit(event: declaration.descriptor.name + "." + member, payload: ByteBuffer(bytes: payload.serialized())))
     }
 

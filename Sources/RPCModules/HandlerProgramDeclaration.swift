@@ -13,6 +13,8 @@ struct HandlerProgramDeclaration {
     var concurrent: [Bool]
     /// Each method's params binder (by index): a call's params are bound to names and checked before they are sent.
     var binders: [ParamsBinder]
+    /// Each event's payload checker (by member name), a one-parameter binder of its schema.
+    var eventPayloads: [String: ParamsBinder]
     /// The `[Config]` keys it declared, if it declared them.
     var config: [RPCParam]?
 
@@ -62,6 +64,7 @@ struct HandlerProgramDeclaration {
             events: events)
         self.concurrent = concurrent
         self.binders = descriptors.map { ParamsBinder($0.params) }
+        self.eventPayloads = Dictionary(uniqueKeysWithValues: events.map { ($0.name, ParamsBinder([RPCParam("data", schema: $0.schema)])) })
         self.config = try service["config"]?.arrayValue.map { keys throws(Problem) in
             try keys.map { key throws(Problem) in try Self.param(key, of: "[Config] key") }
         }

@@ -97,6 +97,46 @@ final class ProgramHandlerTests: XCTestCase {
         XCTAssertEqual(try caller.call(request("notes.search", id: 7))["result"], [], "a new program, with nothing kept")
     }
 
+    /// What a program emits is checked as params are: an event it does not declare, or whose payload fails its
+    /// declared schema, is dropped; a message before its declaration refuses it.
+    func testAProgramsEventsAreCheckedAgainstItsDeclaration() throws {
+        let programs = handlers.url.appendingPathComponent("programs")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        let ticker = programs.appendingPathComponent("ticker.sh")
+        try #"""
+            #!/bin/sh
+            read -r start
+            echo '{"jsonrpc":"2.0","id":0,"result":{"protocol":1,"services":[{"name":"ticker","version":"1","methods":[{"name":"tick","params":[]}],"events":[{"name":"count","schema":{"type":"integer"}}]}]}}'
+            while read -r line; do
+                id=${line#'{"jsonrpc":"2.0","id":'}
+                id=${id%%,*}
+                echo '{"jsonrpc":"2.0","method":"rpc.event","params":{"event":"ticker.count","data":"many"}}'
+                echo '{"jsonrpc":"2.0","method":"rpc.event","params":{"event":"ticker.other","data":1}}'
+                echo '{"jsonrpc":"2.0","method":"rpc.event","params":{"event":"ticker.count","data":7}}'
+                printf '{"jsonrpc":"2.0","id":%s,"result":true}\n' "$id"
+            done
+            """#.write(to: ticker, atomically: true, encoding: .utf8)
+        chmod(ticker.path, 0o755)
+        let early = programs.appendingPathComponent("early.sh")
+        try "#!/bin/sh\necho '{\"jsonrpc\":\"2.0\",\"method\":\"rpc.event\",\"params\":{\"event\":\"x.y\"}}'\nsleep 30\n"
+            .write(to: early, atomically: true, encoding: .utf8)
+        chmod(early.path, 0o755)
+        let daemon = try DaemonProcess(DaemonOptions(
+            handlerFiles: ["ticker": "[Handler]\nExec=\(ticker.path)\n", "early": "[Handler]\nExec=\(early.path)\n"],
+            handlers: handlers))
+        try daemon.waitForLog(matching: "Handler refused.*before it declared itself")
+        let subscriber = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertNotNil(try subscriber.call(request("rpc.subscribe", id: 1, params: #"["ticker.count"]"#))["result"])
+        let caller = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try caller.call(request("ticker.tick", id: 2))["result"], true)
+        // The events were written before the answer, in order: the one that passes is the only one delivered.
+        let event = try subscriber.receiveJSON()
+        XCTAssertEqual(event["params"]?["data"], 7, "\(event)")
+        XCTAssertEqual(event["params"]?["seq"], 1)
+        try daemon.waitForLog(matching: "payload does not match its declared schema")
+        try daemon.waitForLog(matching: "an event it does not declare")
+    }
+
     func testAProgramThatRefusesItsConfigurationIsRefusedWithItsReason() throws {
         let notes = try pythonNotes()
         let daemon = try DaemonProcess(DaemonOptions(

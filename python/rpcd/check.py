@@ -29,7 +29,7 @@ __all__ = ["main"]
 START_TIMEOUT = 10.0   # rpcd's HandlerProgram.declarationTimeout
 EXIT_GRACE = 5.0       # rpcd's HandlerProgram.stopGrace
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-ALLOWED_RESERVED = (-32602, -32011)
+ALLOWED_RESERVED = (-32602, -32603, -32011)
 _LEVEL = re.compile(rb"<([0-9]+)>")
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
@@ -106,7 +106,7 @@ class Check:
         code = error.get("code") if isinstance(error, dict) else None
         if id != 0 and isinstance(code, int) and code in RESERVED and code not in ALLOWED_RESERVED:
             self.problems["error codes"].append(
-                f"call {id} was answered with {code}, a code rpcd reserves (only -32602 and -32011 may be used; "
+                f"call {id} was answered with {code}, a code rpcd reserves (only -32602, -32603 and -32011 may be used; "
                 "the caller gets -32603)")
         return None
 
