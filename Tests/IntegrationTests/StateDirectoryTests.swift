@@ -75,6 +75,20 @@ final class StateDirectoryTests: XCTestCase {
         XCTAssertEqual(try c.call(request("faulty.write", id: 2, params: #"["\#(path)/kept"]"#))["result"], true)
     }
 
+    /// kv without `File=` keeps its store in `kv.json` of its state directory.
+    func testKVKeepsItsStoreInItsStateDirectory() throws {
+        let options = DaemonOptions(handlerFiles: ["kv": "[Handler]\nModule=kv\nStateDirectory=kv\n"], handlers: handlers)
+        var daemon: DaemonProcess? = try DaemonProcess(options)
+        var writer = try RawConnection(.unix(path: daemon!.socketPath))
+        XCTAssertEqual(try writer.call(request("kv.set", id: 1, params: #"["k", 42]"#))["result"], true, daemon!.stderr)
+        let stored = try JSONValue(parsing: String(contentsOfFile: stateDirectory("kv") + "/kv.json", encoding: .utf8))
+        XCTAssertEqual(stored["k"], 42)
+        daemon = nil
+        daemon = try DaemonProcess(options)
+        writer = try RawConnection(.unix(path: daemon!.socketPath))
+        XCTAssertEqual(try writer.call(request("kv.get", id: 2, params: #"["k"]"#))["result"], 42, "read back after a restart")
+    }
+
     /// A program handler gets the path as `rpcd.start`'s `stateDirectory`, and may write it.
     func testAProgramHandlerGetsItInRpcdStart() throws {
         let programs = handlers.url.appendingPathComponent("programs")
