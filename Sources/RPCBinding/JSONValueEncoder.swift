@@ -11,8 +11,10 @@ import RPCJSON
 /// name so that Foundation need not be imported, `Data` as Base64, `Decimal` as a number, `URL` as its string
 /// (`Date` encodes itself as seconds since 2001, `JSONEncoder`'s default too). A value that encodes nothing is
 /// `{}` inside another and an error at the top, as with `JSONEncoder`.
-struct JSONValueEncoder {
-    func encode<T: Encodable>(_ value: T) throws -> JSONValue {
+package struct JSONValueEncoder {
+    package init() {}
+
+    package func encode<T: Encodable>(_ value: T) throws -> JSONValue {
         let slot = Slot()
         try slot.encode(value, codingPath: [])
         guard let json = slot.json else {

@@ -58,17 +58,29 @@ final class HandlerLink: @unchecked Sendable {
         }
     }
 
-    /// The host's `emit`, when its table has one: read at its offset, never through `host.pointee`, which would
-    /// read a whole newer `rpcd_host` out of an older rpcd's shorter table.
-    private var emitFunction: EmitFunction? {
+    /// A host function added after ABI 1's first table, when the host's table has it: read at its offset, never
+    /// through `host.pointee`, which would read a whole newer `rpcd_host` out of an older rpcd's shorter table.
+    private func function<Function>(_ field: KeyPath<rpcd_host, Function?>) -> Function? {
         let table = UnsafeRawPointer(host)
-        let offset = MemoryLayout<rpcd_host>.offset(of: \rpcd_host.emit)!
+        let offset = MemoryLayout<rpcd_host>.offset(of: field)!
         let hostSize = Int(table.load(fromByteOffset: MemoryLayout<rpcd_host>.offset(of: \rpcd_host.struct_size)!, as: UInt32.self))
-        guard hostSize >= offset + MemoryLayout<EmitFunction?>.size else { return nil }
-        return table.load(fromByteOffset: offset, as: EmitFunction?.self)
+        guard hostSize >= offset + MemoryLayout<Function?>.size else { return nil }
+        return table.load(fromByteOffset: offset, as: Function?.self)
     }
 
+    private var emitFunction: EmitFunction? { function(\rpcd_host.emit) }
+
     private typealias EmitFunction = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int) -> Int32
+
+    /// `host->state_directory`: the handler's `StateDirectory=` path; nil when it sets none, or the host is an
+    /// rpcd without it, or after `close()`.
+    func stateDirectory() -> String? {
+        guard let get = function(\rpcd_host.state_directory) else { return nil }
+        return closed.withLock { closed -> String? in
+            guard !closed else { return nil }
+            return get(handler).map { String(cString: $0) }
+        }
+    }
 
     /// `host->emit`, under the same lock as logging, so an emit racing with deinit either finishes first or
     /// does nothing. False when the host has no `emit` or refused the event.

@@ -1,6 +1,7 @@
-/// What a module instance gets from its handler: its configuration, a logger, and `emit` for its events.
+/// What a module instance gets from its handler: its configuration, its state directory, a logger, and `emit`
+/// for its events.
 ///
-/// Inside rpcd all go through the host table (`config_get`, `log`, `emit`). The public initializer builds a
+/// Inside rpcd all go through the host table (`config_get`, `state_directory`, `log`, `emit`). The public initializer builds a
 /// context without a host, for unit-testing a module in-process.
 public struct RPCModuleContext: Sendable {
     private let backend: Backend
@@ -9,7 +10,7 @@ public struct RPCModuleContext: Sendable {
 
     enum Backend: Sendable {
         case host(HandlerLink)
-        case local([String: String], emitted: (@Sendable (String, [UInt8]) -> Void)?)
+        case local([String: String], stateDirectory: String?, emitted: (@Sendable (String, [UInt8]) -> Void)?)
     }
 
     init(link: HandlerLink) {
@@ -17,14 +18,15 @@ public struct RPCModuleContext: Sendable {
         logger = RPCModuleLogger(sink: .host(link))
     }
 
-    /// A context with fixed configuration values, for tests. Log entries go to `log` (if given) with their
-    /// field names already normalized; emitted events to `emitted` (event name, payload JSON).
+    /// A context with fixed configuration values and state directory, for tests. Log entries go to `log` (if
+    /// given) with their field names already normalized; emitted events to `emitted` (event name, payload JSON).
     public init(
         config: [String: String] = [:],
+        stateDirectory: String? = nil,
         log: (@Sendable (RPCModuleLogLevel, String, [String: String]) -> Void)? = nil,
         emitted: (@Sendable (String, [UInt8]) -> Void)? = nil
     ) {
-        backend = .local(config, emitted: emitted)
+        backend = .local(config, stateDirectory: stateDirectory, emitted: emitted)
         logger = RPCModuleLogger(sink: .local(log))
     }
 
@@ -33,7 +35,18 @@ public struct RPCModuleContext: Sendable {
     public func config(_ key: String) -> String? {
         switch backend {
         case .host(let link): link.config(key)
-        case .local(let values, _): values[key]
+        case .local(let values, _, _): values[key]
+        }
+    }
+
+    /// The absolute path of the handler's state directory (`[Handler] StateDirectory=NAME`: `/var/lib/rpcd/NAME`),
+    /// or nil when the handler file sets none (or rpcd is older than 0.6). rpcd made it before `init(context:)`;
+    /// the module may create, write and delete files beneath it, also in its sandbox, and they stay across
+    /// restarts, reloads and updates. `RPCStateFile` reads and replaces a file there safely.
+    public var stateDirectory: String? {
+        switch backend {
+        case .host(let link): link.stateDirectory()
+        case .local(_, let stateDirectory, _): stateDirectory
         }
     }
 
@@ -41,7 +54,7 @@ public struct RPCModuleContext: Sendable {
     func emit(name: String, json: [UInt8]) -> Bool {
         switch backend {
         case .host(let link): return link.emit(name, json)
-        case .local(_, let emitted):
+        case .local(_, _, let emitted):
             emitted?(name, json)
             return true
         }

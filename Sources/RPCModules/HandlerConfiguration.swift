@@ -12,7 +12,8 @@ import RPCProtocol
 ///     Timeout=30s          # infinity (the default) disables it
 ///     MaxConcurrency=1024  # calls in flight in the module; past it: error -32004
 ///     Isolation=process    # a module host process of its own (the default); none: inside rpcd
-///     ReadWritePaths=/var/lib/rpcd  # what the isolated module may write (repeatable)
+///     StateDirectory=notes # /var/lib/rpcd/notes: made by rpcd, writable by the module, handed to it
+///     ReadWritePaths=/srv/data  # what else the isolated module may write (repeatable)
 ///     MemoryMax=512M       # the isolated module's memory limit; infinity for none
 ///     TasksMax=128         # processes and threads the isolated module's host may have; infinity for none
 ///     [Access]             # replaces rpcd.conf's [Access] lists for this service, key by key
@@ -36,6 +37,9 @@ package struct HandlerConfiguration: Hashable, Sendable {
     package var maxConcurrency = 1024
     /// Where the module runs: a module host process of its own unless the administrator trusts it in-process.
     package var isolation = HandlerIsolation.process
+    /// `StateDirectory=`: the name of the handler's directory beneath rpcd's state root (`StateDirectories`);
+    /// nil: none.
+    package var stateDirectory: String?
     /// What an isolated module may touch (`ReadWritePaths=`, `MemoryMax=`); ignored with `Isolation=none`.
     package var sandbox = HandlerSandbox()
     /// `[Access] Allow=`: nil inherits rpcd.conf's.
@@ -77,6 +81,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
                     .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
                     .value("Isolation", \.isolation, parse: HandlerIsolation.parse, format: \.rawValue),
+                    .value("StateDirectory", \.stateDirectory, parse: StateDirectories.parseName, format: { $0 ?? "" }),
                     .list("ReadWritePaths", \.sandbox.readWritePaths, parse: HandlerSandbox.parsePath, format: { $0 }),
                     .size("MemoryMax", \.sandbox.memoryMax, in: HandlerSandbox.memoryMaxRange),
                     .integer("TasksMax", \.sandbox.tasksMax, in: HandlerSandbox.tasksMaxRange),
@@ -91,13 +96,20 @@ package struct HandlerConfiguration: Hashable, Sendable {
     /// the module directory, which root alone can write (see `FileTrust`), not from wherever a handler file
     /// points.
     @Sendable private static func parseModule(_ entry: INIEntry) throws(ConfigError) -> String {
-        let allowed = entry.value.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789._+-".unicodeScalars.contains($0) }
-        guard !entry.value.isEmpty, allowed, !entry.value.hasPrefix(".") else {
+        guard isPlainName(entry.value) else {
             throw entry.invalidValue(
-                expected: "expected a module name (letters, digits, '.', '_', '+', '-'), found in the module directory as NAME.so or libNAME.so; paths are not accepted")
+                expected: "expected a module name (\(plainNameRule)), found in the module directory as NAME.so or libNAME.so; paths are not accepted")
         }
         return entry.value
     }
+
+    /// What `Module=` and `StateDirectory=` take: one name that is no path, and neither `.` nor `..`.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".")
+            && name.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || "0123456789._+-".unicodeScalars.contains($0) }
+    }
+
+    static let plainNameRule = "letters, digits, '.', '_', '+', '-', not starting with '.'"
 
     /// `Exec=` is an absolute path, checked when the handler starts as a module file is (`FileTrust`): a program
     /// runs with its handler's rights, which its file's owner must not be able to hand to someone else.

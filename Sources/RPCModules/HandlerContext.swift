@@ -7,8 +7,8 @@ import RPCLogging
 import Glibc
 #endif
 
-/// What an `rpcd_handler *` stands for: the handler's logger, its `[Config]` values as C strings, and where
-/// its events go.
+/// What an `rpcd_handler *` stands for: the handler's logger, its `[Config]` values and state directory as C
+/// strings, and where its events go.
 ///
 /// The module gets a token from `handles`, not a pointer: the handle is valid from the instance's `init` until
 /// its `deinit` has returned (`ModuleService` registers and removes it), and a module thread that logs through
@@ -19,17 +19,20 @@ final class HandlerContext: @unchecked Sendable {
 
     let logger: Logger
     private let config: [String: UnsafeMutablePointer<CChar>]
+    /// `StateDirectory=`'s path (`host->state_directory`); nil when the handler has none.
+    let stateDirectory: UnsafeMutablePointer<CChar>?
     /// Where an accepted event goes: rpcd's event hub, or the link to rpcd in a module host process.
     private let publish: @Sendable (String, ByteBuffer) -> Void
     /// The full name (`kv.changed`) of each declared event, by the name the module emits it as (`changed`).
     private let events: [String: String]
 
     init(
-        logger: Logger, config: [String: String], service: String, events: [RPCEventDescriptor],
-        publish: @escaping @Sendable (String, ByteBuffer) -> Void
+        logger: Logger, config: [String: String], stateDirectory: String? = nil, service: String,
+        events: [RPCEventDescriptor], publish: @escaping @Sendable (String, ByteBuffer) -> Void
     ) {
         self.logger = logger
         self.config = config.mapValues { strdup($0)! }
+        self.stateDirectory = stateDirectory.map { strdup($0)! }
         self.publish = publish
         self.events = Dictionary(uniqueKeysWithValues: events.map { ($0.name, service + "." + $0.name) })
     }
@@ -55,6 +58,7 @@ final class HandlerContext: @unchecked Sendable {
 
     deinit {
         for value in config.values { free(value) }
+        free(stateDirectory)
     }
 
     private func logRefusedEmit(_ message: Logger.Message, event: String) {

@@ -57,6 +57,9 @@ enum HostFunctions {
                 let element = ModuleCallTable.shared.boundParam(call, index: index)
                 length?.pointee = element?.count ?? 0
                 return element?.baseAddress
+            },
+            state_directory: { handler in
+                HandlerContext.of(handler)?.stateDirectory.map { UnsafePointer($0) }
             }))
         return table
     }()

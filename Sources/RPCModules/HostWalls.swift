@@ -14,7 +14,8 @@ import Glibc
 package final class HostWalls: Sendable {
     let users: HostUsers?
     let cgroups: HostCgroupTree?
-    /// Whether a host's user is given its `ReadWritePaths=` (not for a check, which changes nothing).
+    /// Whether a host's state directory is made and its user given it and its `ReadWritePaths=` (not for a
+    /// check, which changes nothing).
     let grantsPaths: Bool
 
     init(users: HostUsers?, cgroups: HostCgroupTree?, grantsPaths: Bool = true) {
@@ -69,6 +70,7 @@ package final class HostWalls: Sendable {
     /// The walls of one host of `handler` about to start; `spawned(_:)` after the spawn.
     func prepare(handler: String, sandbox: HandlerSandbox) throws(HostWallsProblem) -> PreparedHostWalls {
         var walls = ModuleHostWalls()
+        if grantsPaths, let state = sandbox.stateDirectory { try StateDirectories.make(state) }
         if let users {
             let id = users.id(for: handler)
             walls.uid = id
@@ -76,11 +78,12 @@ package final class HostWalls: Sendable {
             // Without a pids controller, the user's process count is what bounds the host's tasks: the user is
             // the host's alone (two only while a reload replaces it).
             if cgroups?.controllers.contains("pids") != true { walls.maxTasks = sandbox.tasksMax }
-            for path in sandbox.readWritePaths where grantsPaths && access(path, F_OK) == 0 {
+            for path in sandbox.writablePaths where grantsPaths && access(path, F_OK) == 0 {
                 let result = rpcd_acl_grant_user(path, id)
                 guard result == 0 else {
+                    let key = path == sandbox.stateDirectory ? "StateDirectory=" : "ReadWritePaths="
                     throw HostWallsProblem(
-                        "ReadWritePaths=\(path): cannot give the module host's user (uid \(id)) access to it (an ACL entry; rpcd's user must own it): \(String(cString: strerror(-result)))")
+                        "\(key)\(path): cannot give the module host's user (uid \(id)) access to it (an ACL entry; rpcd's user must own it): \(String(cString: strerror(-result)))")
                 }
             }
         }

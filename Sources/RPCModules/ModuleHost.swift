@@ -21,6 +21,8 @@ import Glibc
 package final class ModuleHost: Sendable {
     package let directories: HandlerDirectories
     package let moduleDirectories: ModuleDirectories
+    /// Where handlers' `StateDirectory=` directories are made (`StateDirectories`).
+    package let stateRoot: String
     private let reservedServices: Set<String>
     private let loader = ModuleLoader()
     private let pool: WorkerPool
@@ -50,8 +52,8 @@ package final class ModuleHost: Sendable {
     /// `reservedServices` are names no handler may take (the built-in services). Module host processes run
     /// `hostExecutable` inside `walls` and are linked to rpcd on `group`'s loops.
     package init(
-        directories: HandlerDirectories, moduleDirectories: ModuleDirectories = .standard, reservedServices: Set<String>,
-        pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
+        directories: HandlerDirectories, moduleDirectories: ModuleDirectories = .standard,
+        stateRoot: String = StateDirectories.standardRoot, reservedServices: Set<String>, pool: WorkerPool, logger: Logger, events: RPCEventHub = RPCEventHub(),
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, hostExecutable: String = ModuleHostExecutable.locate(),
         walls: HostWalls = .processOnly
     ) {
@@ -61,6 +63,7 @@ package final class ModuleHost: Sendable {
         self.events = events
         self.directories = directories
         self.moduleDirectories = moduleDirectories
+        self.stateRoot = stateRoot
         self.reservedServices = reservedServices
         self.pool = pool
         self.logger = logger
@@ -70,7 +73,10 @@ package final class ModuleHost: Sendable {
     /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid
     /// handler file aborts the whole preparation, so a broken edit keeps the old configuration serving.
     package func prepare(strict: Bool) throws(ConfigError) -> Generation {
-        let scan = directories.scan()
+        var scan = directories.scan()
+        for index in scan.handlers.indices {
+            scan.handlers[index].sandbox.stateDirectory = scan.handlers[index].stateDirectory.map { stateRoot + "/" + $0 }
+        }
         if strict, let error = scan.errors.first { throw error }
         var generation = Generation()
         for error in scan.errors {
@@ -163,6 +169,10 @@ package final class ModuleHost: Sendable {
         let path = servingPath(configuration)
         switch configuration.isolation {
         case .none:
+            // In rpcd itself the module writes with rpcd's rights: its state directory needs making, not granting.
+            if let state = configuration.sandbox.stateDirectory {
+                do { try StateDirectories.make(state) } catch { throw ModuleLoadError(path, error.description) }
+            }
             let image = try loader.load(path: path)
             if let old = old as? ModuleService, old.configuration == configuration, old.image === image { return old }
             // Refused before the module's init runs: a second handler for a service never starts.

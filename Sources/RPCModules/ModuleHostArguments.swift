@@ -1,5 +1,5 @@
 /// What `rpcd-module-host` is started with: `HANDLER --module PATH --module-file FD [--read-write PATH]...
-/// --memory-max N|infinity`, or `HANDLER --program PATH ...` for a program handler, which the host starts and
+/// [--state-directory PATH] --memory-max N|infinity`, or `HANDLER --program PATH ...` for a program handler, which the host starts and
 /// speaks to (docs/HANDLER-PROTOCOL.md). The sandbox travels here rather than in the link's `start` message because the host
 /// applies it in `main`, before any thread exists (Landlock restricts the thread that asks, and the threads it
 /// starts after). The module file comes as a descriptor rpcd opened and checked (`ModuleLoader.openTrusted`):
@@ -49,6 +49,7 @@ struct ModuleHostArguments: Equatable, Sendable {
                 guard let descriptor = Int32(value), descriptor > 2 else { return nil }
                 moduleFile = descriptor
             case "--read-write": sandbox.readWritePaths.append(value)
+            case "--state-directory": sandbox.stateDirectory = value
             case "--memory-max":
                 guard value == "infinity" || Int(value) != nil else { return nil }
                 sandbox.memoryMax = Int(value)

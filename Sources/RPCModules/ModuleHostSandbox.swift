@@ -26,7 +26,7 @@ enum ModuleHostSandbox {
             guard result == 0 else { throw ModuleHostSandboxError(what: "MemoryMax=", errno: -result) }
         }
         let readable = readablePaths(modulePath: arguments.modulePath, program: arguments.isProgram)
-        let writable = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"] + arguments.sandbox.readWritePaths
+        let writable = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"] + arguments.sandbox.writablePaths
         let result = withCStrings(readable) { read in
             withCStrings(writable) { write in rpcd_landlock_restrict(read, readable.count, write, writable.count) }
         }

@@ -49,17 +49,21 @@ final class ModuleHostServer: ChannelInboundHandler {
     /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`); nil for a
     /// program handler, whose program the host starts by its path.
     private let moduleFile: Int32?
-    /// A program handler's directory for its state: the first of `ReadWritePaths=`.
+    /// The handler's `StateDirectory=` (rpcd made it, and gave it to this host's user), handed to the module.
     private let stateDirectory: String?
+    /// A program handler's directory for its state (`rpcd.start`'s `stateDirectory`): its `StateDirectory=`,
+    /// else the first of `ReadWritePaths=`.
+    private let programStateDirectory: String?
 
     init(
         pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>, moduleFile: Int32?,
-        stateDirectory: String? = nil
+        handlerSandbox: HandlerSandbox = HandlerSandbox()
     ) {
         self.pool = pool
         self.sandbox = sandbox
         self.moduleFile = moduleFile
-        self.stateDirectory = stateDirectory
+        self.stateDirectory = handlerSandbox.stateDirectory
+        self.programStateDirectory = handlerSandbox.stateDirectory ?? handlerSandbox.readWritePaths.first
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -130,7 +134,9 @@ final class ModuleHostServer: ChannelInboundHandler {
                 context.writeAndFlush(wrapOutboundOut([.ready(descriptor.linkJSON.linkBuffer)]), promise: nil)
                 return
             }
-            let service = try ModuleService(image: image, configuration: start.configuration, pool: pool, logger: logger) {
+            var configuration = start.configuration
+            configuration.sandbox.stateDirectory = stateDirectory
+            let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger) {
                 event, payload in
                 outbox.send(.emit(event: event, payload: payload))
             }
@@ -145,7 +151,7 @@ final class ModuleHostServer: ChannelInboundHandler {
     private func startProgram(_ start: ModuleHostStart, outbox: ModuleLinkOutbox, logger: Logger, context: ChannelHandlerContext) {
         state = .startingProgram
         HandlerProgram.start(
-            path: start.modulePath, start: start, stateDirectory: stateDirectory, eventLoop: context.eventLoop, logger: logger
+            path: start.modulePath, start: start, stateDirectory: programStateDirectory, eventLoop: context.eventLoop, logger: logger
         ).whenComplete { result in
             switch result {
             case .success(let (program, declaration)):
@@ -278,7 +284,7 @@ package enum ModuleHostMain {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(
                             pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile,
-                            stateDirectory: arguments.sandbox.readWritePaths.first)])
+                            handlerSandbox: arguments.sandbox)])
                     }
                 }
                 .withConnectedSocket(3).wait()

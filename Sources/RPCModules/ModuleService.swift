@@ -76,7 +76,8 @@ package final class ModuleService: RPCService, Sendable {
         self.descriptor = RPCServiceDescriptor(
             name: service, version: image.version, summary: image.summary, methods: image.methods, events: image.events)
         self.context = HandlerContext(
-            logger: logger, config: configuration.config, service: service, events: image.events, publish: publish)
+            logger: logger, config: configuration.config, stateDirectory: configuration.sandbox.stateDirectory, service: service,
+            events: image.events, publish: publish)
         self.handlerToken = HandlerContext.handles.insert(context)
 
         var instance: UnsafeMutableRawPointer?

@@ -58,6 +58,12 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             valueName: "dir"))
     var moduleDirectoryList: [String] = []
 
+    @Option(
+        name: .customLong("state-dir"),
+        help: ArgumentHelp(
+            "Where handlers' StateDirectory= directories are made (default \(StateDirectories.standardRoot)).", valueName: "dir"))
+    var stateRoot = StateDirectories.standardRoot
+
     private var moduleDirectories: ModuleDirectories {
         moduleDirectoryList.isEmpty ? .standard : ModuleDirectories(moduleDirectoryList)
     }
@@ -116,7 +122,7 @@ struct RPCDaemonCommand: AsyncParsableCommand {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
         let pool = WorkerPool(threads: max(2, System.coreCount))
         let host = ModuleHost(
-            directories: handlerDirectories, moduleDirectories: moduleDirectories,
+            directories: handlerDirectories, moduleDirectories: moduleDirectories, stateRoot: stateRoot,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
             pool: pool, logger: logger, group: group, walls: HostWalls.detect(logger: logger))
         let daemon = Daemon(

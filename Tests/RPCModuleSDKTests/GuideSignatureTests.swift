@@ -29,6 +29,13 @@ final class GuideSignatureTests: XCTestCase {
         let sent: Bool = context.emit(event, "payload")
         XCTAssertTrue(sent, "a local context takes every event (inside rpcd, false when it was not sent)")
 
+        let state: String? = RPCModuleContext(stateDirectory: NSTemporaryDirectory()).stateDirectory
+        let file = try XCTUnwrap(state) + "/rpcd-guide-\(UUID().uuidString).json"
+        defer { unlink(file) }
+        XCTAssertNil(try RPCStateFile.read([String: Int].self, from: file))
+        try RPCStateFile.write(["a": 1], to: file)
+        XCTAssertEqual(try RPCStateFile.read([String: Int].self, from: file), ["a": 1])
+
         let count = Int.random(in: 1...9)
         let error = RPCError(code: 2, message: "Store full", data: ["count": .number(count), "key": .string("k")])
         XCTAssertEqual(error.data?["count"], .number(count))

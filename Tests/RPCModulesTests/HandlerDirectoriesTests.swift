@@ -56,6 +56,24 @@ final class HandlerDirectoriesTests: XCTestCase {
         }
     }
 
+    /// StateDirectory= is one name beneath rpcd's state root, as systemd's: never a path out of it or into another
+    /// handler's; an empty assignment resets it to none, as every key's does.
+    func testStateDirectoryIsOneNameBeneathTheStateRoot() throws {
+        try write(admin, "x.conf", "[Handler]\nModule=x\nStateDirectory=notes-2.v1\n")
+        XCTAssertEqual(directories.scan().handlers.first?.stateDirectory, "notes-2.v1")
+        try write(admin, "x.conf", "[Handler]\nModule=x\n")
+        XCTAssertNil(directories.scan().handlers.first?.stateDirectory, "none by default")
+        try write(admin, "x.conf", "[Handler]\nModule=x\nStateDirectory=notes\nStateDirectory=\n")
+        XCTAssertNil(directories.scan().handlers.first?.stateDirectory, "an empty assignment resets it")
+        for name in ["..", ".", "/x", "a/b", "../other", ".hidden", "x y"] {
+            try write(admin, "x.conf", "[Handler]\nModule=x\nStateDirectory=\(name)\n")
+            let scan = directories.scan()
+            XCTAssertEqual(scan.handlers.count, 0, name)
+            XCTAssertEqual(scan.errors.first?.line, 3, name)
+            XCTAssertTrue(scan.errors.first?.message.contains("paths are not accepted") ?? false, "\(scan.errors)")
+        }
+    }
+
     /// A handler file others can write, or one in a directory others can write, is refused (StrictModes).
     func testHandlerFilesOthersCanWriteAreRefused() throws {
         try write(admin, "calc.conf", "[Handler]\nModule=calc\n")

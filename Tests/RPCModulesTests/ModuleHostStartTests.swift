@@ -28,4 +28,17 @@ final class ModuleHostStartTests: XCTestCase {
         XCTAssertEqual(decoded.configuration.isolation, .none)
         XCTAssertEqual(decoded.configuration.config, configuration.config)
     }
+
+    /// The state directory crosses to the host with the sandbox: writable there (Landlock), and handed over.
+    func testTheStateDirectoryCrossesInTheHostsArguments() throws {
+        var sandbox = HandlerSandbox()
+        sandbox.readWritePaths = ["/srv/data"]
+        sandbox.stateDirectory = "/var/lib/rpcd/notes"
+        let arguments = ModuleHostArguments(handler: "notes", modulePath: "/usr/lib/rpcd/modules/libnotes.so", sandbox: sandbox)
+        let parsed = try XCTUnwrap(ModuleHostArguments(parsing: arguments.arguments))
+        XCTAssertEqual(parsed, arguments)
+        XCTAssertEqual(parsed.sandbox.writablePaths, ["/srv/data", "/var/lib/rpcd/notes"])
+        sandbox.stateDirectory = nil
+        XCTAssertNil(ModuleHostArguments(parsing: ModuleHostArguments(handler: "n", modulePath: "/m.so", sandbox: sandbox).arguments)?.sandbox.stateDirectory)
+    }
 }

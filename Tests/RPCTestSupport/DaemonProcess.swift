@@ -90,7 +90,11 @@ package final class DaemonProcess: @unchecked Sendable {
         for (name, text) in files {
             try text.write(to: handlersURL.appendingPathComponent("\(name).conf"), atomically: true, encoding: .utf8)
         }
-        let isolation = ["--handlers-dir", handlersURL.path, "--module-dir", (options.moduleDirectory ?? Self.productsDirectory).path]
+        // StateDirectory= directories beside handlers.d, so that a shared handlers.d keeps them across daemons.
+        let isolation = [
+            "--handlers-dir", handlersURL.path, "--module-dir", (options.moduleDirectory ?? Self.productsDirectory).path,
+            "--state-dir", Self.stateRoot(handlers: handlersURL).path,
+        ]
         process.arguments = options.arguments ?? ["--config", configPath] + isolation
         // Strict mode turns NIO's misuse warnings (such as scheduling on a loop that has shut down) into crashes.
         process.environment = ProcessInfo.processInfo.environment.merging(["SWIFTNIO_STRICT": "1"]) { $1 }
@@ -110,6 +114,11 @@ package final class DaemonProcess: @unchecked Sendable {
             tcpEndpoint = try listener(#"127\.0\.0\.1:\d+"#, file: file, line: line)
             _ = try waitForLog(matching: "rpcd_listener=(\(NSRegularExpression.escapedPattern(for: socketPath)))")
         }
+    }
+
+    /// rpcd's state root (`--state-dir`) for a daemon reading `handlers`: `StateDirectory=NAME` is `ROOT/NAME`.
+    package static func stateRoot(handlers: URL) -> URL {
+        handlers.appendingPathComponent("lib")
     }
 
     /// The endpoint of a listener rpcd logged, once it has: `pattern` matches its address as logged

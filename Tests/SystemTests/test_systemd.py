@@ -221,6 +221,21 @@ class SystemdTests(unittest.TestCase):
         self.assertLess(forked, 24, "TasksMax= bounds its forks")
         self.assertEqual(self.rpcctl("call", "calc.add", "1", "2").stdout.strip(), "3")
 
+    def test_a_state_directory_is_made_given_to_the_host_and_kept_under_the_shipped_unit(self):
+        """StateDirectory= beneath the unit's /var/lib/rpcd (rpcd's user, UMask=0007): rpcd makes it, the host's
+        user may write it without ReadWritePaths=, and what it wrote is there after rpcd restarts."""
+        self.ns.run("rm", "-rf", "/var/lib/rpcd/faulty")
+        self.write(FAULTY_HANDLER, "[Handler]\nModule=faulty\nStateDirectory=faulty\n")
+        self.start()
+        self.assertEqual(json.loads(self.rpcctl("call", "faulty.state_directory").stdout), "/var/lib/rpcd/faulty")
+        owner, mode = self.ns.run("stat", "-c", "%U %a", "/var/lib/rpcd/faulty").stdout.split()
+        self.assertEqual(owner, "rpcd")
+        self.assertEqual(int(mode, 8) & 0o707, 0o700, mode)
+        self.assertEqual(self.rpcctl("call", "faulty.write", "--params", '["/var/lib/rpcd/faulty/kept"]').stdout.strip(), "true")
+        self.assertEqual(self.rpcctl("call", "faulty.write", "--params", '["/var/lib/rpcd/planted"]').stdout.strip(), "false")
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertEqual(self.rpcctl("call", "faulty.read", "--params", '["/var/lib/rpcd/faulty/kept"]').stdout.strip(), "true")
+
     def test_a_hostile_module_is_contained_under_the_shipped_unit(self):
         """The `faulty` module tries what a hostile one would, from inside its sandbox, while root pings rpcd and
         another client calls another service: each try is refused or contained, and neither notices."""

@@ -123,7 +123,7 @@
  *                       takes any (rpc.discover says so); older rpcd ignores it. rpcd_module gains
  *                       config_params and n_config_params: [Config] values checked against their
  *                       schemas (read only when the module's struct_size covers them; older rpcd
- *                       ignores them).
+ *                       ignores them). rpcd_host gains state_directory (check RPCD_HOST_HAS).
  *
  * SEE ALSO
  *     docs/MODULES.md, rpcd.conf(5) (handlers.d), examples in Sources/Modules/.
@@ -207,6 +207,13 @@ typedef struct rpcd_host {
      * the method does not bind its params, or CALL is not open. Not NUL-terminated; valid until
      * CALL is answered. Any thread. */
     const char *(*param)(rpcd_call *call, size_t index, size_t *length);
+
+    /* rpcd 0.6: the absolute path of HANDLER's state directory ([Handler] StateDirectory=, beneath
+     * /var/lib/rpcd), or NULL when the handler sets none. rpcd made it before init, the module may
+     * create, write and delete files beneath it (also in its sandbox), and it keeps its content across
+     * restarts, reloads and updates. Replace a file atomically: write a temporary file in the same
+     * directory, fsync it, rename it over the old one. The string stays valid until deinit; any thread. */
+    const char *(*state_directory)(rpcd_handler *handler);
 } rpcd_host;
 
 /* The size every ABI 1 host table has at least (rpcd 0.1's, up to config_get): check

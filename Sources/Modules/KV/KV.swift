@@ -5,7 +5,8 @@ import RPCModuleSDK
 ///
 /// `[Config]` `File=PATH` keeps the store in that file: read when the handler starts (a missing file is an
 /// empty store; a file that cannot be read or is not a JSON object refuses the handler, naming the path),
-/// and rewritten atomically after every change. Without `File=` the store lives in memory only.
+/// and rewritten atomically after every change (`RPCStateFile`). Without `File=`, a handler with a
+/// `StateDirectory=` keeps it in `kv.json` there, and one without lives in memory only.
 ///
 /// `[Config]` `MaxKeys=` (default 10000) and `MaxBytes=` (default 1048576: keys and values' JSON together)
 /// bound the store, so that no client can grow it — and the file rewritten on every change — without limit.
@@ -38,7 +39,7 @@ struct KV: SyncKeyValueStore, RPCInterfaceModule {
 
     init(context: RPCModuleContext) throws {
         self.context = context
-        let file = context.config("File").flatMap { $0.isEmpty ? nil : $0 }
+        let file = context.config("File").flatMap { $0.isEmpty ? nil : $0 } ?? context.stateDirectory.map { $0 + "/kv.json" }
         var limits = KVLimits()
         limits.maxKeys = try Self.positiveInteger(context, "MaxKeys") ?? limits.maxKeys
         limits.maxBytes = try Self.positiveInteger(context, "MaxBytes") ?? limits.maxBytes

@@ -21,7 +21,7 @@
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
     METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS, METHOD_REPLY,
-    METHOD_EMIT
+    METHOD_EMIT, METHOD_STATE_DIRECTORY
 };
 
 static const rpcd_method methods[] = {
@@ -49,6 +49,8 @@ static const rpcd_method methods[] = {
     {sizeof(rpcd_method), "reply", "Answers a string of params[0] MiB", NULL, 0, NULL, RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "emit", "Emits params[0] tick events (at most 1,000,000), then answers how many", NULL, 0, NULL,
      RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "state_directory", "host->state_directory: the handler's StateDirectory= path, or null", NULL, 0,
+     NULL, RPCD_METHOD_READ_ONLY},
 };
 
 static const rpcd_event events[] = {
@@ -275,6 +277,14 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         }
         snprintf(text, sizeof text, "%ld", count);
         reply_text(call, text);
+        break;
+    }
+    case METHOD_STATE_DIRECTORY: {
+        /* No escapes: the tests' paths have none. */
+        const char *path = RPCD_HOST_HAS(host_table, state_directory) ? host_table->state_directory(handler_of_module) : NULL;
+        char json[600];
+        snprintf(json, sizeof json, path != NULL ? "\"%s\"" : "null", path);
+        reply_text(call, json);
         break;
     }
     case METHOD_PID:
