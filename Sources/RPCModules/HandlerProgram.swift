@@ -189,8 +189,8 @@ final class HandlerProgram: @unchecked Sendable {
 
     /// One line of the program's standard output.
     func received(_ line: ByteBuffer) {
-        let text = line.readableBytesView.drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        if text.isEmpty || text.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
+        // A line of whitespace only (a `\r` included) is ignored.
+        if line.readableBytesView.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
             return
         }
         guard let message = try? JSONValue(parsing: Array(line.readableBytesView)), case .object(let members) = message,
