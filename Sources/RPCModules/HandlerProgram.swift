@@ -441,13 +441,14 @@ struct LineCutter: ByteToMessageDecoder {
     mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         if let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
             let length = newline - buffer.readerIndex
-            if length > maxLength, !cutsLongLines { throw LineTooLong(limit: maxLength) }
-            let line = buffer.readSlice(length: min(length, maxLength))!
             if length > maxLength {
-                buffer.moveReaderIndex(forwardBy: length - maxLength + 1)
-            } else {
-                buffer.moveReaderIndex(forwardBy: 1)
+                // A log line's rest makes further entries; an output line past the limit is the program's error.
+                guard cutsLongLines else { throw LineTooLong(limit: maxLength) }
+                context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: maxLength)!))
+                return .continue
             }
+            let line = buffer.readSlice(length: length)!
+            buffer.moveReaderIndex(forwardBy: 1)
             context.fireChannelRead(wrapInboundOut(line))
             return .continue
         }
