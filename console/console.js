@@ -11,7 +11,8 @@ const ERROR_NAMES = {
   "-32603": "Internal error", "-32000": "Frame too large", "-32001": "Batch too large", "-32002": "Nesting too deep",
   "-32003": "Call timed out", "-32004": "Service busy", "-32005": "Service unavailable", "-32006": "Server shutting down",
   "-32007": "Access denied", "-32008": "Reply too large", "-32009": "Server busy", "-32010": "Frame timeout",
-  "-32011": "Call cancelled", "-32012": "Too many subscriptions", "-32013": "Reload failed",
+  "-32011": "Call cancelled", "-32012": "Too many subscriptions", "-32013": "Reload failed", "-32014": "Command failed",
+  "-32015": "Command output too large",
 };
 const ACCESS_DENIED = -32007;
 

@@ -19,8 +19,33 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-int rpcd_program_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
-                       int stderr_fd, pid_t *pid)
+/* The child's side of a spawn: everything between fork and exec. NEW_GROUP: a process group of its own. */
+static void spawn_child(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
+                        int stderr_fd, int new_group, int report)
+{
+    int error = 0;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* The host ignores SIGTERM, SIGINT, SIGHUP and SIGPIPE; ignored dispositions survive exec. */
+    for (int number = 1; number < NSIG; number++) signal(number, SIG_DFL);
+    if (new_group && setpgid(0, 0) != 0) error = errno;
+    if (!error && prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) error = errno;
+    if (!error && chdir("/") != 0) error = errno;
+    if (!error && stdin_fd < 0 && (stdin_fd = open("/dev/null", O_RDONLY)) < 0) error = errno;
+    if (!error && (dup2(stdin_fd, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0)) error = errno;
+    if (!error && syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) error = errno;
+    if (!error) {
+        /* close_range marked the report pipe too: it closes at exec. */
+        execve(path, argv, envp);
+        error = errno;
+    }
+    (void)!write(report, &error, sizeof error);
+    _exit(127);
+}
+
+static int spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd, int stderr_fd,
+                 int new_group, pid_t *pid)
 {
     /* The child reports a failed step through this pipe (close-on-exec: an exec that succeeds closes it). */
     int report[2];
@@ -32,25 +57,9 @@ int rpcd_program_spawn(const char *path, char *const *argv, char *const *envp, i
         close(report[1]);
         return error;
     }
-    if (child == 0) {
-        int error = 0;
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        /* The host ignores SIGTERM, SIGINT, SIGHUP and SIGPIPE; ignored dispositions survive exec. */
-        for (int number = 1; number < NSIG; number++) signal(number, SIG_DFL);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) error = errno;
-        if (!error && chdir("/") != 0) error = errno;
-        if (!error && (dup2(stdin_fd, 0) < 0 || dup2(stdout_fd, 1) < 0 || dup2(stderr_fd, 2) < 0)) error = errno;
-        if (!error && syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) error = errno;
-        if (!error) {
-            /* close_range marked the report pipe too: it closes at exec. */
-            execve(path, argv, envp);
-            error = errno;
-        }
-        (void)!write(report[1], &error, sizeof error);
-        _exit(127);
-    }
+    if (child == 0) spawn_child(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, new_group, report[1]);
+    /* Also here, so that the group exists before this returns, whichever of the two runs first. */
+    if (new_group) (void)setpgid(child, child);
     close(report[1]);
     int error = 0;
     ssize_t got;
@@ -63,6 +72,37 @@ int rpcd_program_spawn(const char *path, char *const *argv, char *const *envp, i
         return error;
     }
     *pid = child;
+    return 0;
+}
+
+int rpcd_program_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
+                       int stderr_fd, pid_t *pid)
+{
+    return spawn(path, argv, envp, stdin_fd, stdout_fd, stderr_fd, 0, pid);
+}
+
+int rpcd_command_spawn(const char *path, char *const *argv, char *const *envp, int stdout_fd, int stderr_fd, pid_t *pid)
+{
+    return spawn(path, argv, envp, -1, stdout_fd, stderr_fd, 1, pid);
+}
+
+int rpcd_command_reap(pid_t pid, int *signal_number, int *code)
+{
+    siginfo_t info;
+    int result;
+    do {
+        memset(&info, 0, sizeof info);
+        result = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
+    } while (result < 0 && errno == EINTR);
+    if (result < 0) return -errno;
+    /* The leader is a zombie, so its group's id is still its own: nothing else can have taken it. */
+    (void)kill(-pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -errno;
+    }
+    *signal_number = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    *code = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
     return 0;
 }
 

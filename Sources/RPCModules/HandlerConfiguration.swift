@@ -28,6 +28,9 @@ package struct HandlerConfiguration: Hashable, Sendable {
     package var module: String = ""
     /// `Exec=`: the program a program handler runs (docs/HANDLER-PROTOCOL.md), an absolute path; nil for a module.
     package var program: String?
+    /// `[Command]` sections: the methods of a command handler (`HandlerCommand`), in file order; empty for a
+    /// module or program handler.
+    package var commands: [HandlerCommand] = []
     /// nil: the module's own name.
     package var service: String?
     package var enabled = true
@@ -90,6 +93,8 @@ package struct HandlerConfiguration: Hashable, Sendable {
             // Free-form, read by `make` before the schema applies; named here so that a misspelled `[config]`
             // gets "did you mean [Config]?" and the list of known sections is complete.
             INISection("Config", keys: []),
+            // Repeated, one per method, and read by `HandlerCommand.parse`; named here for the same reasons.
+            INISection("Command", keys: []),
         ])
 
     /// `Module=` is a name, never a path: modules are code rpcd runs with its own rights, so they come only from
@@ -121,8 +126,22 @@ package struct HandlerConfiguration: Hashable, Sendable {
         return entry.value
     }
 
-    /// The file that serves the handler, for messages: its program, or its module's name.
-    package var servedBy: String { program ?? module }
+    /// The file that serves the handler, for messages: its program, its module's name, or for command methods
+    /// the handler file.
+    package var servedBy: String {
+        program ?? (commands.isEmpty ? module : sources.first ?? name)
+    }
+
+    /// What its module host runs.
+    package var hostKind: ModuleHostKind {
+        if program != nil { return .program }
+        return commands.isEmpty ? .module : .commands
+    }
+
+    /// A command handler's defaults where its file is silent: commands are processes, so fewer at once than a
+    /// module's calls, and none runs for ever.
+    static let commandMaxConcurrency = 16
+    static let commandTimeout = Duration.seconds(30)
 
     /// The access rule of this handler's service: its own lists where it has them, `inherited` elsewhere.
     package func accessRule(inheriting inherited: RPCAccessRule) -> RPCAccessRule {
@@ -136,11 +155,20 @@ package struct HandlerConfiguration: Hashable, Sendable {
         var handlerDocuments: [INIDocument] = []
         var config: [String: String] = [:]
         var configEntries: [INIEntry] = []
+        var commands: [HandlerCommand] = []
         for document in documents {
             var filtered = document
-            filtered.entries = document.entries.filter { $0.section != "Config" }
-            filtered.sectionHeaders = document.sectionHeaders.filter { $0.name != "Config" }
+            filtered.entries = document.entries.filter { $0.section != "Config" && $0.section != "Command" }
+            filtered.sectionHeaders = document.sectionHeaders.filter { $0.name != "Config" && $0.name != "Command" }
             handlerDocuments.append(filtered)
+            for command in try commandSections(of: document) {
+                // A later section for the same method (a drop-in's) replaces the earlier one.
+                if let index = commands.firstIndex(where: { $0.method == command.method }) {
+                    commands[index] = command
+                } else {
+                    commands.append(command)
+                }
+            }
             for entry in document.entries where entry.section == "Config" {
                 // An empty assignment resets the key, as everywhere in systemd-style files.
                 config[entry.key] = entry.value.isEmpty ? nil : entry.value
@@ -148,10 +176,26 @@ package struct HandlerConfiguration: Hashable, Sendable {
             }
         }
         var settings = try schema.settings(from: handlerDocuments)
+        if !commands.isEmpty {
+            guard settings.module.isEmpty, settings.program == nil else {
+                throw ConfigError(
+                    file: commands[0].file, line: commands[0].line,
+                    message: "[Command] sections make a handler of their own: this one has Module= or Exec= too")
+            }
+            guard settings.isolation == .process else {
+                throw ConfigError(
+                    file: main.file, line: nil, message: "[Command] methods run in a module host of their own: Isolation=none is for modules")
+            }
+            let assigned = Set(handlerDocuments.flatMap(\.entries).filter { $0.section == "Handler" }.map(\.key))
+            if !assigned.contains("MaxConcurrency") { settings.maxConcurrency = commandMaxConcurrency }
+            if !assigned.contains("Timeout") { settings.timeout = commandTimeout }
+            settings.commands = commands
+        }
         switch (settings.module.isEmpty, settings.program) {
-        case (true, nil):
+        case (true, nil) where commands.isEmpty:
             throw ConfigError(
-                file: main.file, line: nil, message: "[Handler] needs Module=, the module to load, or Exec=, the program to run")
+                file: main.file, line: nil,
+                message: "[Handler] needs Module=, the module to load, or Exec=, the program to run (or [Command] sections)")
         case (false, .some):
             throw ConfigError(file: main.file, line: nil, message: "[Handler] has both Module= and Exec=; a handler runs one of them")
         case (true, .some) where settings.isolation == .none:
@@ -166,6 +210,18 @@ package struct HandlerConfiguration: Hashable, Sendable {
         settings.sources = documents.map(\.file)
         settings.moduleEntry = handlerDocuments.flatMap(\.entries).last { $0.section == "Handler" && $0.key == "Module" }
         return settings
+    }
+
+    /// The `[Command]` sections of `document`, each read whole (its assignments are those up to the next header).
+    private static func commandSections(of document: INIDocument) throws(ConfigError) -> [HandlerCommand] {
+        let headers = document.sectionHeaders
+        var commands: [HandlerCommand] = []
+        for (index, header) in headers.enumerated() where header.name == "Command" {
+            let end = index + 1 < headers.count ? headers[index + 1].line : Int.max
+            let entries = document.entries.filter { $0.section == "Command" && $0.line > header.line && $0.line < end }
+            commands.append(try HandlerCommand.parse(entries, header: header))
+        }
+        return commands
     }
 
     /// Throws for the first `[Config]` key not among `known` (the module's `config_keys`), as an unknown
@@ -227,6 +283,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
         if !config.isEmpty {
             text += "\n[Config]\n" + config.keys.sorted().map { "\($0)=\(config[$0]!)\n" }.joined()
         }
+        for command in commands { text += "\n" + command.rendered }
         return text
     }
 }

@@ -107,8 +107,8 @@ final class HandlerProgram: @unchecked Sendable {
             "RPCD_HANDLER=\(handler)", "RPCD_HANDLER_PROTOCOL=\(protocolVersion)",
         ]
         var pid: pid_t = 0
-        let status = withCStrings([path]) { argv in
-            withCStrings(environment) { envp in
+        let status = CStrings.with([path]) { argv in
+            CStrings.with(environment) { envp in
                 rpcd_program_spawn(path, argv, envp, input[0], output[1], errors[1], &pid)
             }
         }
@@ -359,16 +359,6 @@ final class HandlerProgram: @unchecked Sendable {
     func closeInput() {
         stopping = true
         channel.close(mode: .output, promise: nil)
-    }
-
-    private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> T) -> T {
-        Self.withCStrings(strings, body)
-    }
-
-    private static func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> T) -> T {
-        var pointers = strings.map { strdup($0) } + [nil]
-        defer { for pointer in pointers { free(pointer) } }
-        return pointers.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
     }
 }
 

@@ -218,10 +218,13 @@ package final class ModuleHost: Sendable {
         return duplicates
     }
 
-    /// The file that serves `configuration`: its program (`Exec=`), or its module as found in the module
-    /// directories.
+    /// The file that serves `configuration`: its program (`Exec=`), its module as found in the module
+    /// directories, or for command methods its handler file.
     package func servingPath(_ configuration: HandlerConfiguration) -> String {
-        configuration.program ?? moduleDirectories.path(for: configuration.module)
+        switch configuration.hostKind {
+        case .module: moduleDirectories.path(for: configuration.module)
+        case .program, .commands: configuration.servedBy
+        }
     }
 
     private static func alreadyServed(_ service: String, _ configuration: HandlerConfiguration, path: String) -> ModuleLoadError {

@@ -1,30 +1,37 @@
 /// What `rpcd-module-host` is started with: `HANDLER --module PATH --module-file FD [--read-write PATH]...
 /// [--state-directory PATH] --memory-max N|infinity`, or `HANDLER --program PATH ...` for a program handler, which the host starts and
-/// speaks to (docs/HANDLER-PROTOCOL.md). The sandbox travels here rather than in the link's `start` message because the host
+/// speaks to (docs/HANDLER-PROTOCOL.md), or `HANDLER --commands FILE ...` for command methods, which the host reads from
+/// the link's `start` (FILE, the handler file, names them in messages). The sandbox travels here rather than in the link's `start` message because the host
 /// applies it in `main`, before any thread exists (Landlock restricts the thread that asks, and the threads it
 /// starts after). The module file comes as a descriptor rpcd opened and checked (`ModuleLoader.openTrusted`):
 /// the host, which runs as a user of its own, need not reach its path.
 struct ModuleHostArguments: Equatable, Sendable {
     var handler: String
-    /// The module file, or the program of a program handler.
+    /// The module file, the program of a program handler, or the handler file of command methods.
     var modulePath: String
-    /// The host's descriptor of the module file (after the link, 3); nil for a program handler.
+    var kind: ModuleHostKind
+    /// The host's descriptor of the module file (after the link, 3); nil unless it runs a module.
     var moduleFile: Int32? = 4
     var sandbox = HandlerSandbox()
 
-    init(handler: String, modulePath: String, sandbox: HandlerSandbox, program: Bool = false) {
+    init(handler: String, modulePath: String, sandbox: HandlerSandbox, kind: ModuleHostKind = .module) {
         self.handler = handler
         self.modulePath = modulePath
         self.sandbox = sandbox
-        if program { moduleFile = nil }
+        self.kind = kind
+        if kind != .module { moduleFile = nil }
     }
 
-    /// Whether the host runs a program handler rather than a module.
-    var isProgram: Bool { moduleFile == nil }
+    /// Whether the host starts processes of the handler's (a program, or commands) rather than loading a module.
+    var startsProcesses: Bool { kind != .module }
 
     /// The arguments after the executable's name.
     var arguments: [String] {
-        let served = moduleFile.map { ["--module", modulePath, "--module-file", "\($0)"] } ?? ["--program", modulePath]
+        let served = switch kind {
+        case .module: ["--module", modulePath, "--module-file", "\(moduleFile ?? 4)"]
+        case .program: ["--program", modulePath]
+        case .commands: ["--commands", modulePath]
+        }
         return [handler] + served + sandbox.arguments
     }
 
@@ -34,7 +41,7 @@ struct ModuleHostArguments: Equatable, Sendable {
         self.handler = handler
         var modulePath: String?
         var moduleFile: Int32?
-        var program = false
+        var kind = ModuleHostKind.module
         var sandbox = HandlerSandbox()
         sandbox.memoryMax = nil
         var rest = arguments.dropFirst()[...]
@@ -44,7 +51,10 @@ struct ModuleHostArguments: Equatable, Sendable {
             case "--module": modulePath = value
             case "--program":
                 modulePath = value
-                program = true
+                kind = .program
+            case "--commands":
+                modulePath = value
+                kind = .commands
             case "--module-file":
                 guard let descriptor = Int32(value), descriptor > 2 else { return nil }
                 moduleFile = descriptor
@@ -56,20 +66,31 @@ struct ModuleHostArguments: Equatable, Sendable {
             default: return nil
             }
         }
-        guard let modulePath, program == (moduleFile == nil) else { return nil }
+        guard let modulePath, (kind == .module) == (moduleFile != nil) else { return nil }
         self.modulePath = modulePath
+        self.kind = kind
         self.moduleFile = moduleFile
         self.sandbox = sandbox
     }
 
-    /// Checks what serves a handler and opens what the host is handed: the module file, opened and checked
-    /// (`ModuleLoader.openTrusted`), or nothing for a program, which is checked the same way and started by its
-    /// path (`ModuleLoader.checkProgram`).
-    static func openServed(_ path: String, program: Bool) throws(ModuleLoadError) -> [Int32] {
-        if program {
+    /// Checks what serves a handler and opens what the host is handed: the module file at `path`, opened and
+    /// checked (`ModuleLoader.openTrusted`), or nothing for a program or commands, whose programs are checked the
+    /// same way and started by their paths (`ModuleLoader.checkProgram`).
+    static func openServed(_ path: String, configuration: HandlerConfiguration) throws(ModuleLoadError) -> [Int32] {
+        switch configuration.hostKind {
+        case .module:
+            return [try ModuleLoader.openTrusted(path: path)]
+        case .program:
             try ModuleLoader.checkProgram(path: path)
-            return []
+        case .commands:
+            for command in configuration.commands {
+                do {
+                    try ModuleLoader.checkProgram(path: command.program)
+                } catch {
+                    throw ModuleLoadError(path, "\(command.file):\(command.line): [Command] \(command.method): \(command.program): \(error.reason)")
+                }
+            }
         }
-        return [try ModuleLoader.openTrusted(path: path)]
+        return []
     }
 }

@@ -29,13 +29,13 @@ package enum ModuleHostCheck {
         let spawned: (ModuleHostProcess, Int32)
         let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
         do {
-            let handed = try ModuleHostArguments.openServed(modulePath, program: configuration.program != nil)
+            let handed = try ModuleHostArguments.openServed(modulePath, configuration: configuration)
             defer { for file in handed { close(file) } }
             let prepared = try walls.prepare(handler: configuration.name, sandbox: configuration.sandbox)
             defer { prepared.spawned(true) }
             let arguments = ModuleHostArguments(
                 handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox,
-                program: configuration.program != nil)
+                kind: configuration.hostKind)
             spawned = try ModuleHostProcess.spawn(
                 executable: executable, arguments: arguments.arguments, handing: handed, walls: prepared.walls)
         } catch let error as ModuleLoadError {

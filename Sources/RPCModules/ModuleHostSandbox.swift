@@ -25,7 +25,7 @@ enum ModuleHostSandbox {
             let result = rpcd_limit_memory(UInt64(bytes))
             guard result == 0 else { throw ModuleHostSandboxError(what: "MemoryMax=", errno: -result) }
         }
-        let readable = readablePaths(modulePath: arguments.modulePath, program: arguments.isProgram)
+        let readable = readablePaths(modulePath: arguments.modulePath, program: arguments.startsProcesses)
         let writable = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"] + arguments.sandbox.writablePaths
         let result = withCStrings(readable) { read in
             withCStrings(writable) { write in rpcd_landlock_restrict(read, readable.count, write, writable.count) }

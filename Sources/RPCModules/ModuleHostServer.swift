@@ -36,6 +36,8 @@ final class ModuleHostServer: ChannelInboundHandler {
         case servingProgram(HandlerProgram, ModuleLinkOutbox)
         /// The program is starting: it has not declared itself yet.
         case startingProgram
+        /// A command handler's methods: calls become commands (`HandlerCommandRunner`).
+        case servingCommands(HandlerCommandRunner)
         case stopped
     }
 
@@ -46,8 +48,10 @@ final class ModuleHostServer: ChannelInboundHandler {
     /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
     private let cancellations = CallCancellations()
 
-    /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`); nil for a
-    /// program handler, whose program the host starts by its path.
+    /// What the host runs.
+    private let kind: ModuleHostKind
+    /// The module file rpcd handed over, opened and checked (`ModuleHostArguments.moduleFile`); nil unless it
+    /// runs a module.
     private let moduleFile: Int32?
     /// The handler's `StateDirectory=` (rpcd made it, and gave it to this host's user), handed to the module.
     private let stateDirectory: String?
@@ -57,10 +61,11 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     init(
         pool: WorkerPool, sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>, moduleFile: Int32?,
-        handlerSandbox: HandlerSandbox = HandlerSandbox()
+        kind: ModuleHostKind = .module, handlerSandbox: HandlerSandbox = HandlerSandbox()
     ) {
         self.pool = pool
         self.sandbox = sandbox
+        self.kind = kind
         self.moduleFile = moduleFile
         self.stateDirectory = handlerSandbox.stateDirectory
         self.programStateDirectory = handlerSandbox.stateDirectory ?? handlerSandbox.readWritePaths.first
@@ -79,6 +84,10 @@ final class ModuleHostServer: ChannelInboundHandler {
             program.call(token: token, method: Int(method), params: params)
         case (.servingProgram(let program, _), .cancel(let token)):
             program.cancel(token: token)
+        case (.servingCommands(let runner), .call(let token, let method, let params)):
+            runner.call(token: token, method: Int(method), params: params)
+        case (.servingCommands(let runner), .cancel(let token)):
+            runner.cancel(token: token)
         case (_, .ping(let sequence)):
             context.writeAndFlush(wrapOutboundOut([.pong(sequence)]), promise: nil)
         default:
@@ -101,6 +110,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             outbox.release()
             service.retire()
         }
+        if case .servingCommands(let runner) = state { runner.stopAll() }
         HandlerProgram.current?.closeInput()
         state = .stopped
         context.fireChannelInactive()
@@ -121,7 +131,12 @@ final class ModuleHostServer: ChannelInboundHandler {
             logger.warning("Module host runs without a file system sandbox: Landlock is unavailable")
         case .success(.landlock): break
         }
-        guard let moduleFile else { return startProgram(start, outbox: outbox, logger: logger, context: context) }
+        switch kind {
+        case .program: return startProgram(start, outbox: outbox, logger: logger, context: context)
+        case .commands: return startCommands(start, outbox: outbox, logger: logger, context: context)
+        case .module: break
+        }
+        guard let moduleFile else { return fail("no module file was handed over", context: context) }
         do {
             let image = try ModuleLoader().load(checkedFile: moduleFile, path: start.modulePath)
             if start.checkOnly {
@@ -174,6 +189,24 @@ final class ModuleHostServer: ChannelInboundHandler {
                 self.fail("\((error as? HandlerProgramError)?.reason ?? "\(error)")", context: context)
             }
         }
+    }
+
+    /// Serves a command handler's methods: nothing to start until a call comes.
+    private func startCommands(_ start: ModuleHostStart, outbox: ModuleLinkOutbox, logger: Logger, context: ChannelHandlerContext) {
+        guard !start.commands.isEmpty else { return fail("a command handler needs [Command] sections", context: context) }
+        if let entry = start.configEntries.first(where: { !$0.value.isEmpty }) {
+            return fail("\(entry.file):\(entry.line): [Config] \(entry.key)= is not read: command methods take no [Config]", context: context)
+        }
+        let service = start.service ?? start.handler
+        let descriptor = HandlerCommandRunner.descriptor(of: start.commands, service: service)
+        if start.checkOnly {
+            state = .stopped
+        } else {
+            state = .servingCommands(HandlerCommandRunner(
+                commands: start.commands, handler: start.handler, service: service, eventLoop: context.eventLoop,
+                outbox: outbox, logger: logger))
+        }
+        context.writeAndFlush(wrapOutboundOut([.ready(descriptor.linkJSON.linkBuffer)]), promise: nil)
     }
 
     /// The first `[Config]` assignment the program's declared keys refuse (an undeclared key, a required one
@@ -283,7 +316,7 @@ package enum ModuleHostMain {
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(
-                            pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile,
+                            pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile, kind: arguments.kind,
                             handlerSandbox: arguments.sandbox)])
                     }
                 }

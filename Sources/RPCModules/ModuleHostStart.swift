@@ -16,6 +16,8 @@ struct ModuleHostStart: Equatable, Sendable {
     var configEntries: [INIEntry]
     /// `rpcd --check-config`: load and check the module, report its descriptor, and never call its `init`.
     var checkOnly: Bool
+    /// A command handler's methods (`[Command]`), read again by the host from the sections as written.
+    var commands: [HandlerCommand]
 
     init(modulePath: String, configuration: HandlerConfiguration, checkOnly: Bool = false) {
         self.modulePath = modulePath
@@ -24,6 +26,7 @@ struct ModuleHostStart: Equatable, Sendable {
         self.config = configuration.config
         self.configEntries = configuration.configEntries
         self.checkOnly = checkOnly
+        self.commands = configuration.commands
     }
 
     var json: JSONValue {
@@ -34,6 +37,7 @@ struct ModuleHostStart: Equatable, Sendable {
                 ["key": .string(entry.key), "value": .string(entry.value), "file": .string(entry.file), "line": .number(entry.line)]
             }),
             "check": .bool(checkOnly),
+            "commands": .array(commands.map(\.json)),
         ]
     }
 
@@ -50,6 +54,12 @@ struct ModuleHostStart: Equatable, Sendable {
             return INIEntry(section: "Config", key: key, value: value, file: file, line: line)
         }
         self.checkOnly = json["check"] == .bool(true)
+        var commands: [HandlerCommand] = []
+        for command in json["commands"]?.arrayValue ?? [] {
+            guard let read = try? HandlerCommand.parse(json: command) else { return nil }
+            commands.append(read)
+        }
+        self.commands = commands
     }
 
     /// The configuration the host's in-process `ModuleService` runs with: no timeout and no concurrency limit of

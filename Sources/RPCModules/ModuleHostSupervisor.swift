@@ -339,7 +339,7 @@ final class ModuleHostSupervisor: Sendable {
         let spawned: (ModuleHostProcess, Int32)
         let handed: [Int32]
         do {
-            handed = try ModuleHostArguments.openServed(modulePath, program: configuration.program != nil)
+            handed = try ModuleHostArguments.openServed(modulePath, configuration: configuration)
         } catch {
             return startFailed(error.reason)
         }
@@ -353,7 +353,7 @@ final class ModuleHostSupervisor: Sendable {
         do {
             let arguments = ModuleHostArguments(
                 handler: configuration.name, modulePath: modulePath, sandbox: configuration.sandbox,
-                program: configuration.program != nil)
+                kind: configuration.hostKind)
             spawned = try ModuleHostProcess.spawn(
                 executable: executable, arguments: arguments.arguments, handing: handed, walls: prepared.walls)
             prepared.spawned(true)

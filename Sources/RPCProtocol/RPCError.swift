@@ -50,6 +50,8 @@ extension RPCError {
         public static let callCancelled = -32011
         public static let tooManySubscriptions = -32012
         public static let reloadFailed = -32013
+        public static let commandFailed = -32014
+        public static let commandOutputTooLarge = -32015
 
         /// The message rpcd sends with each of its codes; docs/PROTOCOL.md lists exactly these.
         public static let messages: [Int: String] = [
@@ -59,7 +61,7 @@ extension RPCError {
             serviceBusy: "Service busy", serviceUnavailable: "Service unavailable", shuttingDown: "Server shutting down",
             accessDenied: "Access denied", replyTooLarge: "Reply too large", serverBusy: "Server busy",
             frameTimeout: "Frame timeout", callCancelled: "Call cancelled", tooManySubscriptions: "Too many subscriptions",
-            reloadFailed: "Reload failed",
+            reloadFailed: "Reload failed", commandFailed: "Command failed", commandOutputTooLarge: "Command output too large",
         ]
 
         /// The range JSON-RPC 2.0 reserves for itself and for servers; a module's own codes lie outside it.
@@ -138,6 +140,20 @@ extension RPCError {
     /// `rpcd.reload` could not apply the configuration (`detail` says why); the previous one keeps serving.
     public static func reloadFailed(_ detail: String) -> RPCError {
         RPCError(Code.reloadFailed, data: ["detail": .string(detail)])
+    }
+
+    /// A command method's command ended unsuccessfully: `exitStatus` (or the `signal` that killed it) and the tail
+    /// of its standard error (docs/MODULES.md, "Command methods").
+    public static func commandFailed(exitStatus: Int?, signal: String?, standardError: String) -> RPCError {
+        var data: [String: JSONValue] = ["stderr": .string(standardError)]
+        if let exitStatus { data["exit_status"] = .number(exitStatus) }
+        if let signal { data["signal"] = .string(signal) }
+        return RPCError(Code.commandFailed, data: .object(data))
+    }
+
+    /// A command method's command wrote more than its `MaxOutputSize=` (`limit` bytes): it was killed.
+    public static func commandOutputTooLarge(limit: Int) -> RPCError {
+        RPCError(Code.commandOutputTooLarge, data: ["limit": .number(limit)])
     }
 
     /// The caller gave up on the call (`rpc.cancel`, or its deadline passed).

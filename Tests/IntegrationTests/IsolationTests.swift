@@ -25,22 +25,19 @@ final class IsolationTests: XCTestCase {
         DaemonOptions(modules: ["calc"], handlerFiles: ["faulty": "[Handler]\nModule=faulty\n\(extra)\n"], handlers: directory)
     }
 
-    private func request(_ method: String, id: Int, params: String = "[]") -> String {
-        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
-    }
 
     /// rpcd itself and another isolated service answer, each within `limit`.
     private func assertOthersServe(_ connection: RawConnection, limit: TimeInterval = 0.05, file: StaticString = #filePath, line: UInt = #line) throws {
         for id in 1...10 {
             let start = Date()
-            XCTAssertEqual(try connection.call(request("rpcd.ping", id: id))["result"], "pong", file: file, line: line)
+            XCTAssertEqual(try connection.call(requestText("rpcd.ping", id: id))["result"], "pong", file: file, line: line)
             XCTAssertLessThan(Date().timeIntervalSince(start), limit, "rpcd.ping took too long", file: file, line: line)
         }
-        XCTAssertEqual(try connection.call(request("calc.add", id: 11, params: "[2,3]"))["result"]?.doubleValue, 5, file: file, line: line)
+        XCTAssertEqual(try connection.call(requestText("calc.add", id: 11, params: "[2,3]"))["result"]?.doubleValue, 5, file: file, line: line)
     }
 
     private func hostPID(_ connection: RawConnection) throws -> Int {
-        try XCTUnwrap(connection.call(request("faulty.pid", id: 99))["result"]?.intValue)
+        try XCTUnwrap(connection.call(requestText("faulty.pid", id: 99))["result"]?.intValue)
     }
 
     /// Waits until the module host has been restarted `count` times in all, then until `faulty.ok` answers;
@@ -49,7 +46,7 @@ final class IsolationTests: XCTestCase {
     private func waitUntilServing(_ daemon: DaemonProcess, restarts count: Int, since: Date) throws -> TimeInterval {
         try daemon.waitForLog(matching: "(Module host restarted(?s:.*)){\(count)}")
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("faulty.ok", id: 1))["result"], "ok")
+        XCTAssertEqual(try c.call(requestText("faulty.ok", id: 1))["result"], "ok")
         return Date().timeIntervalSince(since)
     }
 
@@ -61,7 +58,7 @@ final class IsolationTests: XCTestCase {
         XCTAssertNotEqual(before, Int(daemon.process.processIdentifier), "the module runs in a host process of its own")
 
         let crashed = Date()
-        let reply = try caller.call(request("faulty.crash", id: 1))
+        let reply = try caller.call(requestText("faulty.crash", id: 1))
         XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
         XCTAssertEqual(reply["error"]?["data"]?["service"], "faulty")
         XCTAssertEqual(reply["error"]?["data"]?["handler"], "faulty")
@@ -73,7 +70,7 @@ final class IsolationTests: XCTestCase {
         XCTAssertNotEqual(try hostPID(caller), before, "the crashing module's caller keeps its connection")
         XCTAssertTrue(daemon.stderr.contains("rpcd_termination=SIGSEGV"), daemon.stderr)
         XCTAssertEqual(daemon.stderr.components(separatedBy: "Module host died").count, 2, "logged once")
-        let info = try others.call(request("rpcd.info", id: 5))
+        let info = try others.call(requestText("rpcd.info", id: 5))
         let faulty = info["result"]?["services"]?.arrayValue?.first { $0["name"] == "faulty" }
         XCTAssertEqual(faulty?["host"]?["crashes"], 1, "\(info)")
         XCTAssertEqual(faulty?["host"]?["restarts"], 1, "\(info)")
@@ -82,10 +79,10 @@ final class IsolationTests: XCTestCase {
     func testAnAbortAndAnExitAreContainedToo() throws {
         let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint)
-        let aborted = try caller.call(request("faulty.abort", id: 1))
+        let aborted = try caller.call(requestText("faulty.abort", id: 1))
         XCTAssertEqual(aborted["error"]?["data"]?["termination"], "SIGABRT", "\(aborted)")
         try waitUntilServing(daemon, restarts: 1, since: Date())
-        let exited = try caller.call(request("faulty.exit", id: 2))
+        let exited = try caller.call(requestText("faulty.exit", id: 2))
         XCTAssertEqual(exited["error"]?["code"], -32005, "\(exited)")
         XCTAssertEqual(exited["error"]?["data"]?["termination"], "exit 3", "\(exited)")
         try waitUntilServing(daemon, restarts: 2, since: Date())
@@ -96,7 +93,7 @@ final class IsolationTests: XCTestCase {
         let daemon = try DaemonProcess(serving(faulty: "Timeout=500ms"))
         let others = try RawConnection(daemon.tcpEndpoint)
         let caller = try RawConnection(daemon.tcpEndpoint)
-        try caller.sendFrame(request("faulty.hang", id: 1))
+        try caller.sendFrame(requestText("faulty.hang", id: 1))
         try assertOthersServe(others)
         XCTAssertEqual(try caller.receiveJSON()["error"]?["code"], -32003, "Timeout= answers the caller first")
         try assertOthersServe(others)
@@ -112,13 +109,13 @@ final class IsolationTests: XCTestCase {
         let others = try RawConnection(daemon.tcpEndpoint)
         let caller = try RawConnection(daemon.tcpEndpoint)
         let host = try hostPID(others)
-        try caller.sendFrame(request("faulty.hang_blocking", id: 1))
+        try caller.sendFrame(requestText("faulty.hang_blocking", id: 1))
         XCTAssertEqual(try caller.receiveJSON()["error"]?["code"], -32003)
         // Past twice Timeout= and a ping round, the same host answers every call.
         let until = Date().addingTimeInterval(1.5)
         var id = 2
         while Date() < until {
-            XCTAssertEqual(try others.call(request("faulty.ok", id: id))["result"], "ok")
+            XCTAssertEqual(try others.call(requestText("faulty.ok", id: id))["result"], "ok")
             id += 1
         }
         XCTAssertEqual(try hostPID(others), host)
@@ -136,8 +133,8 @@ final class IsolationTests: XCTestCase {
         try "[Handler]\nModule=nonexistent\n".write(to: handlers.appendingPathComponent("missing.conf"), atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("missing.anything", id: 1))["error"]?["code"], -32005)
-        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
+        XCTAssertEqual(try c.call(requestText("missing.anything", id: 1))["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(requestText("faulty.ok", id: 2))["result"], "ok")
         XCTAssertTrue(daemon.stderr.contains("no such file"), daemon.stderr)
     }
 
@@ -148,8 +145,8 @@ final class IsolationTests: XCTestCase {
         try "[Handler]\nModule=kv\n[Config]\nMaxKyes=5\n".write(to: kv, atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("kv.get", id: 1, params: #"["k"]"#))["error"]?["code"], -32005)
-        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok")
+        XCTAssertEqual(try c.call(requestText("kv.get", id: 1, params: #"["k"]"#))["error"]?["code"], -32005)
+        XCTAssertEqual(try c.call(requestText("faulty.ok", id: 2))["result"], "ok")
         XCTAssertTrue(daemon.stderr.contains("\(kv.path):4: unknown key 'MaxKyes' in section [Config]"), daemon.stderr)
     }
 }
@@ -157,7 +154,7 @@ final class IsolationTests: XCTestCase {
 extension IsolationTests {
     /// The pid of handler `name`'s module host, from `rpcd.info`.
     private func hostPID(of name: String, _ connection: RawConnection) throws -> Int32 {
-        let info = try connection.call(request("rpcd.info", id: 77))
+        let info = try connection.call(requestText("rpcd.info", id: 77))
         let service = info["result"]?["services"]?.arrayValue?.first { $0["name"] == .string(name) }
         return Int32(try XCTUnwrap(service?["host"]?["pid"]?.intValue, "\(info)"))
     }
@@ -176,7 +173,7 @@ extension IsolationTests {
             // Pipelined sets; the host is killed while they are in flight.
             for index in 0..<100 {
                 let key = round * 100 + index
-                try writer.sendFrame(request("kv.set", id: key, params: #"["k\#(key)", \#(key)]"#))
+                try writer.sendFrame(requestText("kv.set", id: key, params: #"["k\#(key)", \#(key)]"#))
             }
             // Killed once the first has been answered: the rest are in flight, in the host or on the link.
             var replies = [try writer.receiveJSON()]
@@ -193,7 +190,7 @@ extension IsolationTests {
         XCTAssertFalse(acknowledged.isEmpty)
         let reader = try RawConnection(.unix(path: daemon.socketPath))
         for key in acknowledged {
-            XCTAssertEqual(try reader.call(request("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
+            XCTAssertEqual(try reader.call(requestText("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
         }
         let stored = try JSONValue(parsing: String(contentsOfFile: file, encoding: .utf8))
         XCTAssertNotNil(stored.objectValue, "the file is whole JSON")
@@ -225,27 +222,27 @@ extension IsolationTests {
         // rpcd's own files stand in for its TLS key: the configuration directory of the daemon.
         let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("faulty.write", id: 1, params: #"["\#(granted.path)/inside"]"#))["result"], true)
-        XCTAssertEqual(try c.call(request("faulty.read", id: 2, params: #"["\#(granted.path)/inside"]"#))["result"], true)
-        XCTAssertEqual(try c.call(request("faulty.write", id: 3, params: #"["\#(handlers.path)/outside"]"#))["result"], false)
-        XCTAssertEqual(try c.call(request("faulty.read", id: 4, params: #"["\#(secret)"]"#))["result"], false, "rpcd's files")
-        XCTAssertEqual(try c.call(request("faulty.read", id: 5, params: #"["/etc/ld.so.cache"]"#))["result"], true)
+        XCTAssertEqual(try c.call(requestText("faulty.write", id: 1, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(requestText("faulty.read", id: 2, params: #"["\#(granted.path)/inside"]"#))["result"], true)
+        XCTAssertEqual(try c.call(requestText("faulty.write", id: 3, params: #"["\#(handlers.path)/outside"]"#))["result"], false)
+        XCTAssertEqual(try c.call(requestText("faulty.read", id: 4, params: #"["\#(secret)"]"#))["result"], false, "rpcd's files")
+        XCTAssertEqual(try c.call(requestText("faulty.read", id: 5, params: #"["/etc/ld.so.cache"]"#))["result"], true)
         XCTAssertFalse(FileManager.default.fileExists(atPath: handlers.appendingPathComponent("outside").path))
     }
 
     func testTheSystemCallFilterRefusesWhatNoModuleNeeds() throws {
         let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("faulty.unshare", id: 1))["result"]?.intValue, Int(EPERM), "the filter, not the kernel's EINVAL")
-        XCTAssertEqual(try c.call(request("faulty.ok", id: 2))["result"], "ok", "the host lives on")
+        XCTAssertEqual(try c.call(requestText("faulty.unshare", id: 1))["result"]?.intValue, Int(EPERM), "the filter, not the kernel's EINVAL")
+        XCTAssertEqual(try c.call(requestText("faulty.ok", id: 2))["result"], "ok", "the host lives on")
     }
 
     func testTheSandboxOffInProcess() throws {
         let daemon = try DaemonProcess(serving(faulty: "Isolation=none"))
         let c = try RawConnection(daemon.tcpEndpoint)
         let secret = daemon.directory.appendingPathComponent("rpcd.conf").path
-        XCTAssertEqual(try c.call(request("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
-        XCTAssertEqual(try c.call(request("faulty.unshare", id: 2))["result"]?.intValue, Int(EINVAL), "no filter in rpcd")
+        XCTAssertEqual(try c.call(requestText("faulty.read", id: 1, params: #"["\#(secret)"]"#))["result"], true, "what isolation protects")
+        XCTAssertEqual(try c.call(requestText("faulty.unshare", id: 2))["result"]?.intValue, Int(EINVAL), "no filter in rpcd")
     }
 
     /// MemoryMax= also sets each host process's RLIMIT_DATA, which counts every thread's stack as reserved
@@ -256,8 +253,8 @@ extension IsolationTests {
         let daemon = try DaemonProcess(serving(faulty: "MemoryMax=infinity"))
         let c = try RawConnection(daemon.tcpEndpoint)
         // A call on a worker thread (it fails at once: no such socket) starts the host's workers.
-        _ = try c.call(request("faulty.call_back", id: 1, params: #"["/nonexistent/rpcd.sock", "rpcd.ping"]"#))
-        let pid = try XCTUnwrap(try c.call(request("faulty.pid", id: 2))["result"]?.intValue)
+        _ = try c.call(requestText("faulty.call_back", id: 1, params: #"["/nonexistent/rpcd.sock", "rpcd.ping"]"#))
+        let pid = try XCTUnwrap(try c.call(requestText("faulty.pid", id: 2))["result"]?.intValue)
         let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
         let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmData:") })
         let kibibytes = try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
@@ -270,7 +267,7 @@ extension IsolationTests {
     func testMemoryMaxBoundsAModuleThatAllocatesWithoutEnd() throws {
         let daemon = try DaemonProcess(serving(faulty: "MemoryMax=64M"))
         let c = try RawConnection(daemon.tcpEndpoint)
-        let reply = try c.call(request("faulty.allocate", id: 1))
+        let reply = try c.call(requestText("faulty.allocate", id: 1))
         // malloc fails inside the limit and the module answers how far it got; or the host dies of it and the
         // caller gets -32005. Either way rpcd and the machine are unaffected.
         if let mebibytes = reply["result"]?.intValue {
@@ -309,7 +306,7 @@ extension IsolationTests {
         let acknowledged = result.acknowledged
         let reader = try RawConnection(.unix(path: daemon.socketPath))
         for key in acknowledged {
-            XCTAssertEqual(try reader.call(request("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
+            XCTAssertEqual(try reader.call(requestText("kv.get", id: key, params: #"["k\#(key)"]"#))["result"]?.intValue, key, "k\(key)")
         }
     }
 }
@@ -404,14 +401,14 @@ extension IsolationTests {
         try "[Handler]\nModule=trapping\n".write(to: handlers.appendingPathComponent("trapping.conf"), atomically: true, encoding: .utf8)
         let daemon = try DaemonProcess(serving())
         let c = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try c.call(request("trapping.ok", id: 1, params: "[1]"))["result"], [1])
-        let reply = try c.call(request("trapping.trap", id: 2))
+        XCTAssertEqual(try c.call(requestText("trapping.ok", id: 1, params: "[1]"))["result"], [1])
+        let reply = try c.call(requestText("trapping.trap", id: 2))
         XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
         XCTAssertEqual(reply["error"]?["data"]?["reason"], "crashed")
         let termination = reply["error"]?["data"]?["termination"]?.stringValue ?? ""
         XCTAssertTrue(["SIGILL", "SIGTRAP"].contains(termination), termination)
         try assertOthersServe(c)
         try daemon.waitForLog(matching: "Module host restarted")
-        XCTAssertEqual(try c.call(request("trapping.ok", id: 3, params: "[2]"))["result"], [2])
+        XCTAssertEqual(try c.call(requestText("trapping.ok", id: 3, params: "[2]"))["result"], [2])
     }
 }

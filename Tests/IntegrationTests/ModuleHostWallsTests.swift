@@ -25,13 +25,10 @@ final class ModuleHostWallsTests: XCTestCase {
         DaemonOptions(modules: ["calc"], handlerFiles: ["faulty": "[Handler]\nModule=faulty\n\(extra)\n"], handlers: handlers)
     }
 
-    private func request(_ method: String, id: Int, params: String = "[]") -> String {
-        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
-    }
 
     /// The host's descriptors that are sockets.
     private func sockets(_ connection: RawConnection) throws -> [Int] {
-        let reply = try connection.call(request("faulty.sockets", id: 90))
+        let reply = try connection.call(requestText("faulty.sockets", id: 90))
         return try XCTUnwrap(reply["result"]?.arrayValue, "\(reply)").compactMap(\.intValue)
     }
 
@@ -54,14 +51,14 @@ final class ModuleHostWallsTests: XCTestCase {
         let unixPeer = try RawConnection(.unix(path: daemon.socketPath))
         XCTAssertEqual(try sockets(peers[0]), [3], "the first host")
 
-        XCTAssertEqual(try peers[1].call(request("faulty.crash", id: 1))["error"]?["code"], -32005)
+        XCTAssertEqual(try peers[1].call(requestText("faulty.crash", id: 1))["error"]?["code"], -32005)
         try waitUntilRestarted(daemon, times: 1)
         XCTAssertEqual(try sockets(unixPeer), [3], "a host restarted after a crash")
 
         try handlers.write("faulty", "[Handler]\nModule=faulty\nTimeout=5s\n")
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
         XCTAssertEqual(try sockets(peers[2]), [3], "a host started by a reload")
-        XCTAssertEqual(try peers[0].call(request("calc.add", id: 2, params: "[1,2]"))["result"]?.doubleValue, 3)
+        XCTAssertEqual(try peers[0].call(requestText("calc.add", id: 2, params: "[1,2]"))["result"]?.doubleValue, 3)
     }
 
     /// A host that aborts while a child it forked keeps the link open is answered for at once, and the child
@@ -70,21 +67,21 @@ final class ModuleHostWallsTests: XCTestCase {
         let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint, receiveTimeout: 5)
         let started = ContinuousClock.now
-        let reply = try caller.call(request("faulty.fork_abort", id: 1))
+        let reply = try caller.call(requestText("faulty.fork_abort", id: 1))
         XCTAssertEqual(reply["error"]?["code"], -32005, "\(reply)")
         XCTAssertEqual(reply["error"]?["data"]?["termination"], "SIGABRT", "\(reply)")
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2))
         try waitUntilRestarted(daemon, times: 1)
-        XCTAssertEqual(try caller.call(request("faulty.ok", id: 2))["result"], "ok")
+        XCTAssertEqual(try caller.call(requestText("faulty.ok", id: 2))["result"], "ok")
     }
 
     /// A process a host started does not outlive it.
     func testWhatAHostStartsEndsWithIt() throws {
         let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint)
-        let child = pid_t(try XCTUnwrap(caller.call(request("faulty.fork_orphan", id: 1))["result"]?.intValue))
+        let child = pid_t(try XCTUnwrap(caller.call(requestText("faulty.fork_orphan", id: 1))["result"]?.intValue))
         XCTAssertTrue(running(child))
-        XCTAssertEqual(try caller.call(request("faulty.crash", id: 2))["error"]?["code"], -32005)
+        XCTAssertEqual(try caller.call(requestText("faulty.crash", id: 2))["error"]?["code"], -32005)
         try blockingWaitUntil("the host's child to end with it") { !running(child) }
         try waitUntilRestarted(daemon, times: 1)
     }
@@ -105,7 +102,7 @@ final class ModuleHostWallsTests: XCTestCase {
         guard getuid() == 0 else { throw XCTSkip("needs root: rpcd starts hosts as users of their own only as root or with CAP_SETUID") }
         let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint)
-        let host = try XCTUnwrap(caller.call(request("faulty.pid", id: 1))["result"]?.intValue)
+        let host = try XCTUnwrap(caller.call(requestText("faulty.pid", id: 1))["result"]?.intValue)
         let fields = try status(host)
         let uids = try XCTUnwrap(fields["Uid"]).split(separator: "\t").compactMap { UInt32($0) }
         XCTAssertEqual(Set(uids).count, 1, "real, effective, saved and file system uid are one: \(fields)")
@@ -117,10 +114,10 @@ final class ModuleHostWallsTests: XCTestCase {
         XCTAssertEqual(fields["CapPrm"], "0000000000000000")
         XCTAssertEqual(fields["CapAmb"], "0000000000000000")
         // The same handler's next host is the same user; rpcd's /proc is another user's.
-        XCTAssertEqual(try caller.call(request("faulty.read", id: 2, params: #"["/proc/\#(daemon.process.processIdentifier)/environ"]"#))["result"], false)
-        XCTAssertEqual(try caller.call(request("faulty.crash", id: 3))["error"]?["code"], -32005)
+        XCTAssertEqual(try caller.call(requestText("faulty.read", id: 2, params: #"["/proc/\#(daemon.process.processIdentifier)/environ"]"#))["result"], false)
+        XCTAssertEqual(try caller.call(requestText("faulty.crash", id: 3))["error"]?["code"], -32005)
         try waitUntilRestarted(daemon, times: 1)
-        let next = try XCTUnwrap(caller.call(request("faulty.pid", id: 4))["result"]?.intValue)
+        let next = try XCTUnwrap(caller.call(requestText("faulty.pid", id: 4))["result"]?.intValue)
         XCTAssertEqual(try status(next)["Uid"], fields["Uid"])
     }
 
@@ -131,11 +128,11 @@ final class ModuleHostWallsTests: XCTestCase {
         let daemon = try DaemonProcess(serving())
         let caller = try RawConnection(daemon.tcpEndpoint)
         for method in ["rpcd.setLogLevel", "rpcd.ping"] {
-            let reply = try caller.call(request("faulty.call_back", id: 1, params: #"["\#(daemon.socketPath)", "\#(method)"]"#))
+            let reply = try caller.call(requestText("faulty.call_back", id: 1, params: #"["\#(daemon.socketPath)", "\#(method)"]"#))
             XCTAssertEqual(reply["result"]?["error"]?["code"], -32007, "\(method): \(reply)")
         }
         // rpcd itself still answers root on the same socket.
-        XCTAssertEqual(try RawConnection(.unix(path: daemon.socketPath)).call(request("rpcd.ping", id: 2))["result"], "pong")
+        XCTAssertEqual(try RawConnection(.unix(path: daemon.socketPath)).call(requestText("rpcd.ping", id: 2))["result"], "pong")
     }
 
     /// `TasksMax=` bounds the processes and threads a host may have, forks included (its cgroup's `pids.max`,
@@ -144,12 +141,12 @@ final class ModuleHostWallsTests: XCTestCase {
         guard getuid() == 0 else { throw XCTSkip("needs root: without a user of its own a host's tasks are rpcd's user's") }
         let daemon = try DaemonProcess(serving(faulty: "TasksMax=24"))
         let caller = try RawConnection(daemon.tcpEndpoint)
-        let forked = try XCTUnwrap(caller.call(request("faulty.forks", id: 1))["result"]?.intValue)
+        let forked = try XCTUnwrap(caller.call(requestText("faulty.forks", id: 1))["result"]?.intValue)
         XCTAssertGreaterThan(forked, 0)
         XCTAssertLessThan(forked, 24, "the host's own threads count too")
-        XCTAssertEqual(try caller.call(request("calc.add", id: 2, params: "[1,2]"))["result"]?.doubleValue, 3)
-        let uid = try XCTUnwrap(status(try XCTUnwrap(caller.call(request("faulty.pid", id: 3))["result"]?.intValue))["Uid"]?.split(separator: "\t").first)
-        XCTAssertEqual(try caller.call(request("faulty.crash", id: 4))["error"]?["code"], -32005)
+        XCTAssertEqual(try caller.call(requestText("calc.add", id: 2, params: "[1,2]"))["result"]?.doubleValue, 3)
+        let uid = try XCTUnwrap(status(try XCTUnwrap(caller.call(requestText("faulty.pid", id: 3))["result"]?.intValue))["Uid"]?.split(separator: "\t").first)
+        XCTAssertEqual(try caller.call(requestText("faulty.crash", id: 4))["error"]?["code"], -32005)
         try blockingWaitUntil("every process of the host's user to end with the host") {
             try self.processes(ofUser: String(uid)).count <= 1  // the restarted host, once it is up
         }
@@ -177,10 +174,10 @@ final class ModuleHostWallsTests: XCTestCase {
         // Its frame (until answered) and its copy on the link and in the host: 1.8 of the peer's 3 MiB (while it
         // arrives, more than 2.5).
         var leaving: RawConnection? = try RawConnection(daemon.tcpEndpoint)
-        try leaving?.sendFrame(request("faulty.hang_blocking", id: 1, params: params))
+        try leaving?.sendFrame(requestText("faulty.hang_blocking", id: 1, params: params))
         let observer = try RawConnection(.unix(path: daemon.socketPath))
         func buffered() throws -> Int {
-            try XCTUnwrap(observer.call(request("rpcd.info", id: 9))["result"]?["frames"]?["buffered_bytes"]?.intValue)
+            try XCTUnwrap(observer.call(requestText("rpcd.info", id: 9))["result"]?["frames"]?["buffered_bytes"]?.intValue)
         }
         try blockingWaitUntil("the call to be in the host") { try buffered() >= 1_800_000 }
         leaving = nil
@@ -188,9 +185,9 @@ final class ModuleHostWallsTests: XCTestCase {
         try blockingWaitUntil("the closed connection's frame to be given back") { try buffered() < 1_800_000 }
         XCTAssertGreaterThanOrEqual(try buffered(), 900_000, "what the abandoned call holds is still charged")
         let again = try RawConnection(daemon.tcpEndpoint)
-        let refused = try again.call(request("faulty.hang_blocking", id: 2, params: params))
+        let refused = try again.call(requestText("faulty.hang_blocking", id: 2, params: params))
         XCTAssertEqual(refused["error"]?["code"], -32009, "the same peer's share is spent: \(refused)")
-        XCTAssertEqual(try again.call(request("calc.add", id: 4, params: "[1,2]"))["result"]?.doubleValue, 3)
+        XCTAssertEqual(try again.call(requestText("calc.add", id: 4, params: "[1,2]"))["result"]?.doubleValue, 3)
     }
 
     /// A module's reply is charged to its caller as it arrives (issue 36): one the caller's share cannot cover is
@@ -205,13 +202,13 @@ final class ModuleHostWallsTests: XCTestCase {
             let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
             return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])) / 1024
         }
-        XCTAssertEqual(try caller.call(request("faulty.reply", id: 1, params: "[1]"))["result"]?.stringValue?.utf8.count, 1 << 20)
+        XCTAssertEqual(try caller.call(requestText("faulty.reply", id: 1, params: "[1]"))["result"]?.stringValue?.utf8.count, 1 << 20)
         let before = try peakMebibytes()
         // Past the caller's 16 MiB share (MaxBufferedBytesPerPeer=).
-        let refused = try caller.call(request("faulty.reply", id: 2, params: "[96]"))
+        let refused = try caller.call(requestText("faulty.reply", id: 2, params: "[96]"))
         XCTAssertEqual(refused["error"]?["code"], -32009, "\(refused)")
         XCTAssertLessThan(try peakMebibytes() - before, 32, "the reply was skipped as it arrived, not gathered")
         // The link is still in step: the host's next answer is its next answer.
-        XCTAssertEqual(try caller.call(request("faulty.ok", id: 3))["result"], "ok")
+        XCTAssertEqual(try caller.call(requestText("faulty.ok", id: 3))["result"], "ok")
     }
 }

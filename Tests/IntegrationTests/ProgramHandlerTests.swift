@@ -19,9 +19,6 @@ final class ProgramHandlerTests: XCTestCase {
         handlers = nil
     }
 
-    private func request(_ method: String, id: Int, params: String = "{}") -> String {
-        #"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#
-    }
 
     /// Copies `file` of the checkout into the handlers directory's `programs/`, executable; returns its path.
     private func program(_ file: String, as name: String? = nil) throws -> String {
@@ -52,20 +49,20 @@ final class ProgramHandlerTests: XCTestCase {
         let uptime = try program("examples/program-handlers/uptime.sh")
         let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["uptime": "[Handler]\nExec=\(uptime)\n"], handlers: handlers))
         let caller = try RawConnection(daemon.tcpEndpoint)
-        let reply = try caller.call(request("uptime.seconds", id: 1))
+        let reply = try caller.call(requestText("uptime.seconds", id: 1))
         XCTAssertGreaterThan(try XCTUnwrap(reply["result"]?.doubleValue, "\(reply)"), 0)
-        XCTAssertEqual(try caller.call(request("uptime.seconds", id: 2, params: #"{"extra":1}"#))["error"]?["code"], -32602,
+        XCTAssertEqual(try caller.call(requestText("uptime.seconds", id: 2, params: #"{"extra":1}"#))["error"]?["code"], -32602,
                        "params the declaration does not have never reach the program")
-        XCTAssertNotNil(try caller.call(request("uptime.seconds", id: 4))["result"], "and it serves on")
-        let discovered = try caller.call(request("rpc.discover", id: 3))
+        XCTAssertNotNil(try caller.call(requestText("uptime.seconds", id: 4))["result"], "and it serves on")
+        let discovered = try caller.call(requestText("rpc.discover", id: 3))
         XCTAssertTrue("\(discovered)".contains("uptime.seconds"), "\(discovered)")
         try daemon.waitForLog(matching: "declared.*rpcd_handler=uptime")
 
         // A reload that changes the handler stops the program by closing its input: it ends by itself, at once.
-        let first = try XCTUnwrap(Self.descendants(of: daemon.process.processIdentifier).first { Self.commandLine($0).contains("uptime.sh") })
+        let first = try XCTUnwrap(ProcessTree.descendants(of: daemon.process.processIdentifier).first { ProcessTree.commandLine($0).contains("uptime.sh") })
         try handlers.write("uptime", "[Handler]\nExec=\(uptime)\nTimeout=5s\n")
         XCTAssertTrue(try daemon.reload().contains("Reloaded"))
-        XCTAssertNotNil(try caller.call(request("uptime.seconds", id: 5))["result"])
+        XCTAssertNotNil(try caller.call(requestText("uptime.seconds", id: 5))["result"])
         let deadline = ContinuousClock.now + .seconds(3)
         while kill(first, 0) == 0, ContinuousClock.now < deadline { usleep(20_000) }
         XCTAssertNotEqual(kill(first, 0), 0, "the old program ended within 3 s of the reload, before any SIGTERM")
@@ -76,25 +73,25 @@ final class ProgramHandlerTests: XCTestCase {
         let daemon = try DaemonProcess(DaemonOptions(
             handlerFiles: ["notes": "[Handler]\nExec=\(notes)\n[Config]\nMaxNotes=2\n"], handlers: handlers))
         let subscriber = try RawConnection(.unix(path: daemon.socketPath))
-        XCTAssertNotNil(try subscriber.call(request("rpc.subscribe", id: 1, params: #"["notes.added"]"#))["result"])
+        XCTAssertNotNil(try subscriber.call(requestText("rpc.subscribe", id: 1, params: #"["notes.added"]"#))["result"])
         let caller = try RawConnection(.unix(path: daemon.socketPath))
-        XCTAssertEqual(try caller.call(request("notes.add", id: 2, params: #"["milk"]"#))["result"], 1, "by position, bound to names")
-        XCTAssertEqual(try caller.call(request("notes.add", id: 3, params: #"{"text":"eggs"}"#))["result"], 2)
-        let full = try caller.call(request("notes.add", id: 4, params: #"{"text":"tea"}"#))
+        XCTAssertEqual(try caller.call(requestText("notes.add", id: 2, params: #"["milk"]"#))["result"], 1, "by position, bound to names")
+        XCTAssertEqual(try caller.call(requestText("notes.add", id: 3, params: #"{"text":"eggs"}"#))["result"], 2)
+        let full = try caller.call(requestText("notes.add", id: 4, params: #"{"text":"tea"}"#))
         XCTAssertEqual(full["error"]?["code"], 1001, "\(full)")
         XCTAssertEqual(full["error"]?["data"]?["limit"], 2)
         let event = try subscriber.receiveJSON()
         XCTAssertEqual(event["params"]?["event"], "notes.added", "\(event)")
         XCTAssertEqual(event["params"]?["data"]?["text"], "milk")
-        XCTAssertEqual(try caller.call(request("notes.search", id: 5, params: #"{"word":"e"}"#))["result"], ["eggs"])
-        XCTAssertEqual(try caller.call(request("notes.add", id: 6, params: "[5]"))["error"]?["code"], -32602, "checked against its schema")
+        XCTAssertEqual(try caller.call(requestText("notes.search", id: 5, params: #"{"word":"e"}"#))["result"], ["eggs"])
+        XCTAssertEqual(try caller.call(requestText("notes.add", id: 6, params: "[5]"))["error"]?["code"], -32602, "checked against its schema")
 
         // The program killed: its host ends as it did, rpcd answers for it and starts it again.
-        let programs = try Self.descendants(of: daemon.process.processIdentifier).filter { Self.commandLine($0).contains("notes.py") }
+        let programs = ProcessTree.descendants(of: daemon.process.processIdentifier).filter { ProcessTree.commandLine($0).contains("notes.py") }
         XCTAssertEqual(programs.count, 1)
         kill(programs[0], SIGKILL)
         try daemon.waitForLog(matching: "Module host restarted")
-        XCTAssertEqual(try caller.call(request("notes.search", id: 7))["result"], [], "a new program, with nothing kept")
+        XCTAssertEqual(try caller.call(requestText("notes.search", id: 7))["result"], [], "a new program, with nothing kept")
     }
 
     /// What a program emits is checked as params are: an event it does not declare, or whose payload fails its
@@ -126,9 +123,9 @@ final class ProgramHandlerTests: XCTestCase {
             handlers: handlers))
         try daemon.waitForLog(matching: "Handler refused.*before it declared itself")
         let subscriber = try RawConnection(.unix(path: daemon.socketPath))
-        XCTAssertNotNil(try subscriber.call(request("rpc.subscribe", id: 1, params: #"["ticker.count"]"#))["result"])
+        XCTAssertNotNil(try subscriber.call(requestText("rpc.subscribe", id: 1, params: #"["ticker.count"]"#))["result"])
         let caller = try RawConnection(.unix(path: daemon.socketPath))
-        XCTAssertEqual(try caller.call(request("ticker.tick", id: 2))["result"], true)
+        XCTAssertEqual(try caller.call(requestText("ticker.tick", id: 2))["result"], true)
         // The events were written before the answer, in order: the one that passes is the only one delivered.
         let event = try subscriber.receiveJSON()
         XCTAssertEqual(event["params"]?["data"], 7, "\(event)")
@@ -144,8 +141,8 @@ final class ProgramHandlerTests: XCTestCase {
             handlers: handlers))
         try daemon.waitForLog(matching: "Handler refused.*MaxNotes")
         let caller = try RawConnection(daemon.tcpEndpoint)
-        XCTAssertEqual(try caller.call(request("notes.search", id: 1))["error"]?["code"], -32005)
-        XCTAssertEqual(try caller.call(request("calc.add", id: 2, params: "[1,2]"))["result"], 3)
+        XCTAssertEqual(try caller.call(requestText("notes.search", id: 1))["error"]?["code"], -32005)
+        XCTAssertEqual(try caller.call(requestText("calc.add", id: 2, params: "[1,2]"))["result"], 3)
     }
 
     func testAProgramMustBeAnAbsolutePathToATrustedExecutable() throws {
@@ -155,25 +152,5 @@ final class ProgramHandlerTests: XCTestCase {
             handlerFiles: ["writable": "[Handler]\nExec=\(text)\n", "relative": "[Handler]\nExec=uptime.sh\n"], handlers: handlers))
         try daemon.waitForLog(matching: "writable by group or others")
         try daemon.waitForLog(matching: "absolute path of the handler's program")
-    }
-
-    private static func descendants(of pid: pid_t) throws -> [pid_t] {
-        var result: [pid_t] = []
-        var queue = [pid]
-        while let next = queue.popLast() {
-            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(next)/task")) ?? []
-            for task in tasks {
-                let children = (try? String(contentsOfFile: "/proc/\(next)/task/\(task)/children", encoding: .utf8)) ?? ""
-                for child in children.split(separator: " ").compactMap({ pid_t($0) }) {
-                    result.append(child)
-                    queue.append(child)
-                }
-            }
-        }
-        return result
-    }
-
-    private static func commandLine(_ pid: pid_t) -> String {
-        ((try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()).map { $0 == 0 ? " " : String(UnicodeScalar($0)) }.joined()
     }
 }

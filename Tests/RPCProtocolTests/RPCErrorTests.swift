@@ -46,6 +46,8 @@ final class RPCErrorTests: XCTestCase {
         .serverBusy(limit: 1), .frameTimeout(seconds: 1), .callCancelled, .tooManySubscriptions(limit: 1),
         .reloadFailed("x"), .serviceUnavailable("s", handler: "h", reason: "crashed", termination: "SIGSEGV"),
         .serviceUnavailable("s", refusedHandler: "h", detail: "x"),
+        .commandFailed(exitStatus: 2, signal: nil, standardError: "x"), .commandFailed(exitStatus: nil, signal: "SIGKILL", standardError: ""),
+        .commandOutputTooLarge(limit: 1),
     ]
 
     func testEveryCodeIsInTheReservedRange() {

@@ -13,6 +13,16 @@
 int rpcd_program_spawn(const char *path, char *const *argv, char *const *envp, int stdin_fd, int stdout_fd,
                        int stderr_fd, pid_t *pid);
 
+/* Starts a command method's command (HandlerCommand) as rpcd_program_spawn starts a program, but with /dev/null
+ * as its standard input and in a process group of its own (its id the command's pid), which
+ * rpcd_command_reap and a timeout kill whole. */
+int rpcd_command_spawn(const char *path, char *const *argv, char *const *envp, int stdout_fd, int stderr_fd, pid_t *pid);
+
+/* Waits, blocking, for the command PID to end; then kills what is left of its process group (children that
+ * would outlive it) and reaps it. Returns 0 and sets *SIGNAL (nonzero: killed by that signal) and *CODE (its
+ * exit status), or -errno. */
+int rpcd_command_reap(pid_t pid, int *signal, int *code);
+
 /* pipe2(FDS, O_CLOEXEC): 0 or an errno value. */
 int rpcd_program_pipe(int fds[2]);
 
