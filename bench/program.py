@@ -7,7 +7,8 @@ rpcd (pinned to CPU 0, one event loop) serves the shipped handlers plus two prog
 work of sysinfo.hostname as a C program against docs/HANDLER-PROTOCOL.md (bench/hostname-program.c), and
 `notes`, the Python example (examples/python-handler/notes.py, the `rpcd` package of python/). The load client
 is bench/loadgen.c on CPU 1. Rows: sysinfo.hostname (the isolated C module) and hostprog.hostname at 50 x 16
-and 50 x 1 with their ratio, notes.search (the Python SDK, an async method) at 50 x 16, and the time from
+and 50 x 1 with their ratio, notes.search (the Python SDK, an async method) at 50 x 16, cmd.true (a command
+method running /bin/true) at 16 x 1 with its p99, and the time from
 SIGKILL of the C program to its service answering again (three kills 10 s apart, median and max). A measurement, not a
 test; bounded; loopback only.
 """
@@ -46,6 +47,8 @@ def handlers(workdir):
         file.write(f"[Handler]\nExec={hostprog}\n")
     with open(os.path.join(directory, "notes.conf"), "w") as file:
         file.write(f"[Handler]\nExec={wrapper}\n[Config]\nMaxNotes=1000\n")
+    with open(os.path.join(directory, "cmd.conf"), "w") as file:
+        file.write("[Command]\nMethod=true\nExec=/bin/true\nReadOnly=yes\n")
     return directory
 
 
@@ -101,6 +104,10 @@ def main():
                     results[f"hostprog.hostname {connections}x{depth}"] / results[f"sysinfo.hostname {connections}x{depth}"], 2)
             result = load(loadgen, port, "notes.search", "{}", 50, 16, args.seconds, args.warmup)
             results["notes.search (Python SDK) 50x16"] = round(result["calls_per_second"])
+            # A command method: one process per call, 16 at once (its handler's MaxConcurrency= default).
+            result = load(loadgen, port, "cmd.true", "[]", 16, 1, args.seconds, args.warmup)
+            results["cmd.true (command /bin/true) 16x1"] = round(result["calls_per_second"])
+            results["cmd.true 16x1 p99 ms, errors"] = [round(result["p99_us"] / 1000, 1), result["errors"]]
             gaps = []
             for _ in range(3):
                 pid = program_pid(rpcd.process.pid, "hostname-program")

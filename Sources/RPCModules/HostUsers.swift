@@ -13,23 +13,28 @@ import Glibc
 ///
 /// A handler keeps its id while rpcd runs, and gets the same one after a restart unless another handler took
 /// it first: the id is a hash of the handler's name within the range, passing over ids that another handler
-/// holds or that an account of the system has. Thread-safe.
+/// holds or that an account of the system has. Under systemd the id gets a name (`HostUserRecords`).
+/// Thread-safe.
 final class HostUsers: Sendable {
     private let assigned = Mutex<[String: UInt32]>([:])
+    /// Where the ids get names; nil: they stay numbers.
+    private let records: HostUserRecords?
 
-    private init() {}
+    private init(records: HostUserRecords?) {
+        self.records = records
+    }
 
     /// Users of their own for hosts, if rpcd may start processes as other users; otherwise why not.
-    static func detect() -> Result<HostUsers, HostWallsProblem> {
+    static func detect(records: HostUserRecords? = nil) -> Result<HostUsers, HostWallsProblem> {
         guard geteuid() == 0 || hasCapabilities([setuidCapability, setgidCapability]) else {
             return .failure(HostWallsProblem("rpcd is not root and lacks CAP_SETUID and CAP_SETGID (rpcd.service grants them)"))
         }
-        return .success(HostUsers())
+        return .success(HostUsers(records: records))
     }
 
-    /// The user (and group) id of handler `handler`'s hosts.
-    func id(for handler: String) -> UInt32 {
-        assigned.withLock { assigned in
+    /// The user (and group) id of handler `handler`'s hosts, named where `records` are written.
+    func id(for handler: String) throws(HostWallsProblem) -> UInt32 {
+        let id = try assigned.withLock { assigned throws(HostWallsProblem) -> UInt32 in
             if let id = assigned[handler] { return id }
             let taken = Set(assigned.values)
             let ids = ModuleHostUsers.ids
@@ -37,14 +42,23 @@ final class HostUsers: Sendable {
             var offset = Self.hash(handler) % count
             for _ in 0..<count {
                 let id = ids.lowerBound + offset
-                if !taken.contains(id), getpwuid(id) == nil, getgrgid(id) == nil {
+                if !taken.contains(id), !HostUserRecords.isAccount(id) {
                     assigned[handler] = id
                     return id
                 }
                 offset = (offset + 1) % count
             }
-            preconditionFailure("more handlers than module host ids (\(count))")
+            throw HostWallsProblem(
+                "no user id is free for its module host: handlers and accounts hold all of \(ids.lowerBound)–\(ids.upperBound)")
         }
+        if let records {
+            let result = records.write(id: id, handler: handler)
+            guard result == 0 else {
+                throw HostWallsProblem(
+                    "cannot name its module host's user (uid \(id)) in \(records.directory): \(String(cString: strerror(result)))")
+            }
+        }
+        return id
     }
 
     /// FNV-1a: stable across runs and builds, unlike Swift's seeded `hashValue`.

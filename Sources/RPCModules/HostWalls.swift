@@ -36,7 +36,7 @@ package final class HostWalls: Sendable {
     /// Takes what the system offers, and logs what it does not.
     package static func detect(logger: Logger) -> HostWalls {
         let users: HostUsers?
-        switch HostUsers.detect() {
+        switch HostUsers.detect(records: HostUserRecords.underSystemd()) {
         case .success(let found):
             users = found
         case .failure(let problem):
@@ -72,7 +72,7 @@ package final class HostWalls: Sendable {
         var walls = ModuleHostWalls()
         if grantsPaths, let state = sandbox.stateDirectory { try StateDirectories.make(state) }
         if let users {
-            let id = users.id(for: handler)
+            let id = try users.id(for: handler)
             walls.uid = id
             walls.gid = id
             // Without a pids controller, the user's process count is what bounds the host's tasks: the user is

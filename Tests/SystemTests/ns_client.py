@@ -6,6 +6,9 @@
     ns_client.py inflight ADDRESS COUNT MILLISECONDS
         sends COUNT echo.sleep calls at once on one connection, prints "sent", then waits for every reply;
         prints {"answered": N, "results": [...], "error": null or "..."}.
+    ns_client.py event ADDRESS EVENT SECONDS
+        subscribes to EVENT (over any transport the address names, ws:// included), prints "subscribed", then
+        prints the first event's params as JSON, or {"error": "..."} after SECONDS.
 """
 
 import json
@@ -52,5 +55,19 @@ def inflight(address, count, milliseconds):
     print(json.dumps({"answered": len(results), "results": results, "error": error}), flush=True)
 
 
+def event(address, name, seconds):
+    try:
+        with Client(address, timeout=float(seconds)) as client:
+            subscription = client.subscribe(name)
+            print("subscribed", flush=True)
+            while True:
+                method, params = client.next_notification()
+                if method == "rpc.event" and params.get("subscription") == subscription:
+                    print(json.dumps(params), flush=True)
+                    return
+    except Exception as failure:  # noqa: BLE001
+        print(json.dumps({"error": f"{type(failure).__name__}: {failure}"}), flush=True)
+
+
 if __name__ == "__main__":
-    {"loop": loop, "inflight": inflight}[sys.argv[1]](*sys.argv[2:])
+    {"loop": loop, "inflight": inflight, "event": event}[sys.argv[1]](*sys.argv[2:])

@@ -34,6 +34,10 @@ DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
 FAULTY_HANDLER = "/etc/rpcd/handlers.d/faulty.conf"
 KV_DROPIN = "/etc/rpcd/handlers.d/kv.conf.d/50-systemtest.conf"
+PROGRAMS = "/usr/local/lib/rpcd/handlers"
+# Issue 37's three kinds of handler that are not modules, as MODULES.md installs them.
+ANY_LANGUAGE_HANDLERS = ["/etc/rpcd/handlers.d/notes.conf", "/etc/rpcd/handlers.d/uptime.conf",
+                         "/etc/rpcd/handlers.d/units.conf"]
 MESSAGE_STARTED = "aad5022865d24348ac0a29890bd17352"
 MESSAGE_RELOADED = "9220cd891469400890406a1980afcd0e"
 MESSAGE_STOPPING = "522642a65a4d4f47a058c329cbc31d39"
@@ -75,6 +79,16 @@ def setUpModule():
                     ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     # The misbehaving test module (Tests/Modules/Faulty), for the walls around module hosts.
     shutil.copy(os.path.join(ROOT, ".build", "debug", "libfaulty.so"), STAGE + "/usr/local/lib/rpcd/modules/")
+    # The program handlers' examples where MODULES.md installs them (only root may write there).
+    programs = STAGE + PROGRAMS
+    os.makedirs(programs, exist_ok=True)
+    for example in ("examples/program-handlers/uptime.sh", "examples/python-handler/notes.py"):
+        shutil.copy(os.path.join(ROOT, example), programs)
+    with open(os.path.join(programs, "notes"), "w") as file:
+        # The rpcd package where the system tests stage it (python3-rpcd installs it for the package test).
+        file.write(f"#!/bin/sh\nPYTHONPATH={os.path.dirname(CLIENT)} exec /usr/bin/python3 {PROGRAMS}/notes.py\n")
+    for name in ("uptime.sh", "notes.py", "notes"):
+        os.chmod(os.path.join(programs, name), 0o755)
     namespace = SystemdNamespace.booted(os.path.join(WORK, "run"), stage=STAGE)
 
 
@@ -92,7 +106,8 @@ class SystemdTests(unittest.TestCase):
     def setUp(self):
         ns = namespace
         ns.run("systemctl", "stop", "rpcd.socket", "rpcd.service", check=False)
-        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf", FAULTY_HANDLER, KV_DROPIN)
+        ns.run("rm", "-rf", DROPIN_DIR, CONFIG_DROPIN, "/etc/rpcd/handlers.d/echo2.conf", FAULTY_HANDLER, KV_DROPIN,
+               *ANY_LANGUAGE_HANDLERS)
         ns.run("systemctl", "daemon-reload")
         ns.run("systemctl", "reset-failed", "rpcd.service", "rpcd.socket", check=False)
         self.ns = ns
@@ -275,6 +290,45 @@ class SystemdTests(unittest.TestCase):
         self.assertEqual(reports[0]["errors"], [])
         self.assertEqual(reports[1]["errors"], [], "no call to another service failed")
         self.assertLess(reports[0]["p99_ms"], 50)
+
+    def test_handlers_in_python_shell_and_commands_serve_under_the_shipped_unit(self):
+        """examples/python-handler/notes.py, examples/program-handlers/uptime.sh and
+        examples/command-handlers/units.conf installed as MODULES.md says, served under the shipped unit and
+        called through rpcctl, HTTP (curl) and a WebSocket subscription (the rpcd Python package); each is in
+        rpc.discover; units.isActive asks the real systemd."""
+        self.write(ANY_LANGUAGE_HANDLERS[0], f"[Handler]\nExec={PROGRAMS}/notes\n[Config]\nMaxNotes=10\n")
+        self.write(ANY_LANGUAGE_HANDLERS[1], f"[Handler]\nExec={PROGRAMS}/uptime.sh\n")
+        with open(os.path.join(ROOT, "examples/command-handlers/units.conf")) as file:
+            self.write(ANY_LANGUAGE_HANDLERS[2], file.read())
+        self.write(CONFIG_DROPIN, "[Server]\nListen=http://127.0.0.1:7381\n")
+        self.start()
+
+        # systemctl asks systemd over D-Bus, which refuses a uid without a name: the host's user has one.
+        self.assertEqual(json.loads(self.rpcctl("call", "units.isActive", "--params", '["rpcd.service"]').stdout), "active")
+        self.assertIn(":rpcd module host:", self.ns.run("getent", "passwd", "rpcd-units").stdout)
+        self.assertEqual(json.loads(self.rpcctl("call", "units.isActive", "--params", '["nothing-here.service"]').stdout),
+                         "inactive", "exit status 3 is a result: SuccessExitStatus=3")
+        refused = self.rpcctl("call", "units.isActive", "--params", '["rpcd.service; reboot"]', check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("-32602", refused.stdout + refused.stderr)
+        usage = json.loads(self.rpcctl("call", "units.diskUsage", "--params", '["/"]').stdout)
+        self.assertTrue(usage[0].startswith("Filesystem"), usage)
+        self.assertGreater(json.loads(self.rpcctl("call", "uptime.seconds").stdout), 0)
+
+        subscriber = self.ns.popen("python3", CLIENT, "event", "ws://127.0.0.1:7381/rpc", "notes.added", "20")
+        self.addCleanup(lambda: (subscriber.kill(), subscriber.communicate()))
+        self.assertEqual(subscriber.stdout.readline().strip(), "subscribed")
+        self.assertEqual(json.loads(self.rpcctl("call", "notes.add", "--params", '{"text": "milk"}').stdout), 1)
+        event = json.loads(subscriber.stdout.readline())
+        self.assertEqual(event.get("data", {}).get("text"), "milk", event)
+
+        body = '{"jsonrpc":"2.0","method":"notes.search","params":{"word":"mi"},"id":1}'
+        reply = self.ns.run("curl", "-sS", "--max-time", "10", "-H", "Content-Type: application/json", "-d", body,
+                            "http://127.0.0.1:7381/rpc")
+        self.assertEqual(json.loads(reply.stdout).get("result"), ["milk"], reply.stdout)
+        discovered = self.rpcctl("call", "rpc.discover").stdout
+        for method in ("notes.add", "uptime.seconds", "units.isActive", "units.diskUsage"):
+            self.assertIn(method, discovered)
 
     def test_access_rules_tell_users_and_groups_apart_under_the_shipped_unit(self):
         """The shipped rules by SO_PEERCRED inside the unit's sandbox (no PrivateUsers=, or every uid would read
