@@ -401,6 +401,32 @@ class RobustnessTests(AvahiTestCase):
         self.assertIn("rpcd_collision=local", log)
         self.assertIn('rpcd_instance="calc on lab #2"', log)
 
+    def test_program_and_command_handlers_are_advertised_as_modules_are(self):
+        """A shell program handler (examples/program-handlers/uptime.sh) and a command handler
+        (examples/command-handlers/units.conf) are DNS-SD services like any module's, found from the other host
+        and called through what it found."""
+        self.a.start_avahi()
+        self.b.start_avahi()
+        handlers = os.path.join(self.a.directory, "handlers.d")
+        os.makedirs(handlers)
+        programs = os.path.join(self.a.directory, "programs")
+        os.makedirs(programs)
+        # The program's host runs as a user of its own, which must reach it.
+        for directory in (self.directory, self.a.directory, programs):
+            os.chmod(directory, 0o755)
+        uptime = os.path.join(programs, "uptime.sh")
+        shutil.copy(os.path.join(ROOT, "examples", "program-handlers", "uptime.sh"), uptime)
+        os.chmod(uptime, 0o755)
+        write(handlers, "uptime.conf", f"[Handler]\nExec={uptime}\n")
+        shutil.copy(os.path.join(ROOT, "examples", "command-handlers", "units.conf"), handlers)
+        self.start_rpcd(self.a, handlers=handlers)
+        found = self.browse_until(self.b, "_rpcd._tcp", lambda found: self.services(found) == {"uptime", "units"},
+                                  "uptime (a program) and units (commands)")
+        self.assertEqual(self.names(found), {"uptime on a", "units on a"})
+        self.browse_until(self.b, "_units._sub._rpcd._tcp", lambda found: len(found) == 1, "units' subtype")
+        usage = json.loads(self.rpcctl(self.b, "call", "-s", "units", "units.diskUsage", "/").stdout)
+        self.assertTrue(usage[0].startswith("Filesystem"), usage)
+
     def test_reload_adds_removes_and_updates_records(self):
         self.a.start_avahi()
         self.b.start_avahi()
