@@ -23,6 +23,8 @@ MANDIR = $(PREFIX)/share/man
 INCLUDEDIR = $(PREFIX)/include
 PKGCONFIGDIR ?= $(PREFIX)/share/pkgconfig
 DATADIR = $(PREFIX)/share
+# The Swift module SDK, a package of its own (swift-sdk/): what a Swift module's Package.swift names by path.
+SWIFTSDKDIR = $(DATADIR)/rpcd/swift-sdk
 # SWIFT_RUNTIME=private copies the Swift runtime libraries that rpcd, rpcctl and the modules need (and only
 # those) into $(LIBDIR)/rpcd/swift and points their RUNPATH there, so that a machine without Swift runs them
 # (scripts/bundle-swift-runtime.sh; the package does this). The default uses the toolchain's copy.
@@ -35,7 +37,7 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb deb-source deb-repro test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift test-python test-python-package test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
+	run check test test-swift install-swift-sdk test-python test-python-package test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
 	bench-micro clean
 
 all: build
@@ -93,11 +95,13 @@ test-interop:
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/http -p 'test_*.py'
 
 # The module guide's out-of-tree examples built as a module author would, and the typed Swift client built as an
-# app developer would. Both packages are built in rpcd's own build folder (RPCD_SCRATCH): their rpcd targets and
-# dependencies compile with the same commands as rpcd's, so SwiftPM reuses them and compiles only the examples'
-# own targets (in a folder of their own they took 8 minutes, swift-syntax and BoringSSL again).
+# app developer would. The Swift module builds against the Swift SDK package (swift-sdk/) alone, in a folder of
+# its own with no network (about 20 s: the SDK's six targets and the module). The client depends on rpcd's whole
+# package, so it is built in rpcd's own build folder (RPCD_SCRATCH): its rpcd targets and dependencies compile
+# with the same commands as rpcd's, so SwiftPM reuses them and compiles only the example's own target (in a
+# folder of its own it took 8 minutes, swift-syntax and BoringSSL again).
 test-examples:
-	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s examples/modules -p 'test_*.py'
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_SCRATCH=$(CURDIR)/.build python3 -m unittest discover -v -s examples/swift-client -p 'test_*.py'
 
 # The web console in a real browser: headless Chromium (Debian's chromium, chromium-driver) driven by Selenium
@@ -170,8 +174,9 @@ endif
 	install -m 0644 Sources/CRPCDModule/include/rpcd_module.h $(DESTDIR)$(INCLUDEDIR)/rpcd/
 	sed -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
 		-e 's|@ABI@|$(MODULE_ABI)|g' -e "s|@SWIFTVERSION@|$$($(SWIFT) --version 2>&1 | sed -n 's/.*Swift version \([0-9]*\.[0-9]*\).*/\1/p' | head -1)|g" \
-		packaging/rpcd-module.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
+		-e 's|@SWIFTSDKDIR@|$(SWIFTSDKDIR)|g' packaging/rpcd-module.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/rpcd-module.pc
+	$(MAKE) --no-print-directory install-swift-sdk
 	# Shell completions, as swift-argument-parser writes them for rpcctl.
 	# (bash sources its completions: the generated #! line is dropped.)
 	$(SCRATCH)/$(BUILD)/rpcctl --generate-completion-script bash | sed '1{/^#!/d}' > $(DESTDIR)$(DATADIR)/bash-completion/completions/rpcctl
@@ -199,6 +204,15 @@ endif
 		journalctl --update-catalog && systemctl daemon-reload 2>/dev/null || true; \
 		echo "installed; start with: systemctl enable --now rpcd.service"; \
 	fi
+
+# For Swift module authors: the SDK package (swift-sdk/, `pkg-config --variable=swiftsdkdir rpcd-module`), its
+# symbolic links into Sources/ replaced by the files they point to (-L), so that the installed copy stands
+# alone. Made afresh, so that a file a newer rpcd dropped does not stay behind. No build: examples/modules'
+# test builds a module against it.
+install-swift-sdk:
+	rm -rf $(DESTDIR)$(SWIFTSDKDIR)
+	install -d $(DESTDIR)$(SWIFTSDKDIR)
+	cp -RL --no-preserve=mode,ownership swift-sdk/Package.swift swift-sdk/Sources $(DESTDIR)$(SWIFTSDKDIR)/
 
 # Debian packages (packaging/README.md): the source package (format 3.0 (quilt), the Swift dependencies as its
 # vendor component: packaging/source-package.sh), then rpcd and rpcd-dev built from its unpacked tree with

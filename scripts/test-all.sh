@@ -4,8 +4,9 @@
 # wait on rather than run all at once:
 #
 #   swift    the debug build with its tests, then the suites that use it: the Swift tests, the Python
-#            interop and example tests (the out-of-tree examples build in .build too, reusing its products:
-#            only their own targets compile), the web console in headless Chromium, the soak, the memory bound under attack. Its output is shown
+#            interop and example tests (the Swift client example builds in .build too, reusing its products:
+#            only its own target compiles; the Swift module example against the SDK package alone, in
+#            seconds), the web console in headless Chromium, the soak, the memory bound under attack. Its output is shown
 #            as it runs.
 #   system   once that build is done: the systemd and Avahi system tests. They mostly wait on daemons in
 #            namespaces of their own (their own /run, network and ports: nothing shared with the swift lane).

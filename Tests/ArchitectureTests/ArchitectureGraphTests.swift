@@ -6,16 +6,7 @@ import XCTest
 final class ArchitectureGraphTests: XCTestCase {
     private static let repository = PackageManifest.repository
 
-    /// A target's dependencies: rpcd's own targets, and products of other packages.
-    struct Dependencies: Equatable, CustomStringConvertible {
-        var targets: Set<String>
-        var products: Set<String>
-
-        var description: String {
-            let own = targets.sorted().joined(separator: ", ")
-            return products.isEmpty ? own : "\(own) [\(products.sorted().joined(separator: ", "))]"
-        }
-    }
+    typealias Dependencies = PackageManifest.Dependencies
 
     func testTheDocumentedGraphIsPackageSwifts() throws {
         let documented = try documentedGraph()
@@ -57,24 +48,7 @@ final class ArchitectureGraphTests: XCTestCase {
         Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
     }
 
-    /// Every target but the tests, from `swift package dump-package`.
     private func manifestGraph() throws -> [String: Dependencies] {
-        let manifest = try PackageManifest.dump()
-        var graph: [String: Dependencies] = [:]
-        for target in try XCTUnwrap(manifest["targets"] as? [[String: Any]]) where target["type"] as? String != "test" {
-            let name = try XCTUnwrap(target["name"] as? String)
-            var dependencies = Dependencies(targets: [], products: [])
-            for dependency in target["dependencies"] as? [[String: Any]] ?? [] {
-                if let byName = dependency["byName"] as? [Any], let target = byName.first as? String {
-                    dependencies.targets.insert(target)
-                } else if let target = (dependency["target"] as? [Any])?.first as? String {
-                    dependencies.targets.insert(target)
-                } else if let product = (dependency["product"] as? [Any])?.first as? String {
-                    dependencies.products.insert(product)
-                }
-            }
-            graph[name] = dependencies
-        }
-        return graph
+        try PackageManifest.graph(PackageManifest.dump())
     }
 }

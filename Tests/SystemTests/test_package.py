@@ -10,7 +10,7 @@ into .build-deb/test/, and the Debian root below (`python3 test_package.py --bas
   tests do) and, as an administrator would: installs rpcd with apt, checks it runs (ping, a module call,
   journal, reload), installs the example modules (rpcd-examples), serves Listen= entries added as the docs
   say and advertises them over DNS-SD through the root's own avahi-daemon, builds and loads a C module with
-  rpcd-dev, gcc and pkg-config only, calls through python3-rpcd's client and starts its example handler, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
+  rpcd-dev, gcc and pkg-config only (and, outside the root, a Swift module against rpcd-dev's Swift SDK), calls through python3-rpcd's client and starts its example handler, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
   everything.
 
 Needs root. Under CI=true a missing prerequisite fails instead of skipping. Figures go to stderr.
@@ -29,6 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from systemd_namespace import SystemdNamespace  # noqa: E402
 from test_systemd import make_pki  # noqa: E402
 from netns import parse_browse  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "modules"))
+import test_examples as module_examples  # noqa: E402  (a module, not its TestCase: unittest finds no test in it here)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 WORK = os.path.join(ROOT, ".build-deb")
@@ -282,6 +285,13 @@ class PackageTests(unittest.TestCase):
         # Served as soon as systemctl reload returned.
         self.assertIn("hello.greet", self.sh("rpcctl list").stdout)
         self.assertEqual(self.sh("rpcctl call hello.greet world").stdout.strip(), '"Hello, world!"')
+        # rpcd-dev's Swift SDK package, where pkg-config says, standing alone (its files, not links into a
+        # checkout). This root has no Swift: test_swift_module_builds_against_rpcd_dev_s_sdk builds against it.
+        self.assertEqual(self.sh("pkg-config --variable=swiftsdkdir rpcd-module").stdout.strip(),
+                         module_examples.INSTALLED_SDK)
+        self.sh(f"test -f {module_examples.INSTALLED_SDK}/Package.swift && "
+                f"test -f {module_examples.INSTALLED_SDK}/Sources/RPCModuleSDK/RPCModule.swift")
+        self.assertEqual(self.sh(f"find {module_examples.INSTALLED_SDK} -type l").stdout, "")
 
         # The Python package (python3-rpcd, Debian's Python policy): its client calls over the Unix socket and
         # TCP, and its example handler (a program handler: rpcd's side is issue 37's) declares itself when
@@ -307,12 +317,26 @@ class PackageTests(unittest.TestCase):
         # Purge: no files, no process, no enabled unit. (The module built here is the administrator's to remove.)
         self.sh("rm /usr/local/lib/rpcd/modules/hello.so")
         self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev", "rpcd-examples", "python3-rpcd"]))
-        left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
+        left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/share/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
                        "/usr/lib/python3/dist-packages/rpcd "
                        "/etc/systemd/system/*/rpcd.* 2>/dev/null", check=False).stdout
         self.assertEqual(left, "")
         self.assertEqual(self.sh("pgrep -x rpcd", check=False).stdout, "")
         self.assertEqual(self.sh("dpkg -l | grep -c '^.. *\\(python3-\\)\\?rpcd' || true").stdout.strip(), "0")
+
+    def test_swift_module_builds_against_rpcd_dev_s_sdk(self):
+        # What a Swift module author with rpcd-dev does, on this machine (which has the Swift that built the
+        # packages): hello-swift against the SDK package as the .deb holds it, with no network, resolving
+        # nothing else (examples/modules/test_examples.py builds it against the checkout's swift-sdk/).
+        if shutil.which("swift") is None:
+            self.skipTest("no Swift toolchain on this machine")
+        unpacked = os.path.join(WORK, "rpcd-dev-unpacked")
+        shutil.rmtree(unpacked, ignore_errors=True)
+        self.addCleanup(shutil.rmtree, unpacked, ignore_errors=True)
+        run(["dpkg-deb", "-x", package_files()[1], unpacked])
+        module_dir = module_examples.build_swift_module(
+            self, os.path.join(ROOT, "examples", "modules", "hello-swift"), unpacked + module_examples.INSTALLED_SDK)
+        self.assertTrue(os.path.exists(os.path.join(module_dir, "libhello.so")))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ loaded into a real rpcd and called over the wire.
 Needs a C compiler, the Swift toolchain and the built daemon (RPCD_BIN_DIR, set by `make test`).
 """
 
+import json
 import os
 import re
 import shutil
@@ -18,6 +19,52 @@ sys.path[:0] = [os.path.join(ROOT, "examples/python"), os.path.join(ROOT, "pytho
 from rpcd import RPCError  # noqa: E402
 from rpcd.client import Client  # noqa: E402
 from test_rpcd_client import BIN_DIR, Daemon  # noqa: E402
+
+# Where hello-swift's Package.swift finds the Swift SDK: rpcd-dev's copy, as a module author's package names it.
+INSTALLED_SDK = "/usr/share/rpcd/swift-sdk"
+
+
+def pkg_config_from_checkout(*arguments):
+    """pkg-config as docs/MODULES.md has a module author run it on a source checkout: rpcd-module-uninstalled.pc."""
+    env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(ROOT, "packaging"))
+    return subprocess.run(["pkg-config", *arguments, "rpcd-module"], env=env, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def offline():
+    """A command prefix that runs a command in a network namespace of its own (nothing but a down loopback), or
+    None where unshare cannot make one (not root, and no unprivileged user namespaces)."""
+    for prefix in (["unshare", "--net"], ["unshare", "--net", "--map-root-user"]):
+        if subprocess.run(prefix + ["true"], capture_output=True).returncode == 0:
+            return prefix
+    return None
+
+
+def build_swift_module(test, package, sdk):
+    """Builds the Swift module package PACKAGE (examples/modules/hello-swift) as a module author with rpcd-dev
+    does, against the Swift SDK package in the folder SDK: a copy of it, whose Package.swift names SDK where it
+    names rpcd-dev's, built with no network. Checks that the SDK is the only package it resolves, and returns the
+    folder holding the built library. The copy goes when TEST ends."""
+    build = tempfile.mkdtemp(prefix="rpcd-swift-module-")
+    test.addCleanup(shutil.rmtree, build, ignore_errors=True)
+    copy = os.path.join(build, os.path.basename(package))
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns(".build*", "Package.resolved", ".swiftpm"))
+    with open(os.path.join(copy, "Package.swift")) as f:
+        manifest = f.read()
+    test.assertEqual(manifest.count(f'"{INSTALLED_SDK}"'), 1, "Package.swift names rpcd-dev's SDK once")
+    with open(os.path.join(copy, "Package.swift"), "w") as f:
+        f.write(manifest.replace(f'"{INSTALLED_SDK}"', '"' + sdk + '"'))
+    prefix = offline()
+    if prefix is None:
+        test.skipTest("unshare cannot make a network namespace here (needs root or user namespaces)")
+    graph = json.loads(subprocess.run(
+        prefix + ["swift", "package", "--package-path", copy, "show-dependencies", "--format", "json"],
+        check=True, capture_output=True, text=True).stdout)
+    test.assertEqual([(d["identity"], d["path"], d["dependencies"]) for d in graph["dependencies"]],
+                     [("swift-sdk", sdk, [])], "the SDK and nothing else")
+    subprocess.run(prefix + ["swift", "build", "--package-path", copy], check=True, stdout=subprocess.DEVNULL)
+    test.assertFalse(os.path.exists(os.path.join(copy, "Package.resolved")), "nothing to pin")
+    return os.path.join(copy, ".build", "debug")
 
 
 class OutOfTreeModuleTests(unittest.TestCase):
@@ -79,29 +126,44 @@ class OutOfTreeModuleTests(unittest.TestCase):
             for piece in re.split(r"^\s*\.\.\.\n", snippet, flags=re.M):
                 self.assertIn(piece, source)
 
-    def test_swift_module_builds_as_its_own_package_and_loads(self):
-        # In rpcd's own build folder (RPCD_SCRATCH, `make test-python` passes it), as examples/swift-client's
-        # test does: the rpcd targets it depends on compile with the same commands there, so SwiftPM reuses
-        # what the rpcd build compiled and builds only the module's own target.
-        scratch = os.environ.get("RPCD_SCRATCH", os.path.join(ROOT, ".build"))
-        subprocess.run(
-            ["swift", "build", "--package-path", os.path.join(HERE, "hello-swift"), "--scratch-path", scratch],
-            check=True, stdout=subprocess.DEVNULL)
-        type(self).swift_fingerprint = self.check_hello(os.path.join(HERE, "hello-swift"), os.path.join(scratch, "debug"))
+    def test_swift_module_builds_offline_against_the_sdk_package_and_loads(self):
+        # hello-swift against the checkout's Swift SDK package (swift-sdk/, found as docs/MODULES.md says through
+        # pkg-config's swiftsdkdir), with no network and nothing else resolved; then served by rpcd.
+        sdk = os.path.normpath(pkg_config_from_checkout("--variable=swiftsdkdir"))
+        self.assertEqual(sdk, os.path.join(ROOT, "swift-sdk"))
+        module_dir = build_swift_module(self, os.path.join(HERE, "hello-swift"), sdk)
+        type(self).swift_fingerprint = self.check_hello(os.path.join(HERE, "hello-swift"), module_dir)
+
+    def test_the_installed_sdk_is_the_same_files_without_links(self):
+        # What rpcd-dev ships (make install's install-swift-sdk): swift-sdk/ with each link into Sources/ replaced
+        # by the files it points to, so that the copy in /usr/share stands alone and builds as the test above.
+        destdir = tempfile.mkdtemp(prefix="rpcd-swift-sdk-")
+        self.addCleanup(shutil.rmtree, destdir, ignore_errors=True)
+        subprocess.run(["make", "-C", ROOT, "--no-print-directory", "install-swift-sdk", "DESTDIR=" + destdir,
+                        "PREFIX=/usr"], check=True, stdout=subprocess.DEVNULL)
+        installed = destdir + INSTALLED_SDK
+
+        def files(top):
+            return sorted(os.path.relpath(os.path.join(d, f), top) for d, _, names in os.walk(top, followlinks=True)
+                          for f in names)
+
+        self.assertEqual(files(installed), files(os.path.join(ROOT, "swift-sdk")))
+        for name in files(installed):
+            with open(os.path.join(installed, name), "rb") as a, open(os.path.join(ROOT, "swift-sdk", name), "rb") as b:
+                self.assertEqual(a.read(), b.read(), name)
+        links = [os.path.join(d, n) for d, dirs, names in os.walk(installed) for n in dirs + names
+                 if os.path.islink(os.path.join(d, n))]
+        self.assertEqual(links, [])
 
     def test_pkg_config_from_a_source_checkout(self):
         # docs/MODULES.md: PKG_CONFIG_PATH=<checkout>/packaging finds rpcd-module-uninstalled.pc, whose flags
         # build hello.c and whose version is rpcd's.
-        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(ROOT, "packaging"))
-
-        def pkg_config(*arguments):
-            return subprocess.run(["pkg-config", *arguments, "rpcd-module"], env=env, check=True,
-                                  capture_output=True, text=True).stdout.strip()
-
+        pkg_config = pkg_config_from_checkout
         version = subprocess.run([os.path.join(BIN_DIR, "rpcd"), "--version"], check=True, capture_output=True,
                                  text=True).stdout.strip()
         self.assertEqual(pkg_config("--modversion"), version)
-        for variable, inside in (("moduledir", ".build/debug"), ("handlersdir", "config/handlers.d")):
+        for variable, inside in (("moduledir", ".build/debug"), ("handlersdir", "config/handlers.d"),
+                                 ("swiftsdkdir", "swift-sdk")):
             self.assertEqual(os.path.normpath(pkg_config("--variable=" + variable)), os.path.join(ROOT, inside))
         with open(os.path.join(ROOT, "Sources/CRPCDModule/include/rpcd_module.h")) as f:
             abi = re.search(r"#define RPCD_MODULE_ABI_VERSION (\d+)", f.read()).group(1)

@@ -7,8 +7,8 @@ let package = Package(
     name: "swift-client",
     platforms: [.macOS(.v15)],
     dependencies: [
-        // The rpcd sources, for the client library and the interfaces. A released app would use the rpcd
-        // repository's URL instead.
+        // The rpcd sources, for the client library and the interfaces: a checkout of rpcd, by path (the
+        // project has no public repository address yet).
         .package(name: "rpcd", path: "../..")
     ],
     targets: [

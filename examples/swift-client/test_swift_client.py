@@ -2,9 +2,10 @@
 rpcd serving calc and kv (from the build tree) and hello (examples/modules/hello-c, written in C).
 
 Needs the Swift toolchain, a C compiler and the built daemon and modules (RPCD_BIN_DIR, set by `make
-test-python`). The package is built in rpcd's own build folder (RPCD_SCRATCH, by default .build), as the
-module example is: SwiftPM compiles the rpcd targets and dependencies (swift-syntax too) with the same commands
-for either root package, so it reuses what the rpcd build compiled and builds only the example's own target.
+test-python`). The package depends on rpcd's whole package, so it is built in rpcd's own build folder
+(RPCD_SCRATCH, by default .build): SwiftPM compiles the rpcd targets and dependencies (swift-syntax too) with
+the same commands for either root package, so it reuses what the rpcd build compiled and builds only the
+example's own target.
 """
 
 import os

@@ -10,10 +10,11 @@ let package = Package(
         .library(name: "hello", type: .dynamic, targets: ["Hello"])
     ],
     dependencies: [
-        // The rpcd sources, for the SDK. A released module would use the rpcd repository's URL instead.
-        .package(name: "rpcd", path: "../../..")
+        // rpcd-dev's Swift SDK (`pkg-config --variable=swiftsdkdir rpcd-module`); in a checkout of rpcd,
+        // its swift-sdk folder. Nothing else: the package builds with no network.
+        .package(path: "/usr/share/rpcd/swift-sdk")
     ],
     targets: [
-        .target(name: "Hello", dependencies: [.product(name: "RPCModuleSDK", package: "rpcd")])
+        .target(name: "Hello", dependencies: [.product(name: "RPCModuleSDK", package: "swift-sdk")])
     ]
 )
