@@ -45,6 +45,8 @@ final class HandlerProgram: @unchecked Sendable {
     private var queued = CircularBuffer<(token: UInt64, method: Int, params: ByteBuffer?)>()
     /// rpcd stopped the handler: the program's end is expected.
     private(set) var stopping = false
+    /// The handler's `Timeout=`: how long after its `rpc.cancel` an unanswered call makes the program hung.
+    private var hangAfter: TimeAmount?
     private let garbageLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     /// The program the host runs, once it has started; its end ends the host.
@@ -67,6 +69,7 @@ final class HandlerProgram: @unchecked Sendable {
                 .takingOwnershipOfDescriptors(input: output, output: input)
                 .flatMap { channel in
                     let program = HandlerProgram(pid: pid, channel: channel, logger: logger)
+                    program.hangAfter = start.timeoutMilliseconds.map { .milliseconds(Int64($0)) }
                     current = program
                     program.watchExit(on: eventLoop)
                     let promise = eventLoop.makePromise(of: HandlerProgramDeclaration.self)
@@ -157,7 +160,9 @@ final class HandlerProgram: @unchecked Sendable {
         sendQueued()
     }
 
-    /// rpcd gave up on `token`: the program is told, and its answer will be dropped by rpcd.
+    /// rpcd gave up on `token`: the program is told, and its answer will be dropped by rpcd. A program must
+    /// still answer (§5); one that has not `Timeout=` later is hung, and killed: its host ends as it did, and
+    /// rpcd starts it again as after a crash. (Its host answers rpcd's pings for it, so they cannot tell.)
     func cancel(token: UInt64) {
         if let index = queued.firstIndex(where: { $0.token == token }) {
             queued.remove(at: index)
@@ -167,6 +172,15 @@ final class HandlerProgram: @unchecked Sendable {
         }
         guard inFlight[token] != nil else { return }
         write(Array(#"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":\#(token)}}"#.utf8))
+        if let hangAfter {
+            channel.eventLoop.scheduleTask(in: hangAfter) { [self] in
+                guard inFlight[token] != nil, !stopping, !hasExited else { return }
+                logger.error(
+                    "Handler program left a call unanswered for Timeout= after its rpc.cancel: it is hung; killing it",
+                    metadata: [LogField.reason: "hung"])
+                kill(pid, SIGKILL)
+            }
+        }
     }
 
     private func sendQueued() {

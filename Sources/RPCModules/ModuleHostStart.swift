@@ -18,6 +18,9 @@ struct ModuleHostStart: Equatable, Sendable {
     var checkOnly: Bool
     /// A command handler's methods (`[Command]`), read again by the host from the sections as written.
     var commands: [HandlerCommand]
+    /// The handler's `Timeout=`, in milliseconds: a program that leaves a cancelled call unanswered this long
+    /// again is hung (`HandlerProgram`); nil: none.
+    var timeoutMilliseconds: Int?
 
     init(modulePath: String, configuration: HandlerConfiguration, checkOnly: Bool = false) {
         self.modulePath = modulePath
@@ -27,6 +30,7 @@ struct ModuleHostStart: Equatable, Sendable {
         self.configEntries = configuration.configEntries
         self.checkOnly = checkOnly
         self.commands = configuration.commands
+        self.timeoutMilliseconds = configuration.timeout.map { Int($0 / .milliseconds(1)) }
     }
 
     var json: JSONValue {
@@ -38,6 +42,7 @@ struct ModuleHostStart: Equatable, Sendable {
             }),
             "check": .bool(checkOnly),
             "commands": .array(commands.map(\.json)),
+            "timeout_ms": timeoutMilliseconds.map(JSONValue.number) ?? .null,
         ]
     }
 
@@ -60,6 +65,7 @@ struct ModuleHostStart: Equatable, Sendable {
             commands.append(read)
         }
         self.commands = commands
+        self.timeoutMilliseconds = json["timeout_ms"]?.intValue
     }
 
     /// The configuration the host's in-process `ModuleService` runs with: no timeout and no concurrency limit of

@@ -94,6 +94,28 @@ final class ProgramHandlerTests: XCTestCase {
         XCTAssertEqual(try caller.call(requestText("notes.search", id: 7))["result"], [], "a new program, with nothing kept")
     }
 
+    /// A program that leaves a call unanswered `Timeout=` after its `rpc.cancel` is hung: killed, and started
+    /// again as after a crash (its host answers rpcd's pings for it, so they cannot tell).
+    func testAProgramThatNeverAnswersIsKilledAsHungAndStartedAgain() throws {
+        let programs = handlers.url.appendingPathComponent("programs")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        let silent = programs.appendingPathComponent("silent.sh")
+        try #"""
+            #!/bin/sh
+            read -r start
+            echo '{"jsonrpc":"2.0","id":0,"result":{"protocol":1,"services":[{"name":"silent","version":"1","methods":[{"name":"wait","params":[]}]}]}}'
+            while read -r line; do :; done
+            """#.write(to: silent, atomically: true, encoding: .utf8)
+        chmod(silent.path, 0o755)
+        let daemon = try DaemonProcess(DaemonOptions(
+            handlerFiles: ["silent": "[Handler]\nExec=\(silent.path)\nTimeout=500ms\n"], handlers: handlers))
+        let caller = try RawConnection(.unix(path: daemon.socketPath))
+        XCTAssertEqual(try caller.call(requestText("silent.wait", id: 1))["error"]?["code"], -32003)
+        try daemon.waitForLog(matching: "it is hung; killing it")
+        try daemon.waitForLog(matching: "Module host restarted")
+        XCTAssertEqual(try caller.call(requestText("rpcd.ping", id: 2))["result"], "pong")
+    }
+
     /// What a program emits is checked as params are: an event it does not declare, or whose payload fails its
     /// declared schema, is dropped; a message before its declaration refuses it.
     func testAProgramsEventsAreCheckedAgainstItsDeclaration() throws {
