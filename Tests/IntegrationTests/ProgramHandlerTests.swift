@@ -31,6 +31,16 @@ final class ProgramHandlerTests: XCTestCase {
         return target.path
     }
 
+    /// Writes `text` as the executable `name` in the handlers directory's `programs/`; returns its path.
+    private func script(_ name: String, _ text: String) throws -> String {
+        let programs = handlers.url.appendingPathComponent("programs")
+        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
+        let target = programs.appendingPathComponent(name)
+        try text.write(to: target, atomically: true, encoding: .utf8)
+        chmod(target.path, 0o755)
+        return target.path
+    }
+
     /// The Python example with the package it imports, started through a wrapper that names where it is (the
     /// program's environment is rpcd's, not the test's).
     private func pythonNotes() throws -> String {
@@ -97,18 +107,14 @@ final class ProgramHandlerTests: XCTestCase {
     /// A program that leaves a call unanswered `Timeout=` after its `rpc.cancel` is hung: killed, and started
     /// again as after a crash (its host answers rpcd's pings for it, so they cannot tell).
     func testAProgramThatNeverAnswersIsKilledAsHungAndStartedAgain() throws {
-        let programs = handlers.url.appendingPathComponent("programs")
-        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
-        let silent = programs.appendingPathComponent("silent.sh")
-        try #"""
+        let silent = try script("silent.sh", #"""
             #!/bin/sh
             read -r start
             echo '{"jsonrpc":"2.0","id":0,"result":{"protocol":1,"services":[{"name":"silent","version":"1","methods":[{"name":"wait","params":[]}]}]}}'
             while read -r line; do :; done
-            """#.write(to: silent, atomically: true, encoding: .utf8)
-        chmod(silent.path, 0o755)
+            """#)
         let daemon = try DaemonProcess(DaemonOptions(
-            handlerFiles: ["silent": "[Handler]\nExec=\(silent.path)\nTimeout=500ms\n"], handlers: handlers))
+            handlerFiles: ["silent": "[Handler]\nExec=\(silent)\nTimeout=500ms\n"], handlers: handlers))
         let caller = try RawConnection(.unix(path: daemon.socketPath))
         XCTAssertEqual(try caller.call(requestText("silent.wait", id: 1))["error"]?["code"], -32003)
         try daemon.waitForLog(matching: "it is hung; killing it")
@@ -119,10 +125,7 @@ final class ProgramHandlerTests: XCTestCase {
     /// What a program emits is checked as params are: an event it does not declare, or whose payload fails its
     /// declared schema, is dropped; a message before its declaration refuses it.
     func testAProgramsEventsAreCheckedAgainstItsDeclaration() throws {
-        let programs = handlers.url.appendingPathComponent("programs")
-        try FileManager.default.createDirectory(at: programs, withIntermediateDirectories: true)
-        let ticker = programs.appendingPathComponent("ticker.sh")
-        try #"""
+        let ticker = try script("ticker.sh", #"""
             #!/bin/sh
             read -r start
             echo '{"jsonrpc":"2.0","id":0,"result":{"protocol":1,"services":[{"name":"ticker","version":"1","methods":[{"name":"tick","params":[]}],"events":[{"name":"count","schema":{"type":"integer"}}]}]}}'
@@ -134,14 +137,11 @@ final class ProgramHandlerTests: XCTestCase {
                 echo '{"jsonrpc":"2.0","method":"rpc.event","params":{"event":"ticker.count","data":7}}'
                 printf '{"jsonrpc":"2.0","id":%s,"result":true}\n' "$id"
             done
-            """#.write(to: ticker, atomically: true, encoding: .utf8)
-        chmod(ticker.path, 0o755)
-        let early = programs.appendingPathComponent("early.sh")
-        try "#!/bin/sh\necho '{\"jsonrpc\":\"2.0\",\"method\":\"rpc.event\",\"params\":{\"event\":\"x.y\"}}'\nsleep 30\n"
-            .write(to: early, atomically: true, encoding: .utf8)
-        chmod(early.path, 0o755)
+            """#)
+        let early = try script(
+            "early.sh", "#!/bin/sh\necho '{\"jsonrpc\":\"2.0\",\"method\":\"rpc.event\",\"params\":{\"event\":\"x.y\"}}'\nsleep 30\n")
         let daemon = try DaemonProcess(DaemonOptions(
-            handlerFiles: ["ticker": "[Handler]\nExec=\(ticker.path)\n", "early": "[Handler]\nExec=\(early.path)\n"],
+            handlerFiles: ["ticker": "[Handler]\nExec=\(ticker)\n", "early": "[Handler]\nExec=\(early)\n"],
             handlers: handlers))
         try daemon.waitForLog(matching: "Handler refused.*before it declared itself")
         let subscriber = try RawConnection(.unix(path: daemon.socketPath))
