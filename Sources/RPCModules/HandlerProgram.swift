@@ -47,6 +47,10 @@ final class HandlerProgram: @unchecked Sendable {
     private(set) var stopping = false
     /// The handler's `Timeout=`: how long after its `rpc.cancel` an unanswered call makes the program hung.
     private var hangAfter: TimeAmount?
+    /// Lines written to the program and not yet flushed: the calls of one read of the link go in one `write`.
+    private var unflushed = false
+    /// The outbox is held while a read of the program's output is handled: its answers go out in one burst.
+    private var outputHeld = false
     private let garbageLog = LogRateLimiter(burst: 10, per: .seconds(1))
 
     /// The program the host runs, once it has started; its end ends the host.
@@ -133,6 +137,7 @@ final class HandlerProgram: @unchecked Sendable {
         if let stateDirectory { params["stateDirectory"] = .string(stateDirectory) }
         let message: JSONValue = ["jsonrpc": "2.0", "id": 0, "method": "rpcd.start", "params": .object(params)]
         write(message.serialized())
+        flushWrites()
     }
 
     /// Serves through `outbox` from now on.
@@ -298,11 +303,36 @@ final class HandlerProgram: @unchecked Sendable {
 
     // MARK: Lifetime
 
+    /// Queues a line for the program; `flushWrites` sends what is queued, at the end of the read (of the link,
+    /// or of the program's output) that made it.
     private func write(_ bytes: [UInt8]) {
         var buffer = channel.allocator.buffer(capacity: bytes.count + 1)
         buffer.writeBytes(bytes)
         buffer.writeInteger(UInt8(ascii: "\n"))
-        channel.writeAndFlush(buffer, promise: nil)
+        channel.write(buffer, promise: nil)
+        unflushed = true
+    }
+
+    func flushWrites() {
+        guard unflushed else { return }
+        unflushed = false
+        channel.flush()
+    }
+
+    /// A read of the program's output begins: its answers wait in the outbox until it ends.
+    fileprivate func outputReadStarted() {
+        guard !outputHeld, let outbox else { return }
+        outbox.hold()
+        outputHeld = true
+    }
+
+    /// The read of the program's output ended: its answers go to rpcd, the calls they let through to the program.
+    fileprivate func outputReadEnded() {
+        if outputHeld {
+            outputHeld = false
+            outbox?.release()
+        }
+        flushWrites()
     }
 
     /// Before the declaration: the handler is refused with `reason`.
@@ -372,6 +402,7 @@ final class HandlerProgram: @unchecked Sendable {
     /// Closes the program's standard input: the start of `stop`. On the loop.
     func closeInput() {
         stopping = true
+        flushWrites()
         channel.close(mode: .output, promise: nil)
     }
 }
@@ -393,7 +424,13 @@ private final class HandlerProgramOutput: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        program.outputReadStarted()
         program.received(unwrapInboundIn(data))
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        program.outputReadEnded()
+        context.fireChannelReadComplete()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

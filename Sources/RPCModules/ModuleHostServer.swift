@@ -98,6 +98,7 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if case .serving(_, let outbox) = state { outbox.release() }
+        if case .servingProgram(let program, _) = state { program.flushWrites() }
         context.fireChannelReadComplete()
     }
 
