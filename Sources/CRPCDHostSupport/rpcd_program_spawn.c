@@ -50,7 +50,9 @@ static int spawn(const char *path, char *const *argv, char *const *envp, int std
     /* The child reports a failed step through this pipe (close-on-exec: an exec that succeeds closes it). */
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) return errno;
-    pid_t child = fork();
+    /* A command (NEW_GROUP) starts on every call: vfork spares copying the host's page tables, and the child
+     * only makes system calls on memory prepared here before it execs or exits (no allocation, no return). */
+    pid_t child = new_group ? vfork() : fork();
     if (child < 0) {
         int error = errno;
         close(report[0]);

@@ -95,7 +95,9 @@ final class HandlerCommandRunner: @unchecked Sendable {
         read(errors[0], into: run, token: token, isOutput: false)
         let loop = eventLoop
         let started = pid
-        DispatchQueue.global().async {
+        // A queue of its own, so a thread of its own (an overcommitting one): the global queue's few threads, each
+        // blocked until its command ends, would hold back the ends of every other command behind two long ones.
+        DispatchQueue(label: "rpcd.command-reap").async {
             var signal: Int32 = 0, code: Int32 = 0
             let reaped = rpcd_command_reap(started, &signal, &code)
             loop.execute {

@@ -105,6 +105,18 @@ final class CommandHandlerTests: XCTestCase {
         XCTAssertEqual(try caller.call(requestText("tools.echo", id: 4, params: #"["still here"]"#))["result"], "still here")
     }
 
+    /// Commands that run long hold nothing the others need: each end is waited for on a thread of its own.
+    func testLongCommandsDoNotHoldBackTheEndsOfOthers() throws {
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["tools": Self.tools], handlers: handlers))
+        let sleeper = try RawConnection(.unix(path: daemon.socketPath))
+        for id in 1...4 { try sleeper.sendFrame(requestText("tools.sleep", id: id, params: "[3]")) }
+        usleep(300_000)
+        let caller = try RawConnection(.unix(path: daemon.socketPath))
+        let started = ContinuousClock.now
+        XCTAssertEqual(try caller.call(requestText("tools.echo", id: 9, params: #"["quick"]"#))["result"], "quick")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "answered while four sleeps run")
+    }
+
     func testABrokenCommandSectionIsRefusedNamingItsLine() throws {
         let daemon = try DaemonProcess(DaemonOptions(
             handlerFiles: [
