@@ -117,6 +117,27 @@ final class CommandHandlerTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "answered while four sleeps run")
     }
 
+    /// A command that forks without end is bounded by `TasksMax=` (its host's user's process limit here, where
+    /// there is no pids controller) and ends with its group: rpcd and other calls are untouched.
+    func testAForkBombIsBoundedAndEndsWithItsCall() throws {
+        try XCTSkipUnless(geteuid() == 0, "module hosts run as users of their own, which TasksMax= bounds, only where rpcd is root")
+        let bomb = #"[Command]\#nMethod=bomb\#nExec=/bin/sh -c "b() {{ b | b & }}; b; sleep 1; echo done"\#n[Handler]\#nTasksMax=32\#n"#
+        let daemon = try DaemonProcess(DaemonOptions(handlerFiles: ["tools": Self.tools, "bomb": bomb], handlers: handlers))
+        let caller = try RawConnection(.unix(path: daemon.socketPath))
+        let answer = try caller.call(requestText("bomb.bomb", id: 1))
+        XCTAssertNotNil(answer["result"] ?? answer["error"], "\(answer)")
+        let others = try RawConnection(daemon.tcpEndpoint)
+        XCTAssertEqual(try others.call(requestText("tools.echo", id: 2, params: #"["fine"]"#))["result"], "fine")
+        let deadline = ContinuousClock.now + .seconds(5)
+        var left: [pid_t] = []
+        repeat {
+            left = ProcessTree.all(withCommandLine: "/bin/sh -c b() { b | b & }; b; sleep 1; echo done ")
+            if left.isEmpty { break }
+            usleep(50_000)
+        } while ContinuousClock.now < deadline
+        XCTAssertEqual(left, [], "the bomb's processes were killed with its group")
+    }
+
     func testABrokenCommandSectionIsRefusedNamingItsLine() throws {
         let daemon = try DaemonProcess(DaemonOptions(
             handlerFiles: [
