@@ -673,6 +673,35 @@ class SystemdTests(unittest.TestCase):
         FIGURES["restart_client_calls"] = sum(report["ok"] for report in reports)
         FIGURES["restart_client_resent"] = sum(report["resent"] for report in reports)
 
+    def test_a_restart_keeps_the_sockets_listen_names_and_drops_the_others(self):
+        """The file descriptor store follows rpcd.conf: a Listen= address added is kept from the next restart on,
+        one removed is closed and leaves the store, and a stop followed by a start (two jobs) keeps nothing."""
+        def kept():
+            entries = self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart")
+            return entries[-1]["RPCD_SOCKETS"] if entries else ""
+
+        def connects(port):
+            return self.ns.run("python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)",
+                               check=False).returncode == 0
+
+        self.write(CONFIG_DROPIN, "[Server]\nListen=127.0.0.1:7392\n")
+        self.start()
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        for name in ("listen-/run/rpcd/rpcd.sock", "listen-127.0.0.1%3A7390", "listen-127.0.0.1%3A7392"):
+            self.assertIn(name, kept())
+        self.write(CONFIG_DROPIN, "[Server]\nListen=\nListen=/run/rpcd/rpcd.sock\nListen=127.0.0.1:7390\n")
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertIn("listen-127.0.0.1%3A7392", kept(), "passed once more, then closed")
+        self.assertFalse(connects(7392), "no longer listening")
+        self.assertTrue(connects(7390))
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertNotIn("7392", kept(), "removed from the store")
+        self.assertIn("listen-127.0.0.1%3A7390", kept())
+        self.ns.run("systemctl", "stop", "rpcd.service")
+        self.ns.run("systemctl", "reset-failed", "rpcd.service", check=False)
+        self.start()
+        self.assertEqual(kept(), "", "a stop empties the store")
+
     def test_tls_with_client_certificates_under_the_shipped_unit(self):
         """A tls:// listener as docs/SECURITY.md sets it up: the key readable by group rpcd only, read by the
         unit's user inside its sandbox; a client named by its certificate may change state; a renewed
