@@ -264,18 +264,27 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             if !holdsFlushes { flushIfPending() }
         case .close:
             connection.logger.debug("Closing connection for shutdown")
-            // The last reply may be held for the end of a burst or a gathering that the close would cut short.
+            // The last reply may be held for the end of a burst or a gathering that the close would cut short;
+            // and a close fails the writes the socket has not taken yet, so it waits for them (an empty write
+            // completes after every write before it).
             flushIfPending()
-            guard output.framing == .lengthPrefixed else { return context.close(promise: nil) }
-            // The output first: the client reads every reply, then its end of file, and closes; what it sent
-            // meanwhile is read and dropped, so no unread input turns the close into a reset that could
-            // overtake the replies. A client that does not close is closed after `HTTPConnectionRefusal.linger`.
-            let closed = context.eventLoop.makePromise(of: Void.self)
-            context.close(mode: .output, promise: closed)
+            // On HTTP, what it writes are responses, and NIO's pipeline handler ends the connection after the last.
+            guard output.framing != .messages else { return context.close(promise: nil) }
             let channel = context.channel
-            closed.futureResult.whenComplete { result in
-                guard case .success = result else { return channel.close(promise: nil) }
-                channel.eventLoop.scheduleTask(in: HTTPConnectionRefusal.linger) { channel.close(promise: nil) }
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
+            let framing = output.framing
+            written.futureResult.whenComplete { [weak self] _ in
+                guard framing == .lengthPrefixed, let context = self?.context else { return channel.close(promise: nil) }
+                // The output first: the client reads every reply, then its end of file, and closes; what it sent
+                // meanwhile is read and dropped, so no unread input turns the close into a reset that could
+                // overtake the replies. One that does not close is closed after `HTTPConnectionRefusal.linger`.
+                let closed = context.eventLoop.makePromise(of: Void.self)
+                context.close(mode: .output, promise: closed)
+                closed.futureResult.whenComplete { result in
+                    guard case .success = result else { return channel.close(promise: nil) }
+                    channel.eventLoop.scheduleTask(in: HTTPConnectionRefusal.linger) { channel.close(promise: nil) }
+                }
             }
         }
     }
