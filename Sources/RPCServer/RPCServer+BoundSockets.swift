@@ -60,6 +60,14 @@ extension RPCServer {
         return kept.socketAddress == address
     }
 
+    /// Whether clients can still reach a kept socket: a Unix socket's file may have been removed meanwhile
+    /// (the socket then serves nobody, and a new one is bound in its place); a TCP socket always can.
+    static func isReachable(_ kept: RPCEndpoint) -> Bool {
+        guard let path = kept.unixPath else { return true }
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+    }
+
     /// A new stream socket bound to `address` and listening (close-on-exec, non-blocking, `SO_REUSEADDR`, a
     /// backlog of 1024), as NIO's bind would make it; the caller owns the descriptor.
     static func listeningSocket(at address: SocketAddress) throws -> Int32 {

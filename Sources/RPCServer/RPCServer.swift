@@ -124,7 +124,7 @@ package final class RPCServer: Service, Sendable {
             }
             var kept = try configuration.keptSockets.map { (descriptor: $0, endpoint: try Self.localEndpoint(of: $0)) }
             for endpoint in plan.bind {
-                if let index = kept.firstIndex(where: { Self.sameAddress($0.endpoint, endpoint) }) {
+                if let index = kept.firstIndex(where: { Self.sameAddress($0.endpoint, endpoint) && Self.isReachable($0.endpoint) }) {
                     bound.append(try await adopt(kept.remove(at: index).descriptor, as: endpoint))
                 } else {
                     bound.append(try await bind(endpoint))

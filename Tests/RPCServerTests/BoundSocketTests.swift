@@ -5,7 +5,7 @@ import NIOCore
 import NIOPosix
 import RPCCore
 import RPCProtocol
-import RPCServer
+@testable import RPCServer
 import RPCWire
 import ServiceLifecycle
 import Synchronization
@@ -120,6 +120,31 @@ final class BoundSocketTests: XCTestCase {
         XCTAssertEqual(report.unused, [unused])
         XCTAssertEqual(fcntl(unused, F_GETFD), -1, "closed")
         XCTAssertEqual(try Self.ping(port: port), #"{"jsonrpc":"2.0","result":"pong","id":1}"#)
+        server.initiateShutdown()
+        try await group.shutdownGracefully()
+    }
+
+    /// A kept Unix socket whose file was removed meanwhile serves nobody: it is dropped and the path bound anew.
+    func testAKeptUnixSocketWhoseFileIsGoneIsReplaced() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-kept-\(getpid()).sock").path
+        let kept = try RPCServer.listeningSocket(at: try SocketAddress(unixDomainSocketPath: path))
+        XCTAssertEqual(unlink(path), 0)
+        defer { unlink(path) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let statistics = RPCStatistics()
+        let reported = Mutex<(serving: [Int32], unused: [Int32])?>(nil)
+        var configuration = RPCServer.Configuration(listen: [.unix(path: path)])
+        configuration.keptSockets = [kept]
+        configuration.keepSockets = { serving, unused in reported.withLock { $0 = (serving.map(\.descriptor), unused) } }
+        let server = RPCServer(
+            configuration: configuration,
+            router: RPCRouter(registry: try RPCServiceRegistry(services: []), parser: RPCEnvelopeParser(), statistics: statistics),
+            state: RPCServerState(), group: group, logger: Logger(label: "test"))
+        try await server.start()
+        let report = try XCTUnwrap(reported.withLock { $0 })
+        XCTAssertEqual(report.unused, [kept])
+        XCTAssertEqual(report.serving.count, 1)
+        XCTAssertTrue(RPCServer.isReachable(.unix(path: path)), "bound anew")
         server.initiateShutdown()
         try await group.shutdownGracefully()
     }
