@@ -673,8 +673,10 @@ class SystemdTests(unittest.TestCase):
         for report in reports:
             for key, value in report["acknowledged"].items():
                 self.assertEqual(json.loads(self.rpcctl("call", "kv.get", key).stdout), value, key)
-        kept = self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart")
-        self.assertTrue(kept, "the new rpcd served the sockets of the store")
+        kept = self.ns.wait_for(
+            lambda: self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart"),
+            timeout=10, what="the new rpcd to serve the sockets of the store")
+        self.assertIn("listen-127.0.0.1%3A7390", kept[-1]["RPCD_SOCKETS"])
         FIGURES["restart_s_max"] = round(max(durations), 2)
         FIGURES["restart_client_max_gap_ms"] = max(report["max_gap_ms"] for report in reports)
         FIGURES["restart_client_max_call_ms"] = max(report["max_call_ms"] for report in reports)
@@ -685,7 +687,10 @@ class SystemdTests(unittest.TestCase):
         """The file descriptor store follows rpcd.conf: a Listen= address added is kept from the next restart on,
         one removed is closed and leaves the store, and a stop followed by a start (two jobs) keeps nothing."""
         def kept():
-            entries = self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart")
+            # The entry comes before READY=1, which rpcd's "Started" follows: once journald has that, it has both.
+            pid = f"_PID={self.main_pid()}"
+            self.ns.wait_for(lambda: self.journal(pid, "MESSAGE=Started"), timeout=10, what="rpcd's Started entry")
+            entries = self.journal(pid, "MESSAGE=Listening sockets kept across the restart")
             return entries[-1]["RPCD_SOCKETS"] if entries else ""
 
         def connects(port):
