@@ -375,7 +375,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             withinReadBurst = true
             phase = .draining(turnStarted: started, withinReadBurst: true)
         }
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(), let frame = popWaitingFrame() {
+        // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
+        while shutdown.phase == .serving, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
+            let frame = popWaitingFrame()
+        {
             process(frame, context: context)
         }
         if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }

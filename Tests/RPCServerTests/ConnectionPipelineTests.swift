@@ -272,6 +272,22 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged(to: .unixSocket()), 0, "refused frames give back what they held")
     }
 
+    /// `rpc.cancel` still runs while stopping: it ends an accepted call sooner, and the connection closes.
+    func testACancellationReadWhileStoppingStillRuns() throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SleepEchoService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpc.cancel","params":[1],"id":2}"#))
+        let frames = try outboundFrames()
+        XCTAssertEqual(frames.first, #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#)
+        XCTAssertTrue(frames.contains(#"{"jsonrpc":"2.0","result":true,"id":2}"#), "\(frames)")
+        XCTAssertTrue(frames.contains { $0.contains("-32011") && $0.contains(#""id":1"#) }, "\(frames)")
+        channel.embeddedEventLoop.run()
+        XCTAssertFalse(channel.isActive)
+    }
+
     func testStoppingAQuietConnectionSaysNothingWasAcceptedAndCloses() throws {
         try makeChannel()
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
