@@ -14,8 +14,10 @@ import RPCWire
 /// down instead of flooding memory or being sent errors. What a frame holds of the peer's account
 /// (`PeerAccount`, charged by `FrameReceiver`) is given back once its calls are answered; while they run, the
 /// message keeps only what its calls use of the frame (`RPCMessage.retainingOnlyWhatCallsUse`). The handler
-/// also ends the connection when it is idle with nothing in flight (on `IdleTimeoutHandler`'s event) and when
-/// the server quiesces (once the last call has been answered).
+/// also ends the connection when it is idle with nothing in flight (on `IdleTimeoutHandler`'s event), and
+/// when the server quiesces it stops as `ConnectionShutdown` says: what waits or arrives from then on is
+/// refused (-32006), the client is told which of its calls were accepted (`rpc.goingAway`), and once the last
+/// of those is answered the connection closes.
 ///
 /// What it writes is charged to the peer's account too, until the socket has taken it: a reply the account
 /// cannot cover ends the connection (redis' `client-output-buffer-limit`), and a peer that takes nothing for
@@ -63,8 +65,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Between `gatherWrites` and `flushGathered`: replies that complete meanwhile (a module host's answers of
     /// one read of its link) wait for the latter to be flushed together, whatever the phase.
     private var gathering = false
-    /// The server is stopping: no more reading, and the connection closes once the last call is answered.
-    private var quiescing = false
+    /// Where the connection is in the server's shutdown: which messages were accepted, what to refuse.
+    private var shutdown = ConnectionShutdown()
     /// Replies and events written, charged until the socket takes them.
     private let output: ChargedOutput
     /// A drain of the waiting frames is scheduled for the next turn.
@@ -143,9 +145,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        // Stopping (PROTOCOL.md §4, "Shutdown"): no more reads are asked for, but one asked for before still
-        // delivers; what it brings is not run and gets no reply, as if it had never been read.
-        guard !quiescing else { return account.release(frame.readableBytes) }
+        // Stopping (PROTOCOL.md §4, "Shutdown"): what arrives is not run; it is answered -32006 while the output
+        // is open, and read on regardless, so that nothing unread makes the close a reset.
+        guard shutdown.phase == .serving else { return refuse(frame, context: context) }
         if case .idle = phase {
             let now = context.eventLoop.now
             phase = .reading(turnStarted: now)
@@ -189,8 +191,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             connection.logger.debug("Closing idle connection")
             context.close(promise: nil)
         case is ChannelShouldQuiesceEvent:
-            quiescing = true
-            closeIfQuiescedAndQuiet()
+            for action in shutdown.stop(quiet: isQuiet) { perform(action, context: context) }
+            if readHeld && hasRoom {
+                readHeld = false
+                context.read()
+            }
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -217,14 +222,71 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Whether to read more: room for calls, nothing queued, and the peer reading its replies. A peer that
     /// stops reading fills the socket, then NIO's outbound buffer to its high-water mark; from then on nothing
     /// more of its input is read or run until it drains, so it cannot make rpcd hold replies without bound.
+    /// While stopping, what is read is refused rather than run, so only the peer's reading holds it back.
     private var hasRoom: Bool {
-        callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && !quiescing && (context?.channel.isWritable ?? true)
+        let writable = context?.channel.isWritable ?? true
+        guard shutdown.phase == .serving else { return writable || shutdown.phase == .closed }
+        return callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && writable
     }
     private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
 
     private func process(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         let parsed = parse(frame)
+        shutdown.accept(parsed.message)
         run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
+    }
+
+    /// A frame read while stopping: not run, answered -32006 while the output is open (`ConnectionShutdown`).
+    /// An `rpc.cancel` still runs: it reaches only calls of this connection, and ends them sooner.
+    private func refuse(_ frame: ByteBuffer, context: ChannelHandlerContext) {
+        let size = frame.readableBytes
+        guard shutdown.phase == .stopping else { return account.release(size) }
+        let message = router.parser.parse(frame)
+        if message.isCancellation {
+            return run(message, frameSize: size, charge: 0, context: context)
+        }
+        account.release(size)
+        if let reply = ConnectionShutdown.refusal(of: message) {
+            _ = output.write(reply, to: context, holding: 0)
+            if !holdsFlushes { flushIfPending() }
+        }
+    }
+
+    private func perform(_ action: ConnectionShutdown.Action, context: ChannelHandlerContext) {
+        switch action {
+        case .refuseWaiting:
+            while let frame = popWaitingFrame() { refuse(frame, context: context) }
+        case .announce(let accepted, let lastID):
+            // An HTTP exchange has no place for it: NIO's pipeline handler ends the connection after the
+            // response in progress, saying `Connection: close`.
+            guard output.framing != .messages else { return }
+            _ = output.write(ConnectionShutdown.goingAway(accepted: accepted, lastID: lastID), to: context, force: true)
+            if !holdsFlushes { flushIfPending() }
+        case .close:
+            connection.logger.debug("Closing connection for shutdown")
+            // The last reply may be held for the end of a burst or a gathering that the close would cut short;
+            // and a close fails the writes the socket has not taken yet, so it waits for them (an empty write
+            // completes after every write before it).
+            flushIfPending()
+            // On HTTP, what it writes are responses, and NIO's pipeline handler ends the connection after the last.
+            guard output.framing != .messages else { return context.close(promise: nil) }
+            let channel = context.channel
+            let written = context.eventLoop.makePromise(of: Void.self)
+            context.writeAndFlush(NIOAny(ByteBuffer()), promise: written)
+            let framing = output.framing
+            written.futureResult.whenComplete { [weak self] _ in
+                guard framing == .lengthPrefixed, let context = self?.context else { return channel.close(promise: nil) }
+                // The output first: the client reads every reply, then its end of file, and closes; what it sent
+                // meanwhile is read and dropped, so no unread input turns the close into a reset that could
+                // overtake the replies. One that does not close is closed after `HTTPConnectionRefusal.linger`.
+                let closed = context.eventLoop.makePromise(of: Void.self)
+                context.close(mode: .output, promise: closed)
+                closed.futureResult.whenComplete { result in
+                    guard case .success = result else { return channel.close(promise: nil) }
+                    channel.eventLoop.scheduleTask(in: HTTPConnectionRefusal.linger) { channel.close(promise: nil) }
+                }
+            }
+        }
     }
 
     /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
@@ -313,7 +375,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             withinReadBurst = true
             phase = .draining(turnStarted: started, withinReadBurst: true)
         }
-        while callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(), let frame = popWaitingFrame() {
+        // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
+        while shutdown.phase == .serving, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
+            let frame = popWaitingFrame()
+        {
             process(frame, context: context)
         }
         if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
@@ -380,11 +445,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private func closeIfQuiescedAndQuiet() {
-        guard quiescing, isQuiet, let context else { return }
-        connection.logger.debug("Closing connection for shutdown")
-        // The last reply may be held for the end of a burst or a gathering that the close would cut short.
-        flushIfPending()
-        context.close(promise: nil)
+        guard let context, let action = shutdown.answered(quiet: isQuiet) else { return }
+        perform(action, context: context)
     }
 }
 

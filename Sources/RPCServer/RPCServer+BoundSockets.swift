@@ -33,6 +33,73 @@ extension RPCServer {
         }
     }
 
+    /// Serves a kept socket (`Configuration.keptSockets`) as the `Listen=` entry bound to its address says,
+    /// scheme and all: the kernel knows no schemes, so a socket kept for `127.0.0.1:7390` serves
+    /// `tls://127.0.0.1:7390` after rpcd.conf changed so.
+    func adopt(_ descriptor: Int32, as endpoint: RPCEndpoint) async throws -> Listener {
+        try requireTLSContext(for: endpoint)
+        let quiescing = ServerQuiescingHelper(group: group)
+        var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
+        if endpoint.tcpAddress != nil {
+            bootstrap = Self.withTCPOptions(bootstrap)
+        }
+        do {
+            let channel = try await bootstrap.withBoundSocket(descriptor).get()
+            return Listener(endpoint: endpoint, channel: channel, quiescing: quiescing, ownSocket: descriptor)
+        } catch {
+            throw RPCServerError(
+                endpoint: endpoint, reason: "cannot serve kept socket \(descriptor): \(error)", errno: (error as? IOError)?.errnoCode)
+        }
+    }
+
+    /// Whether a kept socket, bound to `kept` (plain, as the kernel reports it), can serve `endpoint`: the same
+    /// Unix socket path, or the same IP address and port (not port 0, which asks for a new one).
+    static func sameAddress(_ kept: RPCEndpoint, _ endpoint: RPCEndpoint) -> Bool {
+        if let path = endpoint.unixPath { return kept.unixPath == path }
+        guard let address = endpoint.socketAddress, address.port != 0 else { return false }
+        return kept.socketAddress == address
+    }
+
+    /// Whether clients can still reach a kept socket: a Unix socket's file may have been removed meanwhile
+    /// (the socket then serves nobody, and a new one is bound in its place); a TCP socket always can.
+    static func isReachable(_ kept: RPCEndpoint) -> Bool {
+        guard let path = kept.unixPath else { return true }
+        var status = stat()
+        return lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFSOCK
+    }
+
+    /// A new stream socket bound to `address` and listening (close-on-exec, non-blocking, `SO_REUSEADDR`, a
+    /// backlog of 1024), as NIO's bind would make it; the caller owns the descriptor.
+    static func listeningSocket(at address: SocketAddress) throws -> Int32 {
+        let family: Int32
+        switch address {
+        case .v4: family = AF_INET
+        case .v6: family = AF_INET6
+        case .unixDomainSocket: family = AF_UNIX
+        }
+        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard descriptor >= 0 else { throw IOError(errnoCode: errno, reason: "socket") }
+        var one: Int32 = 1
+        let ok = (family == AF_UNIX || setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size)) == 0)
+            && address.withSockAddr({ bind(descriptor, $0, socklen_t($1)) }) == 0
+            && listen(descriptor, 1024) == 0
+        guard ok else {
+            let failure = IOError(errnoCode: errno, reason: "bind")
+            close(descriptor)
+            throw failure
+        }
+        return descriptor
+    }
+
+    /// Removes a socket file left at `path` by an earlier run, as NIO's `cleanupExistingSocketFile` does; any
+    /// other kind of file stays, and binding then fails naming it.
+    static func removeStaleSocketFile(at path: String) throws {
+        var status = stat()
+        guard lstat(path, &status) == 0 else { return }
+        guard status.st_mode & S_IFMT == S_IFSOCK else { return }
+        guard unlink(path) == 0 || errno == ENOENT else { throw IOError(errnoCode: errno, reason: "unlink \(path)") }
+    }
+
     /// A passed socket's endpoint (plain `.tcp` or `.unix`, as the kernel reports it) as the `Listen=` entry
     /// with its address says to serve it: `http://` or `http+unix:` makes it an HTTP listener. The kernel
     /// knows no schemes, so rpcd.socket's `ListenStream=127.0.0.1:7380` serves HTTP beside

@@ -44,6 +44,16 @@ package final class RPCServer: Service, Sendable {
         /// Listening stream sockets opened by someone else (systemd's socket activation), served as they are:
         /// nothing is bound for them, and the server owns and closes them.
         package var boundSockets: [Int32]
+        /// Listening sockets an earlier run bound for `Listen=` and had kept while it restarted (systemd's file
+        /// descriptor store): each serves the `Listen=` entry bound to its address, with that entry's scheme,
+        /// instead of a socket bound anew, so the address never stops listening. The server owns them; one no
+        /// entry names is closed (and reported to `keepSockets`).
+        package var keptSockets: [Int32] = []
+        /// Told once every listener is bound, before the first connection is served: the sockets serving
+        /// `Listen=` entries (bound by this run, or kept), with descriptors valid until the server closes them,
+        /// and the kept sockets no entry names (closed already, their numbers as given). The daemon keeps the
+        /// former for its next run and forgets the latter (`ListenerStore`).
+        package var keepSockets: (@Sendable (_ serving: [(endpoint: RPCEndpoint, descriptor: Int32)], _ unused: [Int32]) -> Void)?
 
         package init(
             listen: [RPCEndpoint], boundSockets: [Int32] = [], tls: TLSServerContext? = nil,
@@ -75,6 +85,9 @@ package final class RPCServer: Service, Sendable {
         let endpoint: RPCEndpoint
         let channel: any Channel
         let quiescing: ServerQuiescingHelper
+        /// The listening socket's descriptor, for a listener serving a `Listen=` entry (bound here, or kept);
+        /// nil for a socket systemd passed, which its socket unit keeps.
+        var ownSocket: Int32? = nil
     }
 
     /// `whenListening` runs once `run()` has bound every listener, before the first connection is served
@@ -109,9 +122,17 @@ package final class RPCServer: Service, Sendable {
             for endpoint in plan.covered {
                 logger.notice("Listen= address served by another listener", metadata: [LogField.listener: "\(endpoint)"])
             }
+            var kept = try configuration.keptSockets.map { (descriptor: $0, endpoint: try Self.localEndpoint(of: $0)) }
             for endpoint in plan.bind {
-                bound.append(try await bind(endpoint))
+                if let index = kept.firstIndex(where: { Self.sameAddress($0.endpoint, endpoint) && Self.isReachable($0.endpoint) }) {
+                    bound.append(try await adopt(kept.remove(at: index).descriptor, as: endpoint))
+                } else {
+                    bound.append(try await bind(endpoint))
+                }
             }
+            for socket in kept { close(socket.descriptor) }
+            configuration.keepSockets?(
+                bound.compactMap { listener in listener.ownSocket.map { (listener.endpoint, $0) } }, kept.map(\.descriptor))
         } catch {
             for listener in bound { try? await listener.channel.close() }
             throw error
@@ -188,29 +209,42 @@ package final class RPCServer: Service, Sendable {
         for channel in openChannels.withLock({ Array($0.values) }) { channel.close(promise: nil) }
     }
 
+    /// A `tls://` or `https://` endpoint needs the TLS context.
+    func requireTLSContext(for endpoint: RPCEndpoint) throws {
+        guard endpoint.isTLS, configuration.tls == nil else { return }
+        throw RPCServerError(
+            endpoint: endpoint, reason: "a tls:// or https:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
+            errno: nil)
+    }
+
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {
-        if endpoint.isTLS, configuration.tls == nil {
-            throw RPCServerError(
-                endpoint: endpoint, reason: "a tls:// or https:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
-                errno: nil)
-        }
+        try requireTLSContext(for: endpoint)
         let quiescing = ServerQuiescingHelper(group: group)
-        let bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
+        var bootstrap = makeBootstrap(quiescing: quiescing, endpoint: endpoint)
         do {
-            let channel: any Channel
+            // The socket is made here rather than by NIO's bind, so that its descriptor is known: a restart keeps
+            // it (`Configuration.keepSockets`).
+            let descriptor: Int32
             if let (host, port) = endpoint.tcpAddress {
-                channel = try await Self.withTCPOptions(bootstrap).bind(host: host, port: port).get()
+                bootstrap = Self.withTCPOptions(bootstrap)
+                descriptor = try Self.listeningSocket(at: try SocketAddress.makeAddressResolvingHost(host, port: port))
             } else if let path = endpoint.unixPath {
                 try Self.prepareSocketDirectory(for: path)
-                channel = try await bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).get()
+                try Self.removeStaleSocketFile(at: path)
+                descriptor = try Self.listeningSocket(at: try SocketAddress(unixDomainSocketPath: path))
                 // Every local user may connect, as every local user may reach a loopback TCP listener; what each
                 // may call is for the access rules to say, by the peer's credentials (docs/SECURITY.md).
-                guard chmod(path, 0o666) == 0 else { throw IOError(errnoCode: errno, reason: "chmod \(path)") }
+                guard chmod(path, 0o666) == 0 else {
+                    let failure = IOError(errnoCode: errno, reason: "chmod \(path)")
+                    close(descriptor)
+                    throw failure
+                }
             } else {
                 preconditionFailure("an endpoint is TCP or a Unix socket")
             }
+            let channel = try await bootstrap.withBoundSocket(descriptor).get()
             let actual = channel.localAddress?.port.map { endpoint.withPort($0) } ?? endpoint
-            return Listener(endpoint: actual, channel: channel, quiescing: quiescing)
+            return Listener(endpoint: actual, channel: channel, quiescing: quiescing, ownSocket: descriptor)
         } catch {
             throw RPCServerError(endpoint: endpoint, reason: "\(error)", errno: (error as? IOError)?.errnoCode)
         }

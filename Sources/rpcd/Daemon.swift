@@ -14,6 +14,7 @@ import RPCCore
 import RPCLogging
 import RPCMetrics
 import RPCModules
+import RPCProtocol
 import RPCServer
 import RPCSystemd
 import RPCTLS
@@ -30,8 +31,9 @@ struct Daemon {
     let logger: Logger
     let logLevel: LogLevelControl
     let notifier: any ServiceNotifier
-    /// Sockets systemd opened for rpcd. They are served as they are, and every `Listen=` address none of them
-    /// holds is bound as well.
+    /// Sockets systemd passed to rpcd: a socket unit's, served as they are (every `Listen=` address none of
+    /// them holds is bound as well), and those an earlier run kept in the file descriptor store
+    /// (`ListenerStore`), each serving again the `Listen=` entry bound to its address.
     let activatedSockets: [ActivatedSocket]
     /// The context of the `tls://` listeners (`TLSSetup`), re-read on reload; nil without such a listener.
     let tls: TLSServerContext?
@@ -76,15 +78,37 @@ struct Daemon {
             maxReplySize: settings.limits.maxFrameSize, events: host.events)
         host.commit(generation)
 
-        if !activatedSockets.isEmpty {
+        let passed = activatedSockets.filter { !ListenerStore.isStored($0) }
+        let kept = activatedSockets.filter(ListenerStore.isStored)
+        if !passed.isEmpty {
             logger.notice(
                 "Socket activated",
-                metadata: [LogField.sockets: "\(activatedSockets.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
+                metadata: [LogField.sockets: "\(passed.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
+        }
+        if !kept.isEmpty {
+            logger.notice(
+                "Listening sockets kept across the restart",
+                metadata: [LogField.sockets: "\(kept.map { "\($0.name)(fd \($0.descriptor))" }.joined(separator: ","))"])
         }
         let status = DaemonStatus(router: router, listeners: { state.listeners })
         var serverConfiguration = RPCServer.Configuration(
-            listen: settings.listen, boundSockets: activatedSockets.map(\.descriptor), tls: tls, limits: settings.limits,
+            listen: settings.listen, boundSockets: passed.map(\.descriptor), tls: tls, limits: settings.limits,
             http: settings.http, shutdownGracePeriod: settings.shutdownGracePeriod)
+        // Every listener of Listen= goes into systemd's file descriptor store, so that a restart finds it bound
+        // and listening (docs/OPERATIONS.md, "Restarts and upgrades"); one rpcd.conf no longer names leaves it.
+        serverConfiguration.keptSockets = kept.map(\.descriptor)
+        serverConfiguration.keepSockets = { [logger] serving, unused in
+            for (endpoint, descriptor) in serving {
+                let address = endpoint.unixPath ?? endpoint.tcpAddress.map { RPCEndpoint.tcp(host: $0.host, port: $0.port).description } ?? ""
+                if case .failed(let error) = ListenerStore.keep(descriptor, name: ListenerStore.name(forAddress: address)) {
+                    logger.warning(
+                        "Listening socket not kept for restarts", metadata: [LogField.listener: "\(endpoint)", LogField.error: "\(error)"])
+                }
+            }
+            for socket in kept where unused.contains(socket.descriptor) {
+                ListenerStore.remove(name: socket.name)
+            }
+        }
         // Prometheus scrapes GET /metrics on the HTTP listeners, allowed to whoever may call rpcd.metrics
         // (docs/OPERATIONS.md#metrics): the same exposition as `rpcd.metrics format=prometheus`.
         if settings.metrics {

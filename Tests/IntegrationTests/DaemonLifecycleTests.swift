@@ -10,15 +10,25 @@ final class DaemonLifecycleTests: XCTestCase {
         try connection.sendFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[500],"id":1}"#)
         XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["id"], 0, "the sleep is in flight")
         kill(daemon.process.processIdentifier, SIGTERM)
+        Self.assertGoingAway(try connection.receiveJSON(), lastID: 0, accepted: 2)
         XCTAssertEqual(try connection.receiveJSON()["result"], "done", "answered before the connection closes")
         XCTAssertTrue(connection.isClosedByPeer())
         XCTAssertEqual(daemon.waitForExit(), 0, daemon.stderr)
         XCTAssertThrowsError(try RawConnection(daemon.tcpEndpoint), "no longer listening")
     }
 
-    /// PROTOCOL.md "Shutdown": once rpcd is stopping, a frame it reads (the read was asked for before) is not
-    /// run, even on a connection whose call in flight keeps it open (issue 40: a ping 100 ms after SIGTERM was
-    /// answered); the call in flight is.
+    /// `rpc.goingAway` (PROTOCOL.md "Shutdown"): the first `accepted` messages ran, the last of them with an id
+    /// had `lastID`.
+    private static func assertGoingAway(_ message: JSONValue, lastID: JSONValue, accepted: Int, line: UInt = #line) {
+        XCTAssertEqual(message["method"], "rpc.goingAway", "\(message)", line: line)
+        XCTAssertNil(message["id"], line: line)
+        XCTAssertEqual(message["params"]?["lastId"], lastID, line: line)
+        XCTAssertEqual(message["params"]?["accepted"], .number(Double(accepted)), line: line)
+    }
+
+    /// PROTOCOL.md "Shutdown": once rpcd is stopping, a frame it reads is not run but answered -32006, even on
+    /// a connection whose call in flight keeps it open (issue 40: a ping 100 ms after SIGTERM was answered);
+    /// the call in flight is.
     func testAFrameSentAfterStoppingBeganIsNotRun() throws {
         let daemon = try DaemonProcess(DaemonOptions(modules: ["echo"]))
         let connection = try RawConnection(daemon.tcpEndpoint)
@@ -32,19 +42,24 @@ final class DaemonLifecycleTests: XCTestCase {
         let deadline = Date().addingTimeInterval(10)
         while (try? RawConnection(daemon.tcpEndpoint)) != nil, Date() < deadline { usleep(10_000) }
         usleep(100_000)
+        Self.assertGoingAway(try connection.receiveJSON(), lastID: 0, accepted: 2)
         try connection.sendFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)
-        XCTAssertEqual(try connection.receiveJSON()["id"], 1, "the call in flight is answered, the ping is not")
+        let refused = try connection.receiveJSON()
+        XCTAssertEqual(refused["id"], 2)
+        XCTAssertEqual(refused["error"]?["code"], -32006, "the ping did not run")
+        XCTAssertEqual(try connection.receiveJSON()["id"], 1, "the call in flight is answered")
         XCTAssertTrue(connection.isClosedByPeer())
         XCTAssertEqual(daemon.waitForExit(), 0, daemon.stderr)
     }
 
-    /// PROTOCOL.md "Shutdown": a connection with nothing in flight is closed at once, without a reply to
-    /// anything; the client tells a stop from a reply by the end of the stream.
-    func testSIGTERMClosesAnIdleConnectionWithoutAReply() throws {
+    /// PROTOCOL.md "Shutdown": a connection with nothing in flight is told what was accepted and closed at
+    /// once.
+    func testSIGTERMClosesAnIdleConnectionAfterSayingWhatWasAccepted() throws {
         let daemon = try DaemonProcess()
         let connection = try RawConnection(daemon.tcpEndpoint)
         XCTAssertEqual(try connection.call(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":0}"#)["result"], "pong")
         kill(daemon.process.processIdentifier, SIGTERM)
+        Self.assertGoingAway(try connection.receiveJSON(), lastID: 0, accepted: 1)
         XCTAssertTrue(connection.isClosedByPeer())
         XCTAssertEqual(daemon.waitForExit(), 0)
     }

@@ -5,9 +5,10 @@ import NIOCore
 import NIOPosix
 import RPCCore
 import RPCProtocol
-import RPCServer
+@testable import RPCServer
 import RPCWire
 import ServiceLifecycle
+import Synchronization
 import XCTest
 
 #if canImport(Glibc)
@@ -88,6 +89,63 @@ final class BoundSocketTests: XCTestCase {
 
         await services.triggerGracefulShutdown()
         try await running.value
+        try await group.shutdownGracefully()
+    }
+
+    /// A restart's kept sockets (systemd's file descriptor store): the one bound to a `Listen=` address serves it,
+    /// with that entry's scheme; one no entry names is closed; both are reported, with what was bound anew.
+    func testKeptSocketsServeTheirListenEntryAndTheOthersAreClosed() async throws {
+        let (kept, port) = try listeningSocket()
+        let (unused, _) = try listeningSocket()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let state = RPCServerState()
+        let statistics = RPCStatistics()
+        let reported = Mutex<(serving: [RPCEndpoint: Int32], unused: [Int32])?>(nil)
+        var configuration = RPCServer.Configuration(listen: [.tcp(host: "127.0.0.1", port: port), .tcp(host: "127.0.0.1", port: 0)])
+        configuration.keptSockets = [kept, unused]
+        configuration.keepSockets = { serving, unused in
+            reported.withLock { $0 = (Dictionary(uniqueKeysWithValues: serving.map { ($0.endpoint, $0.descriptor) }), unused) }
+        }
+        let server = RPCServer(
+            configuration: configuration,
+            router: RPCRouter(
+                registry: try RPCServiceRegistry(services: [DaemonService(state: state, statistics: statistics)]),
+                parser: RPCEnvelopeParser(), statistics: statistics),
+            state: state, group: group, logger: Logger(label: "test"))
+        let endpoints = try await server.start()
+        XCTAssertEqual(endpoints.count, 2)
+        let report = try XCTUnwrap(reported.withLock { $0 })
+        XCTAssertEqual(report.serving[.tcp(host: "127.0.0.1", port: port)], kept, "served through the kept socket")
+        XCTAssertEqual(report.serving.count, 2, "the port-0 entry was bound anew, and is reported to be kept too")
+        XCTAssertEqual(report.unused, [unused])
+        XCTAssertEqual(fcntl(unused, F_GETFD), -1, "closed")
+        XCTAssertEqual(try Self.ping(port: port), #"{"jsonrpc":"2.0","result":"pong","id":1}"#)
+        server.initiateShutdown()
+        try await group.shutdownGracefully()
+    }
+
+    /// A kept Unix socket whose file was removed meanwhile serves nobody: it is dropped and the path bound anew.
+    func testAKeptUnixSocketWhoseFileIsGoneIsReplaced() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("rpcd-kept-\(getpid()).sock").path
+        let kept = try RPCServer.listeningSocket(at: try SocketAddress(unixDomainSocketPath: path))
+        XCTAssertEqual(unlink(path), 0)
+        defer { unlink(path) }
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let statistics = RPCStatistics()
+        let reported = Mutex<(serving: [Int32], unused: [Int32])?>(nil)
+        var configuration = RPCServer.Configuration(listen: [.unix(path: path)])
+        configuration.keptSockets = [kept]
+        configuration.keepSockets = { serving, unused in reported.withLock { $0 = (serving.map(\.descriptor), unused) } }
+        let server = RPCServer(
+            configuration: configuration,
+            router: RPCRouter(registry: try RPCServiceRegistry(services: []), parser: RPCEnvelopeParser(), statistics: statistics),
+            state: RPCServerState(), group: group, logger: Logger(label: "test"))
+        try await server.start()
+        let report = try XCTUnwrap(reported.withLock { $0 })
+        XCTAssertEqual(report.unused, [kept])
+        XCTAssertEqual(report.serving.count, 1)
+        XCTAssertTrue(RPCServer.isReachable(.unix(path: path)), "bound anew")
+        server.initiateShutdown()
         try await group.shutdownGracefully()
     }
 

@@ -222,7 +222,10 @@ final class ConnectionPipelineTests: XCTestCase {
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         XCTAssertTrue(channel.isActive)
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
-        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+        XCTAssertEqual(try outboundFrames(), [
+            #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#,
+            #"{"jsonrpc":"2.0","result":"done","id":1}"#,
+        ])
         XCTAssertFalse(channel.isActive)
     }
 
@@ -233,7 +236,62 @@ final class ConnectionPipelineTests: XCTestCase {
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).gatherWrites()
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
-        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":1}"#])
+        XCTAssertEqual(try outboundFrames(), [
+            #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#,
+            #"{"jsonrpc":"2.0","result":"done","id":1}"#,
+        ])
+        XCTAssertFalse(channel.isActive)
+    }
+
+    /// Stopping (PROTOCOL.md §4, "Shutdown"): the client is told at once which of its messages were accepted;
+    /// a frame waiting for a call slot, and whatever arrives later, is answered -32006 (did not run), a batch
+    /// with one error per entry with an id; the accepted call is answered, then the connection closes.
+    func testStoppingNamesTheCutAndRefusesWhatCameAfterIt() throws {
+        try makeChannel(maxCallsPerConnection: 1)
+        var input = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":"a"}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"rpcd.ping"}"#)
+        try channel.writeInbound(input)
+        XCTAssertEqual(try outboundFrames(), [])
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        XCTAssertEqual(try outboundFrames(), [
+            #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":"a","accepted":1}}"#,
+            #"{"jsonrpc":"2.0","error":{"code":-32006,"message":"Server shutting down"},"id":2}"#,
+        ])
+        var later = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpcd.ping","id":3}"#)
+        later.writeLengthPrefixedFrame(#"[{"jsonrpc":"2.0","method":"rpcd.ping","id":4},{"jsonrpc":"2.0","method":"rpcd.ping"}]"#)
+        try channel.writeInbound(later)
+        XCTAssertEqual(try outboundFrames(), [
+            #"{"jsonrpc":"2.0","error":{"code":-32006,"message":"Server shutting down"},"id":3}"#,
+            #"[{"jsonrpc":"2.0","error":{"code":-32006,"message":"Server shutting down"},"id":4}]"#,
+        ])
+        XCTAssertTrue(channel.isActive, "the accepted call is still running")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":"a"}"#])
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(ledger.charged(to: .unixSocket()), 0, "refused frames give back what they held")
+    }
+
+    /// `rpc.cancel` still runs while stopping: it ends an accepted call sooner, and the connection closes.
+    func testACancellationReadWhileStoppingStillRuns() throws {
+        router = RPCRouter(
+            registry: try RPCServiceRegistry(services: [SleepEchoService(), RPCDiscoverService()]), parser: RPCEnvelopeParser())
+        channel = try PipelineChannel.make(configuration: RPCServer.Configuration(listen: []), router: router)
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[60000],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpc.cancel","params":[1],"id":2}"#))
+        let frames = try outboundFrames()
+        XCTAssertEqual(frames.first, #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#)
+        XCTAssertTrue(frames.contains(#"{"jsonrpc":"2.0","result":true,"id":2}"#), "\(frames)")
+        XCTAssertTrue(frames.contains { $0.contains("-32011") && $0.contains(#""id":1"#) }, "\(frames)")
+        channel.embeddedEventLoop.run()
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testStoppingAQuietConnectionSaysNothingWasAcceptedAndCloses() throws {
+        try makeChannel()
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":null,"accepted":0}}"#])
         XCTAssertFalse(channel.isActive)
     }
 

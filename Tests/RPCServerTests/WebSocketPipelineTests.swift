@@ -221,4 +221,24 @@ final class WebSocketPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
         XCTAssertEqual(ledger.charged, 0)
     }
+
+    /// Stopping over WebSocket (PROTOCOL.md §4, "Shutdown"): `rpc.goingAway` is a text message, what comes
+    /// later is refused, the accepted call is answered, and the connection closes once the socket took it all.
+    func testStoppingSaysGoingAwayThenAnswersThenCloses() throws {
+        try makeChannel()
+        try channel.writeInbound(
+            WebSocketWire.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
+        channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
+        try channel.writeInbound(WebSocketWire.clientFrame(opcode: 0x1, #"{"jsonrpc":"2.0","method":"rpcd.ping","id":2}"#))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        XCTAssertEqual(
+            try frames(),
+            [
+                .init(opcode: 0x1, payload: #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#),
+                .init(opcode: 0x1, payload: #"{"jsonrpc":"2.0","error":{"code":-32006,"message":"Server shutting down"},"id":2}"#),
+                .init(opcode: 0x1, payload: #"{"jsonrpc":"2.0","result":"done","id":1}"#),
+            ])
+        channel.embeddedEventLoop.run()
+        XCTAssertFalse(channel.isActive)
+    }
 }

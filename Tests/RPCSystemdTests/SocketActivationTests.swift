@@ -63,3 +63,26 @@ final class SocketActivationTests: XCTestCase {
         }
     }
 }
+
+/// The names rpcd stores its listening sockets under (`ListenerStore`): what `$LISTEN_FDNAMES` can carry.
+final class ListenerStoreTests: XCTestCase {
+    func testNamesCarryTheAddressWithoutWhatFDNAMECannotHold() {
+        XCTAssertEqual(ListenerStore.name(forAddress: "127.0.0.1:7390"), "listen-127.0.0.1%3A7390")
+        XCTAssertEqual(ListenerStore.name(forAddress: "[::1]:7390"), "listen-[%3A%3A1]%3A7390")
+        XCTAssertEqual(ListenerStore.name(forAddress: "/run/rpcd/rpcd.sock"), "listen-/run/rpcd/rpcd.sock")
+        XCTAssertEqual(ListenerStore.name(forAddress: "/tmp/a b%é"), "listen-/tmp/a%20b%25%C3%A9")
+        XCTAssertEqual(ListenerStore.name(forAddress: "/" + String(repeating: "x", count: 300)).utf8.count, 255)
+    }
+
+    func testStoredSocketsAreToldFromASocketUnitsByName() {
+        XCTAssertTrue(ListenerStore.isStored(ActivatedSocket(descriptor: 3, name: "listen-127.0.0.1%3A7390")))
+        XCTAssertFalse(ListenerStore.isStored(ActivatedSocket(descriptor: 3, name: "rpcd")))
+    }
+
+    func testOutsideSystemdNothingIsSent() {
+        withEnvironment(["NOTIFY_SOCKET": nil]) {
+            XCTAssertEqual(ListenerStore.keep(0, name: "listen-x"), .notSupervised)
+            XCTAssertEqual(ListenerStore.remove(name: "listen-x"), .notSupervised)
+        }
+    }
+}

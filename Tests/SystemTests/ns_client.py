@@ -5,7 +5,8 @@
         {"ok": N, "errors": [...], "p99_ms": P, "max_ms": M} and stops at the first failure.
     ns_client.py inflight ADDRESS COUNT MILLISECONDS
         sends COUNT echo.sleep calls at once on one connection, prints "sent", then waits for every reply;
-        prints {"answered": N, "results": [...], "error": null or "..."}.
+        prints {"answered": N, "results": [...], "notifications": [...], "error": null or "..."} (the
+        notifications' methods: rpc.goingAway when rpcd stops meanwhile).
     ns_client.py event ADDRESS EVENT SECONDS
         subscribes to EVENT (over any transport the address names, ws:// included), prints "subscribed", then
         prints the first event's params as JSON, or {"error": "..."} after SECONDS.
@@ -41,18 +42,22 @@ def loop(address, method, params, seconds, max_calls):
 
 
 def inflight(address, count, milliseconds):
-    results, error = [], None
+    results, notifications, error = [], [], None
     try:
         with Client(address, timeout=30) as client:
             ids = list(range(1, int(count) + 1))
             for id in ids:
                 client.send({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})
             print("sent", flush=True)
-            for _ in ids:
-                results.append(client.receive())
+            while len(results) < len(ids):
+                message = client.receive()
+                if "id" not in message:
+                    notifications.append(message["method"])
+                else:
+                    results.append(message)
     except Exception as failure:  # noqa: BLE001
         error = f"{type(failure).__name__}: {failure}"
-    print(json.dumps({"answered": len(results), "results": results, "error": error}), flush=True)
+    print(json.dumps({"answered": len(results), "results": results, "notifications": notifications, "error": error}), flush=True)
 
 
 def event(address, name, seconds):

@@ -29,6 +29,7 @@ STAGE = os.path.join(WORK, "stage")
 # which the namespace covers with its own tmpfs.
 CLIENT_SOURCE = os.path.join(ROOT, "Tests", "SystemTests", "ns_client.py")
 CLIENT = "/usr/local/libexec/rpcd-systemtest/ns_client.py"
+RESTART_CLIENT = "/usr/local/libexec/rpcd-systemtest/restart_client.py"
 SOCKET = "/run/rpcd/rpcd.sock"
 DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
@@ -75,6 +76,7 @@ def setUpModule():
     staged_client = STAGE + CLIENT
     os.makedirs(os.path.dirname(staged_client), exist_ok=True)
     shutil.copy(CLIENT_SOURCE, staged_client)
+    shutil.copy(os.path.join(ROOT, "Tests", "SystemTests", "restart_client.py"), STAGE + RESTART_CLIENT)
     shutil.copytree(os.path.join(ROOT, "python", "rpcd"), os.path.join(os.path.dirname(staged_client), "rpcd"),
                     ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     # The misbehaving test module (Tests/Modules/Faulty), for the walls around module hosts.
@@ -618,9 +620,100 @@ class SystemdTests(unittest.TestCase):
         self.assertIsNone(report["error"], errors)
         self.assertEqual(report["answered"], 20)
         self.assertTrue(all(reply.get("result") == "done" for reply in report["results"]), report["results"])
+        self.assertEqual(report["notifications"], ["rpc.goingAway"], "told which calls were accepted")
         show = self.ns.show("rpcd.service", "ActiveState", "Result", "ExecMainStatus")
         self.assertEqual((show["ActiveState"], show["Result"], show["ExecMainStatus"]), ("inactive", "success", "0"))
         self.assertTrue(self.journal(f"MESSAGE_ID={MESSAGE_STOPPING}"))
+
+    def test_restarts_refuse_no_connection_and_leave_no_call_of_unknown_fate(self):
+        """Under the shipped unit (FileDescriptorStoreMax=, docs/OPERATIONS.md "Restarts and upgrades"), several
+        `systemctl restart rpcd` (the last as a package upgrade's postinst restarts it) while two raw framed clients that follow PROTOCOL.md (restart_client.py: on
+        rpc.goingAway they resend what came after the cut) call, four calls in flight each, kv.set and calc.add
+        over the Unix socket and calc.add over TCP: no connection is refused, every call's fate is known, and every
+        acknowledged kv.set is there afterwards. About 20 s."""
+        restarts = 5
+        self.write(KV_DROPIN, "[Handler]\nStateDirectory=kv\n")
+        self.start()
+        stop_file = "/run/rpcd-systemtest-stop"
+        self.ns.run("rm", "-f", stop_file)
+        # TCP peers may only read under the shipped access rules.
+        clients = [self.ns.popen("python3", RESTART_CLIENT, SOCKET, "4", stop_file),
+                   self.ns.popen("python3", RESTART_CLIENT, "127.0.0.1:7390", "4", stop_file, "read-only")]
+        durations = []
+        try:
+            # Apart enough for systemd's start limit (StartLimitBurst=5 in StartLimitIntervalSec=10s by default),
+            # which an administrator restarting in a loop meets too.
+            for restart in range(restarts):
+                time.sleep(2.2)
+                pid = self.main_pid()
+                started = time.monotonic()
+                if restart == restarts - 1:
+                    # The last as a package upgrade's postinst does it (dh_installsystemd, compat 13; its prerm
+                    # does not stop the unit on upgrade): the new unit files read, then one restart job
+                    # (`deb-systemd-invoke restart`, which runs systemctl restart unless policy-rc.d says no, as
+                    # this machine's may: so systemctl itself here).
+                    self.ns.run("systemctl", "daemon-reload")
+                    self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+                else:
+                    self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+                durations.append(time.monotonic() - started)
+                self.assertNotEqual(self.main_pid(), pid)
+            time.sleep(1)
+        finally:
+            self.ns.run("touch", stop_file)
+            reports = [json.loads(client.communicate(timeout=60)[0].strip().splitlines()[-1]) for client in clients]
+        for report in reports:
+            self.assertEqual(report["refused"], 0, report)
+            self.assertEqual(report["unknown"], 0, report)
+            self.assertEqual(report["errors"], [], report)
+            self.assertEqual(report["last_id_mismatches"], 0, report)
+            self.assertGreaterEqual(report["going_away"], 1, report)
+            self.assertGreater(report["ok"], 0, report)
+        self.assertTrue(reports[0]["acknowledged"], reports[0])
+        for report in reports:
+            for key, value in report["acknowledged"].items():
+                self.assertEqual(json.loads(self.rpcctl("call", "kv.get", key).stdout), value, key)
+        kept = self.ns.wait_for(
+            lambda: self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart"),
+            timeout=10, what="the new rpcd to serve the sockets of the store")
+        self.assertIn("listen-127.0.0.1%3A7390", kept[-1]["RPCD_SOCKETS"])
+        FIGURES["restart_s_max"] = round(max(durations), 2)
+        FIGURES["restart_client_max_gap_ms"] = max(report["max_gap_ms"] for report in reports)
+        FIGURES["restart_client_max_call_ms"] = max(report["max_call_ms"] for report in reports)
+        FIGURES["restart_client_calls"] = sum(report["ok"] for report in reports)
+        FIGURES["restart_client_resent"] = sum(report["resent"] for report in reports)
+
+    def test_a_restart_keeps_the_sockets_listen_names_and_drops_the_others(self):
+        """The file descriptor store follows rpcd.conf: a Listen= address added is kept from the next restart on,
+        one removed is closed and leaves the store, and a stop followed by a start (two jobs) keeps nothing."""
+        def kept():
+            # The entry comes before READY=1, which rpcd's "Started" follows: once journald has that, it has both.
+            pid = f"_PID={self.main_pid()}"
+            self.ns.wait_for(lambda: self.journal(pid, "MESSAGE=Started"), timeout=10, what="rpcd's Started entry")
+            entries = self.journal(pid, "MESSAGE=Listening sockets kept across the restart")
+            return entries[-1]["RPCD_SOCKETS"] if entries else ""
+
+        def connects(port):
+            return self.ns.run("python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=2)",
+                               check=False).returncode == 0
+
+        self.write(CONFIG_DROPIN, "[Server]\nListen=127.0.0.1:7392\n")
+        self.start()
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        for name in ("listen-/run/rpcd/rpcd.sock", "listen-127.0.0.1%3A7390", "listen-127.0.0.1%3A7392"):
+            self.assertIn(name, kept())
+        self.write(CONFIG_DROPIN, "[Server]\nListen=\nListen=/run/rpcd/rpcd.sock\nListen=127.0.0.1:7390\n")
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertIn("listen-127.0.0.1%3A7392", kept(), "passed once more, then closed")
+        self.assertFalse(connects(7392), "no longer listening")
+        self.assertTrue(connects(7390))
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertNotIn("7392", kept(), "removed from the store")
+        self.assertIn("listen-127.0.0.1%3A7390", kept())
+        self.ns.run("systemctl", "stop", "rpcd.service")
+        self.ns.run("systemctl", "reset-failed", "rpcd.service", check=False)
+        self.start()
+        self.assertEqual(kept(), "", "a stop empties the store")
 
     def test_tls_with_client_certificates_under_the_shipped_unit(self):
         """A tls:// listener as docs/SECURITY.md sets it up: the key readable by group rpcd only, read by the

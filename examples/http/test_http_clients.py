@@ -332,7 +332,7 @@ class ConnectionLimitTest(unittest.TestCase):
 
 
 class ShutdownTest(unittest.TestCase):
-    def test_stopping_closes_websockets_with_1001_and_idle_keep_alive_connections_at_once(self):
+    def test_stopping_tells_websockets_the_cut_closes_them_with_1001_and_idle_keep_alive_connections_at_once(self):
         daemon = Daemon(tcp="http://127.0.0.1:0")
         try:
             async def scenario():
@@ -343,6 +343,10 @@ class ShutdownTest(unittest.TestCase):
                 await ws.recv()
                 started = asyncio.get_running_loop().time()
                 daemon.process.terminate()
+                # PROTOCOL.md §4 "Shutdown": first which messages were accepted (the one ping), then the close.
+                going_away = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                self.assertEqual(going_away, {"jsonrpc": "2.0", "method": "rpc.goingAway",
+                                              "params": {"lastId": PING["id"], "accepted": 1}})
                 with self.assertRaises(websockets.ConnectionClosed) as caught:
                     await asyncio.wait_for(ws.recv(), 20)
                 self.assertEqual(caught.exception.rcvd.code, 1001)
