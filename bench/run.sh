@@ -9,7 +9,7 @@
 #   BENCH_WARMUP    warm-up seconds per run (default 1)
 #   BENCH_IDLE      idle connections for the RSS-per-connection measurement (default 10000)
 #   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib isolation metrics tls idle
-#                   events http
+#                   events http programs (bench/program.py: program handlers and command methods)
 #   SCRATCH_PATH    SwiftPM scratch path for the release build (default .build-release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,11 +21,21 @@ fi
 SCRATCH_PATH=${SCRATCH_PATH:-.build-release}
 swift build -c release --scratch-path "$SCRATCH_PATH" >&2
 only=()
-if [[ -n "${BENCH_ONLY:-}" ]]; then only=(--only $BENCH_ONLY); fi
+programs=yes
+if [[ -n "${BENCH_ONLY:-}" ]]; then
+    [[ " $BENCH_ONLY " == *" programs "* ]] || programs=no
+    rest=$(echo " $BENCH_ONLY " | sed 's/ programs / /g' | xargs)
+    only=(--only ${rest:-none})
+fi
 hummingbird=()
 if [[ -z "${BENCH_ONLY:-}" || " $BENCH_ONLY " == *" http "* ]]; then
     swift build -c release --package-path bench/hummingbird-reference --scratch-path .build-hummingbird >&2
     hummingbird=(--hummingbird .build-hummingbird/release/HummingbirdReference)
 fi
-exec python3 bench/bench.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}" \
-    --idle "${BENCH_IDLE:-10000}" "${hummingbird[@]}" "${only[@]}"
+if [[ "${only[*]:-}" != "--only none" ]]; then
+    python3 bench/bench.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}" \
+        --idle "${BENCH_IDLE:-10000}" "${hummingbird[@]}" "${only[@]}"
+fi
+if [[ $programs == yes ]]; then
+    python3 bench/program.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}"
+fi
