@@ -84,9 +84,10 @@ test-swift:
 test-python: test-python-package test-interop test-examples
 
 # The rpcd Python package (python/) alone: its client's codecs and both clients against a small server in the
-# test, and its handler SDK driving the example handler over pipes. No rpcd, no build; seconds.
+# test, its handler SDK driving the example handler over pipes, rpcd-handler-check on the examples and broken
+# programs. No build needed: the handler-file checks use $(BIN)/rpcd when it is there, and are skipped if not.
 test-python-package:
-	python3 -m unittest discover -v -s python/tests -p 'test_*.py'
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) python3 -m unittest discover -v -s python/tests -p 'test_*.py'
 
 # Clients against the built rpcd: the rpcd Python package's (every transport), and clients nobody here wrote,
 # curl, requests and websockets over HTTP. Seconds; no build of their own.

@@ -10,13 +10,16 @@ into .build-deb/test/, and the Debian root below (`python3 test_package.py --bas
   tests do) and, as an administrator would: installs rpcd with apt, checks it runs (ping, a module call,
   journal, reload), installs the example modules (rpcd-examples), serves Listen= entries added as the docs
   say and advertises them over DNS-SD through the root's own avahi-daemon, builds and loads a C module with
-  rpcd-dev, gcc and pkg-config only (and, outside the root, a Swift module against rpcd-dev's Swift SDK), calls through python3-rpcd's client and starts its example handler, upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
+  rpcd-dev, gcc and pkg-config only (and, outside the root, a Swift module against rpcd-dev's Swift SDK), calls through python3-rpcd's client, serves its example handler under the shipped unit and checks it with
+  rpcd-handler-check, installs the Python package with pip from a copy of the checkout as a user who is not root (a
+  venv, offline: build requirements from Debian's wheels), upgrades to the rebuilt packages keeping an edited rpcd.conf, and purges
   everything.
 
 Needs root. Under CI=true a missing prerequisite fails instead of skipping. Figures go to stderr.
 """
 
 import glob
+import json
 import os
 import re
 import shutil
@@ -150,7 +153,7 @@ def setUpModule():
     rpcd, dev, examples, python = (os.path.basename(p) for p in package_files())
     in_root(root, f"apt-get update -q && apt-get install -y -q --download-only {DEBS_INSIDE}/{rpcd} "
                   f"{DEBS_INSIDE}/{dev} {DEBS_INSIDE}/{examples} {DEBS_INSIDE}/{python} gcc pkg-config "
-                  "avahi-daemon avahi-utils")
+                  "avahi-daemon avahi-utils python3-venv python3-wheel-whl")
     namespace = SystemdNamespace.booted(os.path.join(WORK, "ns"), timeout=120, root=root)
 
 
@@ -304,6 +307,40 @@ class PackageTests(unittest.TestCase):
                            "\"params\":{\"protocol\":1,\"handler\":\"notes\",\"config\":{}}}' | "
                            "python3 /usr/share/doc/python3-rpcd/examples/notes.py").stdout
         self.assertIn('"name":"notes"', declared)
+        # That example served under the shipped unit, installed as MODULES.md ("Program handlers") says: the
+        # program where only root writes, a handler file naming it with Exec=, a reload. rpcd-handler-check passes
+        # it first, as a program and as the handler file (rpcd's own reading of it, then its program).
+        self.sh("install -D -m 0755 /usr/share/doc/python3-rpcd/examples/notes.py "
+                "/usr/local/lib/rpcd/handlers/notes.py")
+        checked = self.sh("rpcd-handler-check /usr/local/lib/rpcd/handlers/notes.py --config MaxNotes=100").stdout
+        self.assertIn("ok flood (1000 calls of notes.search pipelined", checked)
+        self.put("/etc/rpcd/handlers.d/notes.conf",
+                 "[Handler]\nExec=/usr/local/lib/rpcd/handlers/notes.py\n[Config]\nMaxNotes=100\n")
+        checked = self.sh("rpcd-handler-check /etc/rpcd/handlers.d/notes.conf").stdout
+        self.assertIn("ok handler file (rpcd accepts it; its program /usr/local/lib/rpcd/handlers/notes.py declared "
+                      "itself to rpcd)", checked)
+        self.sh("systemctl reload rpcd.service")
+        self.assertEqual(self.sh("rpcctl call notes.add text=milk").stdout.strip(), "1")
+        self.assertEqual(json.loads(self.sh("rpcctl call notes.search word=mi").stdout), ["milk"])
+        # In its module host's sandbox, as a user of its own, not root (the root has no ps: /proc).
+        owners = self.sh('for p in /proc/[0-9]*; do [ "$(cat $p/comm 2>/dev/null)" = notes.py ] && stat -c %u $p; '
+                         'done; true').stdout.split()
+        self.assertEqual(len(set(owners)), 1, owners)
+        self.assertNotIn(owners[0], ("0", self.sh("id -u rpcd").stdout.strip()))
+
+        # pip from a clone, by a user who is not root (python/README.md): a venv of Debian's Python. The namespace
+        # has no network, so pip's isolated build takes setuptools and wheel from Debian's wheels, not from PyPI.
+        self.sh(" ".join(APT + ["install", "python3-venv", "python3-wheel-whl"]))
+        self.sh("useradd --create-home alice")
+        shutil.copytree(os.path.join(ROOT, "python"), root + "/home/alice/rpcd/python",
+                        ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"))
+        self.sh("chown -R alice: /home/alice/rpcd")
+        self.sh("runuser -l alice -c 'python3 -m venv venv && venv/bin/pip install -q --no-index "
+                "--find-links /usr/share/python-wheels rpcd/python'")
+        self.assertEqual(self.sh("runuser -l alice -c 'venv/bin/python -m rpcd /run/rpcd/rpcd.sock rpcd.ping'")
+                         .stdout.strip(), '"pong"')
+        self.assertIn("ok declaration (notes.add, notes.search)", self.sh(
+            "runuser -l alice -c 'venv/bin/rpcd-handler-check /usr/local/lib/rpcd/handlers/notes.py'").stdout)
 
         # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.
         self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
@@ -313,9 +350,11 @@ class PackageTests(unittest.TestCase):
         self.assertNotEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid, "restarted")
         self.assertIn("+test", self.sh("dpkg-query -W -f '${Version}' rpcd").stdout)
         self.assertEqual(self.sh("rpcctl call calc.add 2 2").stdout.strip(), "4")
+        self.assertEqual(self.sh("rpcctl call notes.add text=eggs").stdout.strip(), "1", "a new program")
 
         # Purge: no files, no process, no enabled unit. (The module built here is the administrator's to remove.)
-        self.sh("rm /usr/local/lib/rpcd/modules/hello.so")
+        self.sh("rm /usr/local/lib/rpcd/modules/hello.so /usr/local/lib/rpcd/handlers/notes.py "
+                "/etc/rpcd/handlers.d/notes.conf")
         self.sh(" ".join(APT + ["purge", "rpcd", "rpcd-dev", "rpcd-examples", "python3-rpcd"]))
         left = self.sh("ls -d /etc/rpcd /var/lib/rpcd /usr/lib/rpcd /usr/share/rpcd /usr/bin/rpcd /usr/bin/rpcctl /lib/systemd/system/rpcd.* "
                        "/usr/lib/python3/dist-packages/rpcd "

@@ -2,12 +2,23 @@
 PROTOCOL.md) through the protocol's cases, and prints one line per case, `ok NAME` or `FAIL NAME: why`.
 Exit status 0 when every case passed, 1 when one failed, 2 for a usage error.
 
+rpcd-handler-check FILE.conf checks a handler file instead: rpcd itself reads it (`rpcd --check-config` with
+a handlers directory holding only it: its sections, keys, [Command] templates and params, exactly as rpcd
+would load it; for Exec=, rpcd starts the program for its declaration), then, for an Exec= file, the program
+is checked as above with the file's [Config] and TasksMax=. Command methods' commands are not run.
+
 The program is started as rpcd starts it (no arguments, working directory /, rpcd's environment, plus
 PYTHONPATH when set, so that a Python program can be checked from a checkout) and spoken to as rpcd speaks:
 ids 0, 1, 2 …, members in rpcd's order, a non-concurrent method's call only when nothing else is in flight.
 
+Besides the cases, the check watches what a broken program does to the machine, each bounded so that the
+check itself ends: lines nobody asked for (past --max-unasked, a flood: the program is killed), its processes
+and threads (sampled from /proc every 50 ms; past --tasks-max, forking without end: all are killed), the
+processes it leaves behind when it exits, and a standard output still open after it exited.
+
 Threading: the main thread drives the cases; one thread reads the program's standard output into a queue,
-another drains its standard error, and the flood's calls are written by a thread of their own.
+another drains its standard error, one samples its processes, and the flood's calls are written by a thread
+of their own.
 """
 
 import argparse
@@ -15,19 +26,26 @@ import json
 import os
 import queue
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 from ._declaration import RESERVED, Refused, config_problem, read_declaration, sample, schema_problem
-from ._program import MAX_LINE, Ended, Program
+from ._program import MAX_LINE, Ended, Program, describe
 from .handler import PROTOCOL
 
 __all__ = ["main"]
 
 START_TIMEOUT = 10.0   # rpcd's HandlerProgram.declarationTimeout
 EXIT_GRACE = 5.0       # rpcd's HandlerProgram.stopGrace
+PIPE_GRACE = 1.0       # how long rpcd's module host waits for a program whose standard output is closed, and here
+                       # how long the check waits for the pipe to close after the program exited
+TASKS_MAX = 128        # TasksMax='s default (docs/CONFIG.md)
+SAMPLE = 0.05          # how often the check counts the program's processes
+MAX_UNASKED = 10000    # lines other than answers a program may write before it counts as flooding
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 ALLOWED_RESERVED = (-32602, -32603, -32011)
 _LEVEL = re.compile(rb"<([0-9]+)>")
@@ -37,9 +55,15 @@ _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 class Check:
     """The cases, run in order against one program; `report` holds (name, failure or None, detail)."""
 
-    def __init__(self, path, config, timeout, flood, flood_seconds, out):
+    def __init__(self, path, config, timeout, flood, flood_seconds, out, tasks_max=TASKS_MAX, max_unasked=MAX_UNASKED):
         self.path, self.config, self.timeout = path, config, timeout
         self.flood, self.flood_seconds, self.out = flood, flood_seconds, out
+        self.tasks_max, self.max_unasked = tasks_max, max_unasked
+        self.unasked, self.first_unasked, self.flooded = 0, None, None
+        self.peak_tasks, self.forked = 0, None
+        self.exited_at, self.pipe_held = None, None
+        self.left = None         # its processes when the check killed them for holding the pipe
+        self.watching = threading.Event()
         self.handler = re.sub(r"[^a-z0-9-]", "", os.path.splitext(os.path.basename(path))[0].lower())[:15] or "check"
         self.failed = False
         self.next_id = 1
@@ -66,7 +90,19 @@ class Check:
     # What the program writes -------------------------------------------------------------------------
 
     def _take(self, kind, line):
-        """One item of the program's output; an answer lands in `answers`."""
+        """One item of the program's output; an answer lands in `answers`. Lines that are not answers are
+        counted: past max_unasked, a flood."""
+        if not self._read(kind, line) and kind == "line":
+            self.unasked += 1
+            self.first_unasked = self.first_unasked or line
+            if self.unasked > self.max_unasked and self.flooded is None:
+                seconds = time.monotonic() - self.started
+                self.flooded = (f"a flood: more than {self.max_unasked} lines nobody asked for (events, garbage, "
+                                f"answers to no call) within {seconds:.1f} s, the first {_head(self.first_unasked)}")
+                self.program.kill()  # its output ends; the case that waited sees the end
+
+    def _read(self, kind, line):
+        """True when LINE was an answer to a call in flight."""
         if kind == "half":
             return self.problems["stdout"].append(
                 f"it ended with half a line ({len(line)} bytes without a line feed: {_head(line)}); rpcd drops it, "
@@ -108,7 +144,7 @@ class Check:
             self.problems["error codes"].append(
                 f"call {id} was answered with {code}, a code rpcd reserves (only -32602, -32603 and -32011 may be used; "
                 "the caller gets -32603)")
-        return None
+        return True
 
     def _event(self, params, line):
         self.events.append(line)
@@ -137,8 +173,9 @@ class Check:
             if left <= 0:
                 return False
             try:
-                kind, line = self.program.lines.get(timeout=min(left, 0.1))
+                kind, line = self.program.next(timeout=min(left, 0.1))
             except queue.Empty:
+                self._held_pipe()
                 continue
             if kind == "eof":
                 self.eof = True
@@ -151,12 +188,52 @@ class Check:
                 how = self.program.termination()
                 self.ended = f"it ended ({how})" if how else "it closed its standard output"
                 self.crashed = True
+                if self.killed_for:
+                    self.ended = f"the check killed it for {self.killed_for}"
+                    raise Ended(f"not run: {self.ended}")
+                if self.pipe_held:
+                    self.ended += ", and a process it started held its standard output open (see pipe)"
                 self.program.error_reader.join(timeout=1)
                 last = f"; its last log line: {_head(self.program.errors[-1])}" if self.program.errors else ""
                 raise Ended(f"{self.ended}: a crash (rpcd answers its calls in flight -32005 and starts it "
                             f"again){last}")
             self._take(kind, line)
         return True
+
+    @property
+    def killed_for(self):
+        """Why the check killed the program (a flood, a fork bomb), or None."""
+        return "a flood of output" if self.flooded else "forking without end" if self.forked else None
+
+    def _held_pipe(self):
+        """A program that exited while a process it started holds its standard output: rpcd's host waits for
+        the program, not the pipe; the check notes the holders and kills them, so that the end is seen."""
+        if self.pipe_held is not None or self.program.process.poll() is None:
+            return
+        self.exited_at = self.exited_at or time.monotonic()
+        if time.monotonic() - self.exited_at < PIPE_GRACE:
+            return
+        self.left = self.program.tree()
+        holders = self.program.holders(self.left)
+        self.pipe_held = (f"its standard output was still open {PIPE_GRACE:g} s after it exited "
+                          f"({self.program.termination()}), held by {describe(holders) or 'a process that has ended'}"
+                          ", which it started and which inherited it: rpcd waits for the program, not the pipe, and "
+                          "kills them with it, so what they write is lost; start them with another standard output "
+                          "(>/dev/null, or >&2 for the log)")
+        self.program.kill()
+
+    def watch(self):
+        """The program's processes and threads, every SAMPLE s: past tasks_max, all are killed."""
+        while not self.watching.wait(SAMPLE):
+            tasks = self.program.tree()
+            count = sum(task.threads for task in tasks)
+            self.peak_tasks = max(self.peak_tasks, count)
+            if count > self.tasks_max and self.forked is None:
+                seconds = time.monotonic() - self.started
+                self.forked = (f"forking without end: {count} processes and threads at once within {seconds:.1f} s, "
+                               f"past TasksMax= ({self.tasks_max}; the module host's own threads count too), "
+                               f"{len(tasks)} processes: {describe(tasks)}")
+                self.program.kill()
 
     # Calls -------------------------------------------------------------------------------------------
 
@@ -194,11 +271,14 @@ class Check:
         env = {"PATH": PATH, "LANG": "C.UTF-8", "RPCD_HANDLER": self.handler, "RPCD_HANDLER_PROTOCOL": str(PROTOCOL)}
         if "PYTHONPATH" in os.environ:
             env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        self.started = time.monotonic()
         try:
             self.program = Program(self.path, env)
         except OSError as failure:
             self.result("declaration", f"cannot start {self.path}: {failure.strerror or failure}")
             return 1
+        watcher = threading.Thread(target=self.watch, daemon=True)
+        watcher.start()
         try:
             if self.case_declaration():
                 self.case_config()
@@ -210,7 +290,11 @@ class Check:
         finally:
             try:
                 self.case_exit()
+                self.stopping = True
+                self.case_left_behind()
             finally:
+                self.watching.set()
+                watcher.join()
                 self.program.kill()
             self.stopping = True
             self.pump(lambda: self.eof, 1.0)  # what it wrote before it ended
@@ -386,7 +470,38 @@ class Check:
                                "expects status 0")
         self.result("exit", detail="status 0 after its standard input closed")
 
+    def case_left_behind(self):
+        """What is left once it exited: the processes it started, and a standard output they hold open."""
+        if self.killed_for or self.program.process.poll() is None:
+            why = f"the check killed it for {self.killed_for}" if self.killed_for else "it did not exit"
+            for name in ("pipe", "children"):
+                self.result(name, f"not run: {why}")
+            return
+        if self.pipe_held is None:
+            self.pump(lambda: self.eof or self.pipe_held is not None, PIPE_GRACE + 0.5)
+        if self.pipe_held is not None:
+            self.result("pipe", self.pipe_held)
+        else:
+            self.result("pipe", detail="closed when it exited")
+        left = self.left if self.left is not None else self.program.tree()
+        if left:
+            return self.result("children", f"{len(left)} process{'es' if len(left) > 1 else ''} it started still "
+                               f"running after it exited: {describe(left)}; rpcd kills them with it (its cgroup), "
+                               "cutting off what they do: wait for them before exiting")
+        self.result("children", detail="none left when it exited")
+
     def case_stdout(self):
+        if self.flooded:
+            self.result("output", self.flooded + "; rpcd reads and drops or forwards each one, spending its "
+                        "time on them: emit events when something happens, not in a loop")
+        elif self.forked:
+            self.result("output", f"not run: the check killed it for {self.killed_for}")
+        else:
+            self.result("output", detail=f"{self.program.received} lines, {self.unasked} not answers")
+        if self.forked:
+            self.result("processes", self.forked + ": past it rpcd's fork fails (EAGAIN); the check killed them all")
+        else:
+            self.result("processes", detail=f"at most {self.peak_tasks} at once, threads included")
         for name in ("error codes", "stdout", "events"):
             problems = self.problems[name]
             if problems:
@@ -401,7 +516,7 @@ class Check:
                if (m := _LEVEL.match(line)) and (len(m.group(1)) != 1 or int(m.group(1)) > 7)]
         if bad:
             return self.result("stderr", f"{_head(bad[0])}: a level is <0> to <7> (rpcd logs the line whole, at info)")
-        count = len(self.program.errors)
+        count = self.program.error_count
         self.result("stderr", detail=f"{count} log line{'' if count == 1 else 's'}")
 
 
@@ -434,11 +549,63 @@ def _assignment(text):
     return key, value
 
 
+def check_handler_file(path, rpcd, out):
+    """The handler file as `rpcd --check-config` reads it: (status, its [Handler] and [Config] as rpcd printed
+    them). Prints the `handler file` case."""
+    def result(failure=None, detail=None):
+        print(f"FAIL handler file: {failure}" if failure else f"ok handler file ({detail})", file=out, flush=True)
+        return (1 if failure else 0), sections
+    sections = {}
+    rpcd = rpcd or shutil.which("rpcd", path=os.environ.get("PATH", "") + ":/usr/sbin:/usr/bin:/sbin")
+    if rpcd is None:
+        return result("rpcd is not installed here: a handler file is checked by rpcd's own reading of it "
+                      "(rpcd --check-config); --rpcd PATH names its executable")
+    directory, name = os.path.split(path)
+    with tempfile.TemporaryDirectory(prefix="rpcd-handler-check.") as scratch:
+        handlers = os.path.join(scratch, "handlers.d")
+        os.mkdir(handlers)
+        try:
+            shutil.copy(path, handlers)
+            if os.path.isdir(path + ".d"):
+                shutil.copytree(path + ".d", os.path.join(handlers, name + ".d"))
+        except OSError as failure:
+            return result(f"cannot read {path}: {failure.strerror or failure}")
+        open(os.path.join(scratch, "rpcd.conf"), "w").close()
+        try:
+            done = subprocess.run([rpcd, "--config", os.path.join(scratch, "rpcd.conf"), "--handlers-dir", handlers,
+                                   "--check-config"], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as failure:
+            return result(f"{rpcd} --check-config: {failure}")
+        output = (done.stdout + done.stderr).replace(handlers, directory or ".")
+    errors = [line.removeprefix("# error: ") for line in output.splitlines() if line.startswith("# error: ")]
+    if errors or done.returncode != 0:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        first = errors[0] if errors else (output.strip().splitlines() or ["no output"])[-1]
+        return result(f"{first}{more}; rpcd refuses the handler (rpcd --check-config: exit status {done.returncode})")
+    section, service = None, os.path.splitext(name)[0]
+    for line in output.partition(f"# handler '{service}'")[2].splitlines():
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+            sections.setdefault(section, []).append({})
+        elif section and "=" in line and not line.startswith("#"):
+            key, _, value = line.partition("=")
+            sections[section][-1][key] = value
+    handler = sections.get("Handler", [{}])[0]
+    service = handler.get("Service") or service
+    commands = [command.get("Method") for command in sections.get("Command", [])]
+    if commands:
+        return result(detail=f"rpcd accepts it: {len(commands)} command method{'s' if len(commands) > 1 else ''}, "
+                      + ", ".join(f"{service}.{method}" for method in commands) + "; their commands are not run")
+    if handler.get("Exec"):
+        return result(detail=f"rpcd accepts it; its program {handler['Exec']} declared itself to rpcd")
+    return result(detail=f"rpcd accepts it: Module={handler.get('Module')}")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="rpcd-handler-check", description="Runs a handler program through the cases of rpcd's handler "
         "protocol (docs/HANDLER-PROTOCOL.md), as rpcd would run it, and says what is wrong.")
-    parser.add_argument("program", help="the program, as Exec= would name it")
+    parser.add_argument("program", help="the program, as Exec= would name it; or a handler file, NAME.conf")
     parser.add_argument("--config", action="append", type=_assignment, default=[], metavar="KEY=VALUE",
                         help="a [Config] value handed over in rpcd.start (repeatable)")
     parser.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
@@ -447,9 +614,25 @@ def main(argv=None):
                         help="how many calls of a read-only method the flood sends (default 1000)")
     parser.add_argument("--flood-seconds", type=float, default=10.0, metavar="SECONDS",
                         help="how long the flood may take to be answered (default 10)")
+    parser.add_argument("--tasks-max", type=int, default=TASKS_MAX, metavar="N",
+                        help=f"how many processes and threads it may have at once (default {TASKS_MAX}, TasksMax=)")
+    parser.add_argument("--max-unasked", type=int, default=MAX_UNASKED, metavar="N",
+                        help=f"how many lines other than answers (events, garbage) it may write (default {MAX_UNASKED})")
+    parser.add_argument("--rpcd", metavar="PATH", help="rpcd's executable, which reads a handler file "
+                        "(default: rpcd on PATH, /usr/sbin, /usr/bin)")
     args = parser.parse_args(argv)
-    check = Check(os.path.abspath(args.program), dict(args.config), args.timeout, max(1, args.flood),
-                  args.flood_seconds, sys.stdout)
+    program, config, tasks_max = os.path.abspath(args.program), dict(args.config), args.tasks_max
+    if program.endswith(".conf"):
+        status, sections = check_handler_file(program, args.rpcd, sys.stdout)
+        handler = sections.get("Handler", [{}])[0]
+        if status or not handler.get("Exec"):
+            return status
+        program = handler["Exec"]
+        config = dict(sections.get("Config", [{}])[0], **config)
+        limit = handler.get("TasksMax", str(TASKS_MAX))
+        tasks_max = int(limit) if limit.isdigit() else 1 << 22
+    check = Check(program, config, args.timeout, max(1, args.flood), args.flood_seconds, sys.stdout,
+                  max(1, tasks_max), max(1, args.max_unasked))
     return check.run()
 
 

@@ -1,11 +1,17 @@
 """rpcd-handler-check (rpcd.check) on the examples, which pass, and on the broken programs of tests/programs/,
-one of each kind issue 37's security list names that a check can see, which fail with the case named and a
-clear reason. Each run is bounded: a hanging program is given --timeout 1; the one that does not exit costs
-the 5 s rpcd gives it, the one that never declares itself the 10 s."""
+one of each kind issue 37's security list names (a flood of output, garbage, half a line, a hang, forking
+without end, children that outlive it, a pipe held open after it exits) and a few more, which fail with the
+case named and a clear reason. Each run is bounded: a hanging program is given --timeout 1; the one that does
+not exit costs the 5 s rpcd gives it, the one that never declares itself the 10 s; the flood and the fork
+bomb are killed by the check, and are bounded themselves in case it does not.
+
+A handler file (the command-method example) is checked by rpcd's own reading of it: those tests need the
+rpcd of RPCD_BIN_DIR (`make test-python-package` sets it) and are skipped without it."""
 
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,8 +40,8 @@ class Examples(unittest.TestCase):
     def assertPasses(self, program, *options):
         status, cases, output = check(program, *options)
         self.assertEqual(status, 0, output)
-        for case in ("declaration", "config", "cancel", "sequential", "flood", "exit", "error codes", "stdout",
-                     "events", "stderr"):
+        for case in ("declaration", "config", "cancel", "sequential", "flood", "exit", "pipe", "children", "output",
+                     "processes", "error codes", "stdout", "events", "stderr"):
             self.assertTrue(cases.get(case, "").startswith("ok "), f"{case}:\n{output}")
         return cases
 
@@ -51,12 +57,26 @@ class Examples(unittest.TestCase):
         self.assertIn("1000 calls of uptime.seconds one at a time", cases["flood"])
         self.assertIn("10 calls of uptime.seconds, one at a time", cases["sequential"])
 
+    def test_the_command_handler_file_passes(self):
+        status, cases, output = check(os.path.join(ROOT, "examples", "command-handlers", "units.conf"),
+                                      "--rpcd", rpcd())
+        self.assertEqual(status, 0, output)
+        self.assertEqual(cases["handler file"], "ok handler file (rpcd accepts it: 2 command methods, units.isActive, "
+                         "units.diskUsage; their commands are not run)")
+
     def test_a_refused_configuration_is_the_program_s_own_message(self):
         status, cases, output = check(os.path.join(ROOT, "examples", "python-handler", "notes.py"),
                                       "--config", "MaxNotes=many")
         self.assertEqual(status, 1, output)
         self.assertIn("FAIL declaration: refused to start: [Config] MaxNotes=many is not an integer",
                       cases["declaration"])
+
+
+def rpcd():
+    path = os.path.join(os.environ.get("RPCD_BIN_DIR", "/nonexistent"), "rpcd")
+    if not os.access(path, os.X_OK):
+        raise unittest.SkipTest("no rpcd in RPCD_BIN_DIR: a handler file is checked by rpcd --check-config")
+    return path
 
 
 class BrokenPrograms(unittest.TestCase):
@@ -104,8 +124,48 @@ class BrokenPrograms(unittest.TestCase):
         cases = self.assertFails("noisy.py", "events", "'broken.surprise' is not a declared event")
         self.assertIn("FAIL stderr: '<9>no such level'", cases["stderr"])
 
+    def test_a_flood_of_output(self):
+        cases = self.assertFails("flood_output.py", "output", "a flood: more than 10000 lines nobody asked for",
+                                 "broken.tick", "not in a loop")
+        self.assertIn("FAIL call broken.ping: not run: the check killed it for a flood of output",
+                      cases["call broken.ping"])
+
+    def test_forking_without_end(self):
+        cases = self.assertFails("fork_bomb.sh", "processes", "forking without end", "past TasksMax= (128",
+                                 "sleep", "the check killed them all")
+        self.assertIn("FAIL children: not run: the check killed it for forking without end", cases["children"])
+
+    def test_children_that_outlive_it(self):
+        cases = self.assertFails("outlives.py", "children", "1 process it started still running after it exited",
+                                 " sleep;", "wait for them before exiting")
+        self.assertTrue(cases["exit"].startswith("ok exit"), cases["exit"])
+        self.assertIn("ok pipe (closed when it exited)", cases["pipe"])
+
+    def test_a_pipe_held_open_after_it_exits(self):
+        cases = self.assertFails("holds_pipe.sh", "pipe", "still open 1 s after it exited (exit status 0), held by",
+                                 " sleep, which it started and which inherited it")
+        self.assertIn("FAIL children: 1 process", cases["children"])
+
     def test_a_program_that_cannot_be_started(self):
         self.assertFails("_program.py", "declaration", "cannot start", "Permission denied")
+
+
+class HandlerFiles(unittest.TestCase):
+    def test_a_command_rpcd_refuses_is_named_with_rpcd_s_reason(self):
+        with tempfile.TemporaryDirectory() as scratch:
+            path = os.path.join(scratch, "broken.conf")
+            with open(path, "w") as file:
+                file.write("[Command]\nMethod=list\nExec=ls {dir}\n")
+            status, cases, output = check(path, "--rpcd", rpcd())
+        self.assertEqual(status, 1, output)
+        self.assertIn(f"FAIL handler file: {path}:3: invalid value 'ls {{dir}}' for Exec=: placeholder {{dir}} names "
+                      "no Param=", cases["handler file"])
+
+    def test_without_rpcd_it_says_so(self):
+        status, cases, output = check(os.path.join(ROOT, "examples", "command-handlers", "units.conf"),
+                                      "--rpcd", "/nonexistent/rpcd")
+        self.assertEqual(status, 1, output)
+        self.assertIn("FAIL handler file: /nonexistent/rpcd --check-config:", cases["handler file"])
 
 
 class DeclarationRules(unittest.TestCase):
