@@ -19,10 +19,14 @@ enum HandlerReport {
         for handler in scan.handlers.sorted(by: { $0.name < $1.name }) {
             Swift.print("\n# handler '\(handler.name)'\(handler.enabled ? "" : " (disabled)")")
             Swift.print(handler.rendered(), terminator: "")
-            let path = handler.program ?? moduleDirectories.path(for: handler.module)
+            let (kind, path) = switch handler.hostKind {
+            case .module: ("module", moduleDirectories.path(for: handler.module))
+            case .program: ("program", handler.servedBy)
+            case .commands: ("command methods of", handler.servedBy)
+            }
             do {
                 let descriptor = try ModuleHostCheck.check(handler, modulePath: path, walls: walls, eventLoop: loop).get()
-                Swift.print("# \(handler.program == nil ? "module" : "program") \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
+                Swift.print("# \(kind) \(path): \(descriptor.name) \(descriptor.version), \(descriptor.methods.count) methods")
                 let service = descriptor.name
                 if handler.enabled {
                     if let first = served[service] {
