@@ -8,7 +8,8 @@ work of sysinfo.hostname as a C program against docs/HANDLER-PROTOCOL.md (bench/
 `notes`, the Python example (examples/python-handler/notes.py, the `rpcd` package of python/). The load client
 is bench/loadgen.c on CPU 1. Rows: sysinfo.hostname (the isolated C module) and hostprog.hostname at 50 x 16
 and 50 x 1 with their ratio, notes.search (the Python SDK, an async method) at 50 x 16, cmd.true (a command
-method running /bin/true) at 16 x 1 with its p99, and the time from
+method running /bin/true) at 16 x 1 with its p99, the Python client (AsyncClient, 128 calls in flight on one
+connection, bench/python_client.py) calling rpcd.ping, and the time from
 SIGKILL of the C program to its service answering again (three kills 10 s apart, median and max). A measurement, not a
 test; bounded; loopback only.
 """
@@ -25,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import ROOT, Server, free_port, load  # noqa: E402
+from bench import CLIENT_CPU, ROOT, Server, free_port, load, pinned  # noqa: E402
 
 
 def handlers(workdir):
@@ -104,6 +105,12 @@ def main():
                     results[f"hostprog.hostname {connections}x{depth}"] / results[f"sysinfo.hostname {connections}x{depth}"], 2)
             result = load(loadgen, port, "notes.search", "{}", 50, 16, args.seconds, args.warmup)
             results["notes.search (Python SDK) 50x16"] = round(result["calls_per_second"])
+            # The Python package's client, pipelined (128 calls in flight on one connection), on the client's core.
+            client = subprocess.run(
+                pinned(CLIENT_CPU, [sys.executable, os.path.join(ROOT, "bench", "python_client.py"), f"127.0.0.1:{port}",
+                                    "--calls", "50000", "--runs", "1"]),
+                capture_output=True, text=True, check=True, timeout=120)
+            results["Python client (AsyncClient) rpcd.ping, 128 in flight"] = json.loads(client.stdout)["best"]
             # A command method: one process per call, 16 at once (its handler's MaxConcurrency= default).
             result = load(loadgen, port, "cmd.true", "[]", 16, 1, args.seconds, args.warmup)
             results["cmd.true (command /bin/true) 16x1"] = round(result["calls_per_second"])
