@@ -11,18 +11,28 @@ public struct RPCCallOptions: Sendable, Hashable {
     /// The fingerprint the called service must have (`rpc.discover`, docs/PROTOCOL.md); checked by typed
     /// proxies before they call (nil: not checked).
     public var expectedFingerprint: String?
+    /// Whether the call is safe to run twice (it changes nothing, or sets what it sets whatever ran before): a
+    /// call whose connection ends before its reply, with no word from the server on whether it ran, is then
+    /// sent again instead of failing with `.connectionClosed` (docs/CLIENT.md, "Restarts"). A typed proxy sets
+    /// it for the methods its interface declares `readOnly`. True in either these options or the defaults wins.
+    public var idempotent: Bool
 
-    public init(timeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil, expectedFingerprint: String? = nil) {
+    public init(
+        timeout: Duration? = nil, deadline: ContinuousClock.Instant? = nil, expectedFingerprint: String? = nil,
+        idempotent: Bool = false
+    ) {
         self.timeout = timeout
         self.deadline = deadline
         self.expectedFingerprint = expectedFingerprint
+        self.idempotent = idempotent
     }
 
     /// These options with what they leave out taken from `defaults`.
     func filled(from defaults: RPCCallOptions) -> RPCCallOptions {
         RPCCallOptions(
             timeout: timeout ?? defaults.timeout, deadline: deadline ?? defaults.deadline,
-            expectedFingerprint: expectedFingerprint ?? defaults.expectedFingerprint)
+            expectedFingerprint: expectedFingerprint ?? defaults.expectedFingerprint,
+            idempotent: idempotent || defaults.idempotent)
     }
 
     /// When the call must be over, from `now`: the earlier of `deadline` and `now + timeout`.

@@ -11,14 +11,16 @@ public enum RPCSubscriptionEvent<Payload: Sendable>: Sendable {
     case event(seq: Int, payload: Payload)
     /// `count` events were lost before the next `.event`.
     case lost(count: Int)
-    /// The connection broke and the client subscribed again on a new one: events published in between are
-    /// unknown, and `seq` starts again from 1.
+    /// The connection broke, or the server restarted (`rpc.goingAway`), and the client subscribed again on a
+    /// new connection: events published in between may have been missed and are not counted, and `seq` starts
+    /// again from 1.
     case resubscribed
 }
 
 /// The events of one subscription, as an `AsyncSequence`. Iterate it from one task; cancelling that task (or
-/// dropping the sequence) unsubscribes. When the connection breaks, the client subscribes again as soon as it
-/// can connect (retrying with a growing pause, up to 2 s) and yields `.resubscribed` before the new events.
+/// dropping the sequence) unsubscribes. When the connection breaks or the server restarts, the client
+/// subscribes again as soon as it can connect (retrying with a growing pause, up to 2 s) and yields
+/// `.resubscribed` before the new events.
 /// The sequence ends by throwing `.subscriptionEnded` when the server ends the subscription (reload, access
 /// rules), `.connectionClosed` when the client is closed, `.remote` when subscribing again is refused (the
 /// daemon came back without the event), and `.protocolViolation` when an event's payload does not decode as
@@ -97,7 +99,7 @@ extension RPCClient {
         while !Task.isCancelled {
             do throws(RPCClientError) {
                 return try await subscribeOnce(to: event, as: payload, timeout: timeout)
-            } catch .connectFailed, .timedOut {
+            } catch .connectFailed, .timedOut, RPCClientHandler.notRun {
                 try? await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(2))
             } catch {
@@ -113,9 +115,11 @@ extension RPCClient {
     private func subscribeOnce<Payload: Decodable & Sendable>(
         to event: String, as payload: Payload.Type, timeout: Duration?
     ) async throws(RPCClientError) -> RPCEventSubscription<Payload> {
-        let (connection, remaining) = try await connection(for: RPCCallOptions(timeout: timeout))
-        return try await connection.subscribe(to: event, as: payload, id: reserveIDs(1), timeout: remaining) {
-            [weak self] in self?.reserveIDs(1) ?? 0
+        // Subscribing twice on a connection that then ends leaves nothing behind: idempotent.
+        try await again(RPCCallOptions(timeout: timeout, idempotent: true)) { connection, remaining throws(RPCClientError) in
+            try await connection.subscribe(to: event, as: payload, id: reserveIDs(1), timeout: remaining) {
+                [weak self] in self?.reserveIDs(1) ?? 0
+            }
         }
     }
 }

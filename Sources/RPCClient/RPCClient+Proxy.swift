@@ -4,10 +4,16 @@ extension RPCClient: RPCProxyTransport {
     /// One call for a proxy: the server's error object is thrown as the `RPCError` it holds (the proxy turns
     /// documented ones into their types), any other failure as the `RPCClientError` it is.
     public func callForProxy(_ method: String, params: JSONValue) async throws -> JSONValue {
+        try await callForProxy(method, params: params, readOnly: false)
+    }
+
+    /// A proxy's call of a method its interface declares `readOnly` is `idempotent` (`RPCCallOptions`): sent
+    /// again when its connection ends before the reply.
+    public func callForProxy(_ method: String, params: JSONValue, readOnly: Bool) async throws -> JSONValue {
         do {
             // No params is `nil` here (JSONValue is nil-literal convertible: a bare `nil` would send `null`).
             let sent: JSONValue? = params == .null ? Optional.none : params
-            return try await call(method, params: sent)
+            return try await call(method, params: sent, options: RPCCallOptions(idempotent: readOnly))
         } catch .remote(let error) {
             throw error
         }

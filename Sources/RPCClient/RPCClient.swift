@@ -14,7 +14,9 @@ import Synchronization
 /// keeps a small pool of connections (`Configuration.connections`, default 1) to one or several endpoints,
 /// reconnects after a connection breaks, and fails over to another endpoint when one stops answering; the
 /// policy is `RPCConnectionPool`'s, described in docs/CLIENT.md. A call's deadline or its task's cancellation
-/// ends the call at once and tells the server to cancel it (`rpc.cancel`). Thread-safe; `Sendable`.
+/// ends the call at once and tells the server to cancel it (`rpc.cancel`). Across a server's restart, a call
+/// the server did not run (`rpc.goingAway`, -32006) is sent again on a new connection, and so is one whose fate
+/// is unknown when its options say it is `idempotent` (docs/CLIENT.md, "Restarts"). Thread-safe; `Sendable`.
 public final class RPCClient: Sendable {
     /// What a client connects to and how.
     public struct Configuration: Sendable {
@@ -28,6 +30,10 @@ public final class RPCClient: Sendable {
         public var connectTimeout: Duration
         /// What a call's own options leave out (e.g. a default timeout).
         public var defaultOptions: RPCCallOptions
+        /// How long a call that must be sent again (the server did not run it, or it is idempotent and its
+        /// fate is unknown) keeps trying to reach a server, from its first failure and within its deadline:
+        /// long enough for a restart.
+        public var reconnectFor: Duration
         /// For endpoints given later: the largest reply frame accepted.
         public var maxFrameSize: Int
         public var eventLoopGroup: any EventLoopGroup
@@ -38,14 +44,14 @@ public final class RPCClient: Sendable {
         public init(
             endpoints: [RPCEndpoint], tls: RPCClientTLS = RPCClientTLS(), connections: Int = 1,
             connectTimeout: Duration = .seconds(10), defaultOptions: RPCCallOptions = RPCCallOptions(),
-            maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
+            reconnectFor: Duration = .seconds(30), maxFrameSize: Int = RPCLimits.maxFrameSize.defaultValue,
             eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
             logger: Logger = Logger(label: "rpcd.client", factory: { _ in SwiftLogNoOpLogHandler() })
         ) {
             self.init(
                 transports: endpoints.map { RPCSocketTransport(endpoint: $0, tls: tls, maxFrameSize: maxFrameSize) },
                 connections: connections, connectTimeout: connectTimeout, defaultOptions: defaultOptions,
-                eventLoopGroup: eventLoopGroup, logger: logger)
+                reconnectFor: reconnectFor, eventLoopGroup: eventLoopGroup, logger: logger)
             self.tls = tls
             self.maxFrameSize = maxFrameSize
         }
@@ -53,7 +59,7 @@ public final class RPCClient: Sendable {
         /// Servers reached through any transport (an in-process router, say).
         public init(
             transports: [any RPCClientTransport], connections: Int = 1, connectTimeout: Duration = .seconds(10),
-            defaultOptions: RPCCallOptions = RPCCallOptions(),
+            defaultOptions: RPCCallOptions = RPCCallOptions(), reconnectFor: Duration = .seconds(30),
             eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
             logger: Logger = Logger(label: "rpcd.client", factory: { _ in SwiftLogNoOpLogHandler() })
         ) {
@@ -62,6 +68,7 @@ public final class RPCClient: Sendable {
             self.connections = connections
             self.connectTimeout = connectTimeout
             self.defaultOptions = defaultOptions
+            self.reconnectFor = reconnectFor
             self.maxFrameSize = RPCLimits.maxFrameSize.defaultValue
             self.eventLoopGroup = eventLoopGroup
             self.logger = logger
@@ -103,7 +110,8 @@ public final class RPCClient: Sendable {
         self.endpointUpdates = followingUpdates
         let settings = configuration
         self.pool = RPCConnectionPool(
-            endpoints: configuration.transports, connections: configuration.connections, logger: configuration.logger
+            endpoints: configuration.transports, connections: configuration.connections,
+            reconnectFor: configuration.reconnectFor, logger: configuration.logger
         ) { transport throws(RPCClientError) in
             try await RPCConnection.open(
                 transport, eventLoopGroup: settings.eventLoopGroup, timeout: settings.connectTimeout)
@@ -168,33 +176,43 @@ public final class RPCClient: Sendable {
         try await call(method, params: params, options: RPCCallOptions(timeout: timeout))
     }
 
-    /// One call with `options` (deadline, timeout; what they leave out comes from the configuration's
-    /// `defaultOptions`). A cancelled task ends the call with `.cancelled` and cancels it in the server.
+    /// One call with `options` (deadline, timeout, idempotent; what they leave out comes from the
+    /// configuration's `defaultOptions`). A cancelled task ends the call with `.cancelled` and cancels it in the
+    /// server.
     public func call(
         _ method: String, params: JSONValue? = nil, options: RPCCallOptions
     ) async throws(RPCClientError) -> JSONValue {
         try RPCRequestEncoding.validate(params: params)
-        let (connection, remaining) = try await connection(for: options)
-        return try await connection.call(method, params: params, id: reserveIDs(1), timeout: remaining)
+        return try await again(options) { connection, remaining throws(RPCClientError) in
+            try await connection.call(method, params: params, id: reserveIDs(1), timeout: remaining)
+        }
     }
 
-    /// A notification: sent, never answered. Returns once it is written to a connection.
+    /// A notification: sent, never answered. Returns once it is written to a connection. One a leaving server
+    /// did not run (it came after the cut of its `rpc.goingAway`) is sent again on another connection.
     public func notify(_ method: String, params: JSONValue? = nil) async throws(RPCClientError) {
         try RPCRequestEncoding.validate(params: params)
-        let (connection, _) = try await connection(for: RPCCallOptions())
-        try await connection.notify(method, params: params)
+        // A notification that could not be written did not run: safe to send again.
+        try await again(RPCCallOptions(idempotent: true)) { connection, _ throws(RPCClientError) in
+            try await connection.notify(method, params: params)
+        }
     }
 
     /// A batch; results in the order of the calls (notifications are not supported here). A batch-level error
-    /// (for example *Batch too large*, -32001) is thrown as `.remote`; per-call errors are in the results.
+    /// (for example *Batch too large*, -32001) is thrown as `.remote`; per-call errors are in the results. A
+    /// batch the server did not run (every entry -32006) is sent again as a call is.
     public func batch(
-        _ calls: [(method: String, params: JSONValue?)], timeout: Duration? = nil
+        _ calls: [(method: String, params: JSONValue?)], timeout: Duration? = nil, idempotent: Bool = false
     ) async throws(RPCClientError) -> [Result<JSONValue, RPCClientError>] {
         guard !calls.isEmpty else { return [] }
         for call in calls { try RPCRequestEncoding.validate(params: call.params) }
-        let (connection, remaining) = try await connection(for: RPCCallOptions(timeout: timeout))
-        let first = reserveIDs(calls.count)
-        return try await connection.batch(calls, ids: Array(first..<first + calls.count), timeout: remaining)
+        return try await again(RPCCallOptions(timeout: timeout, idempotent: idempotent)) {
+            connection, remaining throws(RPCClientError) in
+            let first = reserveIDs(calls.count)
+            let results = try await connection.batch(calls, ids: Array(first..<first + calls.count), timeout: remaining)
+            if results.allSatisfy({ $0 == .failure(RPCClientHandler.notRun) }) { throw RPCClientHandler.notRun }
+            return results
+        }
     }
 
     /// Sends one raw payload as a frame and waits for the next frame that is NOT a reply to a pending call
@@ -228,19 +246,44 @@ public final class RPCClient: Sendable {
 
     // MARK: Internals
 
-    /// A connection for a call with `options`, as `subscribe` needs one too.
-    ///
-    /// A connection for a call with `options`, and how long the call may still wait for its reply. Waiting
-    /// for a connection (reconnecting) counts against the call's deadline.
-    func connection(for options: RPCCallOptions) async throws(RPCClientError) -> (RPCConnection, Duration?) {
-        let start = ContinuousClock.now
-        let deadline = options.filled(from: configuration.defaultOptions).deadline(from: start)
-        if Task.isCancelled { throw .cancelled }
-        let connection = try await pool.connection(until: deadline)
-        guard let deadline else { return (connection, nil) }
-        let remaining = deadline - ContinuousClock.now
-        guard remaining > .zero else { throw .timedOut }
-        return (connection, remaining)
+    /// Makes `attempt` on a connection for a call with `options`, which it gets with how long the call may
+    /// still wait for its reply (waiting for a connection counts against the deadline); `subscribe` uses it
+    /// too. Makes it again, on a new connection, while the server says the call did not run (-32006: after the
+    /// cut of its `rpc.goingAway`, or refused while stopping) or, for an idempotent call, when its fate is
+    /// unknown (`.connectionClosed`): from the first failure for up to `reconnectFor`, and within the deadline.
+    func again<Value>(
+        _ options: RPCCallOptions,
+        _ attempt: (RPCConnection, Duration?) async throws(RPCClientError) -> Value
+    ) async throws(RPCClientError) -> Value {
+        let options = options.filled(from: configuration.defaultOptions)
+        let deadline = options.deadline(from: .now)
+        var retryUntil: ContinuousClock.Instant?
+        while true {
+            if Task.isCancelled { throw .cancelled }
+            let connection = try await pool.connection(until: [deadline, retryUntil].compactMap { $0 }.min())
+            var remaining: Duration?
+            if let deadline {
+                remaining = deadline - .now
+                guard remaining! > .zero else { throw .timedOut }
+            }
+            do throws(RPCClientError) {
+                return try await attempt(connection, remaining)
+            } catch {
+                let sendAgain: Bool
+                switch error {
+                case .remote(let remote) where remote.code == RPCError.Code.shuttingDown:
+                    connection.retire()
+                    sendAgain = true
+                case .connectionClosed:
+                    sendAgain = options.idempotent
+                default:
+                    sendAgain = false
+                }
+                let until = retryUntil ?? .now + configuration.reconnectFor
+                retryUntil = until
+                guard sendAgain, ContinuousClock.now < until, !pool.isClosed else { throw error }
+            }
+        }
     }
 
     /// Reserves `count` consecutive ids and returns the first.

@@ -34,26 +34,42 @@ enum RPCClientCommand: Sendable {
 /// A notification from the server (an object with a `method` and no `id`, such as an event) goes to
 /// `notifications` when a handler is registered for its method and is dropped otherwise: it answers no call, so
 /// it must not fail pending ones (an event already on its way when the client unsubscribed is one such frame).
+///
+/// A stopping server's `rpc.goingAway` {"accepted": N} (docs/PROTOCOL.md §4 "Shutdown") says that the first N
+/// frames written here were accepted and every later one did not run: the handler numbers the frames it
+/// writes (`RPCFrameLedger`), fails the calls after the cut with -32006 (`notRun`: the client sends them again
+/// elsewhere), hands the notifications after it to `notifications.goneAway`, and refuses new calls the same
+/// way; the accepted calls' replies still come, until the server closes.
 final class RPCClientHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = RPCClientCommand
     typealias OutboundOut = ByteBuffer
 
+    /// A call or batch waiting for its reply, and the number of the frame it went out in.
     private enum Pending {
-        case call(EventLoopPromise<JSONValue>, Scheduled<Void>?)
-        case batch(ids: [Int], EventLoopPromise<[Result<JSONValue, RPCClientError>]>, Scheduled<Void>?)
+        case call(EventLoopPromise<JSONValue>, Scheduled<Void>?, frame: Int)
+        case batch(ids: [Int], EventLoopPromise<[Result<JSONValue, RPCClientError>]>, Scheduled<Void>?, frame: Int)
+
+        var frame: Int {
+            switch self {
+            case .call(_, _, let frame), .batch(_, _, _, let frame): frame
+            }
+        }
 
         func fail(_ error: RPCClientError) {
             switch self {
-            case .call(let promise, let timer):
+            case .call(let promise, let timer, _):
                 timer?.cancel()
                 promise.fail(error)
-            case .batch(_, let promise, let timer):
+            case .batch(_, let promise, let timer, _):
                 timer?.cancel()
                 promise.fail(error)
             }
         }
     }
+
+    /// What a call the server did not run fails with: the server's own word for it, -32006 (send it again).
+    static let notRun = RPCClientError.remote(.shuttingDown)
 
     /// Pending calls by id; a batch is filed under its first id.
     private var pending: [Int: Pending] = [:]
@@ -61,6 +77,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
     private var batchKeys: [Int: Int] = [:]
     private var rawWaiter: (promise: EventLoopPromise<JSONValue?>, timer: Scheduled<Void>?)?
     private var isClosed = false
+    private var ledger = RPCFrameLedger()
     /// What calls made after the connection ended are told: a TLS refusal, when that is how it ended.
     private var endedBecause = RPCClientError.connectionClosed
     private let maxNestingDepth: Int
@@ -83,19 +100,22 @@ final class RPCClientHandler: ChannelDuplexHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let command = unwrapOutboundIn(data)
-        if isClosed {
+        if case .cancel = command, !isClosed {
+            // Goes out even after rpc.goingAway: the server still runs it, for the calls it accepted.
+        } else if isClosed || ledger.accepted != nil {
+            let failure = ledger.accepted == nil ? endedBecause : Self.notRun
             switch command {
-            case .call(_, _, let callPromise, _): callPromise.fail(endedBecause)
-            case .batch(_, _, let batchPromise, _): batchPromise.fail(endedBecause)
-            case .raw(_, _, _, let rawPromise, _): rawPromise.fail(endedBecause)
+            case .call(_, _, let callPromise, _): callPromise.fail(failure)
+            case .batch(_, _, let batchPromise, _): batchPromise.fail(failure)
+            case .raw(_, _, _, let rawPromise, _): rawPromise.fail(failure)
             case .notify, .cancel: break
             }
-            promise?.fail(ChannelError.ioOnClosedChannel)
+            promise?.fail(ledger.accepted == nil ? ChannelError.ioOnClosedChannel : Self.notRun)
             return
         }
         switch command {
         case .call(let id, let payload, let callPromise, let timeout):
-            pending[id] = .call(callPromise, schedule(timeout, context: context) { $0.expire(key: id) })
+            pending[id] = .call(callPromise, schedule(timeout, context: context) { $0.expire(key: id) }, frame: ledger.wrote())
             context.write(wrapOutboundOut(payload), promise: promise)
 
         case .batch(let ids, let payload, let batchPromise, let timeout):
@@ -104,11 +124,13 @@ final class RPCClientHandler: ChannelDuplexHandler {
                 promise?.succeed()
                 return
             }
-            pending[key] = .batch(ids: ids, batchPromise, schedule(timeout, context: context) { $0.expire(key: key) })
+            pending[key] = .batch(
+                ids: ids, batchPromise, schedule(timeout, context: context) { $0.expire(key: key) }, frame: ledger.wrote())
             for id in ids { batchKeys[id] = key }
             context.write(wrapOutboundOut(payload), promise: promise)
 
         case .notify(let payload):
+            ledger.wroteNotification(payload)
             context.write(wrapOutboundOut(payload), promise: promise)
 
         case .cancel(let key, let reason):
@@ -116,6 +138,7 @@ final class RPCClientHandler: ChannelDuplexHandler {
             promise?.succeed()
 
         case .raw(let payload, let framed, let expectReply, let rawPromise, let timeout):
+            _ = ledger.wrote()
             if expectReply {
                 guard rawWaiter == nil else {
                     rawPromise.fail(RPCClientError.protocolViolation("another sendRaw is already waiting for a reply"))
@@ -169,8 +192,9 @@ final class RPCClientHandler: ChannelDuplexHandler {
         guard let entry = remove(key: key) else { return }
         entry.fail(reason)
         guard let context else { return }
-        let ids: [Int] = if case .batch(let ids, _, _) = entry { ids } else { [key] }
+        let ids: [Int] = if case .batch(let ids, _, _, _) = entry { ids } else { [key] }
         for id in ids {
+            _ = ledger.wrote()
             context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: RPCRequestEncoding.cancellation(of: id))), promise: nil)
         }
         context.flush()
@@ -184,10 +208,19 @@ final class RPCClientHandler: ChannelDuplexHandler {
 
     private func remove(key: Int) -> Pending? {
         guard let entry = pending.removeValue(forKey: key) else { return nil }
-        if case .batch(let ids, _, _) = entry {
+        if case .batch(let ids, _, _, _) = entry {
             for id in ids { batchKeys[id] = nil }
         }
         return entry
+    }
+
+    /// `rpc.goingAway`: the server accepted the first `count` frames; the rest did not run.
+    private func goingAway(accepted count: Int) {
+        guard let unsent = ledger.cut(accepted: count) else { return }
+        for key in pending.filter({ ledger.isAfterTheCut($0.value.frame) }).keys {
+            remove(key: key)?.fail(Self.notRun)
+        }
+        notifications.goneAway(unsent: unsent)
     }
 
     // MARK: Inbound
@@ -207,12 +240,17 @@ final class RPCClientHandler: ChannelDuplexHandler {
         switch reply {
         case .object(let members):
             if members["id"] == nil, case .string(let method)? = members["method"] {
-                _ = notifications.deliver(method: method, params: members["params"])
+                if method == RPCGoingAway.method, let count = RPCGoingAway.accepted(in: members["params"]) {
+                    goingAway(accepted: count)
+                } else {
+                    _ = notifications.deliver(method: method, params: members["params"])
+                }
                 return
             }
-            if let id = RPCReply.clientID(of: reply), case .call(let promise, let timer)? = pending[id] {
+            if let id = RPCReply.clientID(of: reply), case .call(let promise, let timer, let frame)? = pending[id] {
                 pending[id] = nil
                 timer?.cancel()
+                ledger.answered(frame: frame)
                 switch RPCReply.outcome(of: reply) {
                 case .success(let result): promise.succeed(result)
                 case .failure(let error): promise.fail(error)
@@ -221,9 +259,10 @@ final class RPCClientHandler: ChannelDuplexHandler {
             }
         case .array(let replies):
             if let key = replies.lazy.compactMap({ RPCReply.clientID(of: $0) }).compactMap({ self.batchKeys[$0] }).first,
-                case .batch(let ids, let promise, let timer)? = remove(key: key)
+                case .batch(let ids, let promise, let timer, let frame)? = remove(key: key)
             {
                 timer?.cancel()
+                ledger.answered(frame: frame)
                 promise.succeed(Self.outcomes(ids: ids, replies: replies))
                 return
             }

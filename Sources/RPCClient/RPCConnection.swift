@@ -37,6 +37,14 @@ final class RPCConnection: Sendable {
     /// Whether the connection is still open.
     var isConnected: Bool { channel.isActive }
 
+    /// Whether new calls may go here: open, and the server has not said it is leaving (`rpc.goingAway`).
+    var isUsable: Bool { channel.isActive && !notifications.hasGoneAway }
+
+    /// Takes no new calls from now on (the server answered -32006: it is stopping); what is in flight stays.
+    func retire() {
+        notifications.goneAway()
+    }
+
     /// One call with id `id`; see `RPCClient.call`.
     func call(_ method: String, params: JSONValue?, id: Int, timeout: Duration?) async throws(RPCClientError) -> JSONValue {
         let payload = channel.allocator.buffer(bytes: RPCRequestEncoding.request(method: method, params: params, id: id))
@@ -45,13 +53,20 @@ final class RPCConnection: Sendable {
         return try await result(of: promise.futureResult, key: id)
     }
 
-    /// A notification: sent, never answered. Returns once it is written to the connection.
+    /// A notification: sent, never answered. Returns once it is written to the connection; throws -32006
+    /// (`RPCClientHandler.notRun`) when the server has left the connection, `.connectionClosed` when it closed.
     func notify(_ method: String, params: JSONValue?) async throws(RPCClientError) {
-        let payload = channel.allocator.buffer(bytes: RPCRequestEncoding.notification(method: method, params: params))
+        try await notify(payload: RPCRequestEncoding.notification(method: method, params: params))
+    }
+
+    /// A notification already encoded (one sent again after another connection's `rpc.goingAway`).
+    func notify(payload bytes: [UInt8]) async throws(RPCClientError) {
         let written = channel.eventLoop.makePromise(of: Void.self)
-        channel.writeAndFlush(RPCClientCommand.notify(payload: payload), promise: written)
+        channel.writeAndFlush(RPCClientCommand.notify(payload: channel.allocator.buffer(bytes: bytes)), promise: written)
         do {
             try await written.futureResult.get()
+        } catch let error as RPCClientError {
+            throw error
         } catch {
             throw .connectionClosed
         }
@@ -93,10 +108,12 @@ final class RPCConnection: Sendable {
 
     // MARK: Internals
 
-    /// Writes `command`; if the write fails (the channel is closed), `promise` fails with `.connectionClosed`.
+    /// Writes `command`; if the write fails (the channel closed before the frame went out whole, so the server
+    /// cannot have run it), `promise` fails with -32006, `RPCClientHandler.notRun`, unless the handler failed it
+    /// first with its own reason.
     func send<Value>(_ command: RPCClientCommand, failing promise: EventLoopPromise<Value>) {
         let written = channel.eventLoop.makePromise(of: Void.self)
-        written.futureResult.whenFailure { _ in promise.fail(RPCClientError.connectionClosed) }
+        written.futureResult.whenFailure { _ in promise.fail(RPCClientHandler.notRun) }
         channel.writeAndFlush(command, promise: written)
     }
 

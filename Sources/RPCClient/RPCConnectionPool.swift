@@ -14,7 +14,10 @@ import Synchronization
 /// flight on the broken connection fail with `.connectionClosed`. When no endpoint answers, a call waits and
 /// retries (50 ms, doubling up to 1 s) until its deadline, and without a deadline fails at once with the last
 /// `.connectFailed`. An endpoint that disappears from the list (discovery) has its connections closed; their
-/// slots move to the endpoints that remain. Thread-safe.
+/// slots move to the endpoints that remain. A connection whose server says it is leaving (`rpc.goingAway`)
+/// takes no new calls: its slot reconnects as a broken one does, while the calls it accepted finish on it; the
+/// notifications it did not run are sent again on the next connection, made within `reconnectFor`.
+/// Thread-safe.
 final class RPCConnectionPool: Sendable {
     typealias Connector = @Sendable (any RPCClientTransport) async throws(RPCClientError) -> RPCConnection
 
@@ -34,14 +37,22 @@ final class RPCConnectionPool: Sendable {
     private let state: Mutex<State>
     private let connector: Connector
     private let logger: Logger
+    private let reconnectFor: Duration
 
-    init(endpoints: [any RPCClientTransport], connections: Int, logger: Logger, connector: @escaping Connector) {
+    init(
+        endpoints: [any RPCClientTransport], connections: Int, reconnectFor: Duration, logger: Logger,
+        connector: @escaping Connector
+    ) {
         let count = max(1, connections)
         let slots = (0..<count).map { index in Slot.idle(preferred: Self.name(at: index, in: endpoints)) }
         self.state = Mutex(State(endpoints: endpoints, slots: slots))
         self.connector = connector
         self.logger = logger
+        self.reconnectFor = reconnectFor
     }
+
+    /// Whether `close()` was called: no connection will be made any more.
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// The endpoints connections are made to, in order.
     var endpoints: [any RPCClientTransport] { state.withLock { $0.endpoints } }
@@ -101,7 +112,7 @@ final class RPCConnectionPool: Sendable {
             }
             var preferred: String?
             switch state.slots[index] {
-            case .connected(let connection) where connection.isConnected:
+            case .connected(let connection) where connection.isUsable:
                 return .success(.ready(connection))
             case .connected(let connection):
                 preferred = connection.transport.name
@@ -138,6 +149,10 @@ final class RPCConnectionPool: Sendable {
                     await connection.close()
                     continue
                 }
+                connection.notifications.onGoingAway { [weak self] unsent in
+                    self?.logger.debug("The server is leaving the connection", metadata: [LogField.endpoint: "\(endpoint.name)"])
+                    self?.resend(unsent)
+                }
                 if endpoint.name != order.first?.name {
                     logger.notice("Connected to another instance", metadata: [LogField.endpoint: "\(endpoint.name)"])
                 }
@@ -151,6 +166,17 @@ final class RPCConnectionPool: Sendable {
             if case .connecting = state.slots[index] { state.slots[index] = .idle(preferred: order.first?.name) }
         }
         return .failure(lastError)
+    }
+
+    /// Sends notifications a leaving server did not run on the next connection, once one is up (within
+    /// `reconnectFor`); a notification has nobody to tell when none is.
+    private func resend(_ unsent: [[UInt8]]) {
+        guard !unsent.isEmpty else { return }
+        let until = ContinuousClock.now + reconnectFor
+        Task {
+            guard let connection = try? await connection(until: until) else { return }
+            for payload in unsent { try? await connection.notify(payload: payload) }
+        }
     }
 
     /// Replaces the endpoints (discovery saw instances come and go). Connections to endpoints no longer listed

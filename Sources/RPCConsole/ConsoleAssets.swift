@@ -627,6 +627,7 @@ const events = {
   paused: false,
   held: [],
   count: 0,
+  reconnecting: null,         // the timer of the next try to subscribe again after the socket closed
 };
 
 function socketURL() {
@@ -645,18 +646,46 @@ function openSocket() {
       events.socket = null; events.opening = null;
       for (const { reject: fail } of events.pending.values()) fail(new Error("WebSocket closed"));
       events.pending.clear();
+      const names = [...new Set(events.subscriptions.values())];
       if (events.subscriptions.size) {
         events.subscriptions.clear();
         renderSubscriptions();
       }
       setEventsNote(wasOpen ? `WebSocket closed (${close.code}${close.reason ? ": " + close.reason : ""}).` : "Could not open a WebSocket to /rpc.");
       if (!wasOpen) reject(new Error("Could not open a WebSocket to " + RPC_PATH));
+      if (wasOpen && names.length) resubscribe(names, 250);
     });
   });
   return events.opening;
 }
 
 function setEventsNote(text) { $("events-note").textContent = text; }
+
+// The socket closed under subscriptions (rpcd restarted, the network went): open a new one and subscribe to the
+// same events again, trying every PAUSE ms (doubling to 5 s) until rpcd answers, then mark the gap in the log.
+function resubscribe(names, pause) {
+  clearTimeout(events.reconnecting);
+  setEventsNote(`WebSocket closed; subscribing again to ${names.join(", ")}…`);
+  events.reconnecting = setTimeout(async () => {
+    events.reconnecting = null;
+    const again = [];
+    for (const name of names) {
+      try {
+        const reply = await socketCall("rpc.subscribe", { event: name });
+        if (reply.error) { $("events-note").replaceChildren(errorView(reply.error, name)); continue; }
+        events.subscriptions.set(reply.result.subscription, reply.result.event || name);
+        again.push(name);
+      } catch {
+        return resubscribe(names, Math.min(pause * 2, 5000));
+      }
+    }
+    renderSubscriptions();
+    if (again.length) {
+      setEventsNote(`Subscribed again to ${again.join(", ")}.`);
+      addEvent({ kind: "resubscribed", params: { events: again }, at: new Date() });
+    }
+  }, pause);
+}
 
 async function socketCall(method, params) {
   const socket = await openSocket();
@@ -678,6 +707,8 @@ function receive(text) {
       addEvent({ kind: "event", params: item.params || {}, at: new Date() });
     } else if (item && item.method === "rpc.eventsLost") {
       addEvent({ kind: "lost", params: item.params || {}, at: new Date() });
+    } else if (item && item.method === "rpc.goingAway") {
+      setEventsNote("rpcd is stopping or restarting; the subscriptions will be made again.");
     } else if (item && item.method === "rpc.subscriptionEnded") {
       const params = item.params || {};
       events.subscriptions.delete(params.subscription);
@@ -752,7 +783,9 @@ function showEvent(entry) {
       el("div", { class: "meta" }, el("span", { class: "ev", text: p.event }), el("span", { text: "#" + p.seq }), el("span", { text: time })),
       $("json-toggle").checked ? jsonView(p) : el("div", { class: "data", text: compactJSON(p.data) }));
   } else {
-    const text = entry.kind === "lost" ? `${p.count} events lost (the console read too slowly)` : `subscription ${p.subscription} ended: ${p.reason || ""}`;
+    const text = entry.kind === "lost" ? `${p.count} events lost (the console read too slowly)`
+      : entry.kind === "resubscribed" ? `connection lost or rpcd restarted; subscribed again to ${p.events.join(", ")}: events in between may have been missed, numbering starts again`
+      : `subscription ${p.subscription} ended: ${p.reason || ""}`;
     item = el("li", { class: "lost" }, el("div", { class: "meta" }, el("span", { text: time })), el("div", { text }));
   }
   item.entry = entry;

@@ -39,7 +39,8 @@ extension RPCProxy {
                 throw RPCProxyError.fingerprintMismatch(service: service, expected: expected, found: found)
             }
         }
-        return Self(connection: RPCProxyConnection(transport, service: service))
+        let readOnly = rpcInterface.methods.filter { $0.flags.contains(.readOnly) }.map(\.name)
+        return Self(connection: RPCProxyConnection(transport, service: service, readOnlyMethods: Set(readOnly)))
     }
 
     /// The server's fingerprint for `service`, from `rpc.discover`'s `x-rpcd-services`; nil when the server
@@ -81,10 +82,14 @@ public struct RPCProxyConnection: Sendable {
     public let transport: any RPCProxyTransport
     /// The service called (`calc` in `calc.add`).
     public let service: String
+    /// The methods the interface declares `readOnly` (without the service): the transport may send their calls
+    /// again when it cannot tell whether they ran.
+    public let readOnlyMethods: Set<String>
 
-    public init(_ transport: any RPCProxyTransport, service: String) {
+    public init(_ transport: any RPCProxyTransport, service: String, readOnlyMethods: Set<String> = []) {
         self.transport = transport
         self.service = service
+        self.readOnlyMethods = readOnlyMethods
     }
 
     /// Calls `method` with its arguments by name (an absent `Optional` is left out) and decodes the result.
@@ -111,7 +116,7 @@ public struct RPCProxyConnection: Sendable {
         let fullName = service + "." + method
         let result: JSONValue
         do {
-            result = try await transport.callForProxy(fullName, params: params)
+            result = try await transport.callForProxy(fullName, params: params, readOnly: readOnlyMethods.contains(method))
         } catch let error as RPCError {
             for documented in errors {
                 if let typed = Self.decode(error, as: documented) { throw typed }

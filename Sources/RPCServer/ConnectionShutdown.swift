@@ -106,7 +106,7 @@ struct ConnectionShutdown {
     }
 
     /// The method of the notification that says where the cut is.
-    static let goingAwayMethod = "rpc.goingAway"
+    static let goingAwayMethod = RPCGoingAway.method
 
     /// `{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":ID,"accepted":N}}`, the id as the client
     /// wrote it.

@@ -2,7 +2,8 @@
 Selenium, against a real rpcd serving the example modules on an http:// listener (make test-browser).
 
 What a person at the console does: open it, call calc.add through the generated form and read 3, watch
-kv.changed arrive after another client's kv.set (rpcctl on the Unix socket), see a refused call shown as
+kv.changed arrive after another client's kv.set (rpcctl on the Unix socket), and again after rpcd restarted
+(the console subscribes again by itself and marks the gap in the log), see a refused call shown as
 "Access denied" after an administrator tightened the rules; and what a page of another origin cannot do: call
 rpcd, open its WebSocket, or post a form-like "simple request". A screenshot of the console is saved under
 the build folder and its path printed.
@@ -52,9 +53,12 @@ class Daemon:
         self.socket_path = os.path.join(self.directory, "rpcd.sock")
         # kv.set for any local peer, so rpcctl on the Unix socket can change a key whoever runs the test.
         self.drop_in("kv", "[Access]\nAllow=local\n")
+        self.start("http://127.0.0.1:0")
+
+    def start(self, listen):
         config = os.path.join(self.directory, "rpcd.conf")
         with open(config, "w") as f:
-            f.write(f"[Server]\nListen=http://127.0.0.1:0\nListen={self.socket_path}\n")
+            f.write(f"[Server]\nListen={listen}\nListen={self.socket_path}\n")
         self.process = subprocess.Popen(
             [os.path.join(BIN_DIR, "rpcd"), "--config", config, "--handlers-dir", self.handlers, "--module-dir", BIN_DIR],
             stderr=subprocess.PIPE, text=True)
@@ -76,6 +80,14 @@ class Daemon:
             self.stop()
             raise RuntimeError("rpcd did not start an http:// listener:\n" + "".join(self.lines[-20:]))
         self.url = f"http://{self.authority}"
+
+    def restart(self):
+        """Stops rpcd (SIGTERM: rpc.goingAway, then the close) and starts a new one on the same address."""
+        self.process.terminate()
+        self.process.wait(30)
+        self.reader.join(10)
+        self.process.stderr.close()
+        self.start(f"http://{self.authority}")
 
     def drop_in(self, service, text):
         directory = os.path.join(self.handlers, f"{service}.conf.d")
@@ -185,6 +197,14 @@ class ConsoleInChromium(unittest.TestCase):
         button.click()
         self.wait(EC.text_to_be_present_in_element((By.ID, "method-title"), name), f"the form of {name} did not open")
 
+    def subscribe_to_kv_changed(self):
+        select = Select(self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#event-select option[value="kv.changed"]')),
+                                  "kv.changed is not offered").find_element(By.XPATH, ".."))
+        select.select_by_value("kv.changed")
+        self.browser.find_element(By.ID, "subscribe-button").click()
+        self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#subscriptions li[data-event="kv.changed"]')),
+                  "the subscription did not start")
+
     def call_calc_add(self):
         self.browser.find_element(By.ID, "call-button").click()
         return self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, "#reply .result-value, #reply .reply-error")),
@@ -236,12 +256,7 @@ class ConsoleInChromium(unittest.TestCase):
 
     def test_2_shows_kv_changed_after_another_clients_set(self):
         self.browser.get(self.daemon.url + "/#calc.add")
-        select = Select(self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#event-select option[value="kv.changed"]')),
-                                  "kv.changed is not offered").find_element(By.XPATH, ".."))
-        select.select_by_value("kv.changed")
-        self.browser.find_element(By.ID, "subscribe-button").click()
-        self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#subscriptions li[data-event="kv.changed"]')),
-                  "the subscription did not start")
+        self.subscribe_to_kv_changed()
         done = self.daemon.rpcctl("call", "kv.set", "key=greeting", 'value="hello from rpcctl"')
         self.assertEqual(done.returncode, 0, done.stderr)
         event = self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, '#event-log li[data-event="kv.changed"]')),
@@ -267,6 +282,20 @@ class ConsoleInChromium(unittest.TestCase):
         path = os.path.join(SCREENSHOT_DIR, "console.png")
         self.browser.save_screenshot(path)
         print(f"\nscreenshot: {path}", flush=True)
+        self.assertEqual(self.console_errors(), [])
+
+    def test_2b_subscribes_again_after_rpcd_restarts_and_marks_the_gap(self):
+        self.browser.get(self.daemon.url + "/")
+        self.subscribe_to_kv_changed()
+        self.daemon.restart()
+        self.wait(EC.text_to_be_present_in_element((By.ID, "event-log"), "subscribed again to kv.changed"),
+                  "no gap marker after the restart")
+        self.wait(EC.presence_of_element_located((By.CSS_SELECTOR, '#subscriptions li[data-event="kv.changed"]')),
+                  "the subscription is not listed again")
+        done = self.daemon.rpcctl("call", "kv.set", "key=after", 'value="after the restart"')
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.wait(EC.text_to_be_present_in_element((By.ID, "event-log"), "after the restart"),
+                  "no event from the new rpcd")
         self.assertEqual(self.console_errors(), [])
 
     def test_3_shows_access_denied_as_such(self):

@@ -3,6 +3,7 @@ import RPCClient
 import RPCJSON
 import RPCProtocol
 import RPCTestSupport
+import Synchronization
 import XCTest
 
 /// `RPCClient` against real daemons that stop and start: it reconnects to a restarted daemon, and fails over
@@ -47,6 +48,46 @@ final class ClientResilienceTests: XCTestCase {
         await client.close()
     }
 
+    /// The daemon the client uses stops (SIGTERM, as `systemctl restart` does) under 8 tasks calling kv.set and
+    /// calc.add: it names the calls it accepted (`rpc.goingAway`) and answers them, and the client sends the
+    /// others to the second daemon. Not one call fails, kv.set (not idempotent) included.
+    func testNoCallFailsWhenADaemonStopsUnderPipelinedCalls() async throws {
+        let first = try DaemonProcess(DaemonOptions(modules: ["kv", "calc"]))
+        let second = try DaemonProcess(DaemonOptions(modules: ["kv", "calc"]))
+        let client = RPCClient(configuration: .init(endpoints: [.unix(path: first.socketPath), .unix(path: second.socketPath)]))
+        let flow = Flow()
+        let callers = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for task in 0..<8 {
+                    group.addTask {
+                        var index = 0
+                        while !flow.stopped.load(ordering: .relaxed) || index < 20 {
+                            index += 1
+                            if index % 2 == 1 {
+                                _ = try await client.call("kv.set", params: [.string("restart-\(task)"), .number(index)])
+                            } else {
+                                let sum = try await client.call("calc.add", params: [.number(index), 1])
+                                XCTAssertEqual(sum.doubleValue, Double(index + 1))
+                            }
+                            flow.calls.add(1, ordering: .relaxed)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        try await waitUntil("calls to flow") { flow.calls.load(ordering: .relaxed) > 200 }
+        let status = await Task.detached { first.terminate() }.value
+        XCTAssertEqual(status, 0)
+        let before = flow.calls.load(ordering: .relaxed)
+        try await waitUntil("calls to flow at the second daemon") { flow.calls.load(ordering: .relaxed) > before + 200 }
+        flow.stopped.store(true, ordering: .relaxed)
+        try await callers.value  // a failed call fails the test here
+        let pid = try await client.call("rpcd.info")["pid"]
+        XCTAssertEqual(pid, .number(Int(second.process.processIdentifier)))
+        await client.close()
+    }
+
     /// Two connections, two daemons: calls are spread over both (round-robin over the pool).
     func testSpreadsCallsOverTwoDaemons() async throws {
         let first = try DaemonProcess()
@@ -63,4 +104,10 @@ final class ClientResilienceTests: XCTestCase {
         XCTAssertEqual(seen.filter { $0 == secondPID }.count, 5)
         await client.close()
     }
+}
+
+/// Calls made so far, and whether to stop making them.
+private final class Flow: Sendable {
+    let stopped = Atomic<Bool>(false)
+    let calls = Atomic<Int>(0)
 }

@@ -102,6 +102,34 @@ final class RPCClientLoopbackTests: XCTestCase {
         }
     }
 
+    /// The server stops in the middle of 100 pipelined calls that change state: the calls after its cut are
+    /// sent again on a new connection, so every call succeeds and none runs twice; a call of unknown fate
+    /// fails, unless it is idempotent.
+    func testAServersCutIsSentAgainAndNothingRunsTwice() async throws {
+        let client = try await RPCClient.connect(to: server.endpoint)
+        let results = try await withThrowingTaskGroup(of: JSONValue.self) { group in
+            for index in 0..<101 {
+                group.addTask { try await client.call(index == 50 ? "t.cut" : "t.incr") }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        XCTAssertEqual(Set(results.compactMap(\.intValue)), Set(1...100))
+        XCTAssertTrue(results.contains("ran"))
+        XCTAssertEqual(server.count, 100)
+
+        server.allowEnds(1)
+        do {
+            _ = try await client.call("t.closeOnce")
+            XCTFail("the connection ended without a word: the call may have run")
+        } catch {
+            XCTAssertEqual(error, .connectionClosed)
+        }
+        server.allowEnds(1)
+        let again = try await client.call("t.closeOnce", options: RPCCallOptions(idempotent: true))
+        XCTAssertEqual(again, "ran")
+        await client.close()
+    }
+
     func testSendRawReturnsTheServersAnswerToGarbage() async throws {
         let client = try await RPCClient.connect(to: server.endpoint)
         let reply = try await client.sendRaw(Array("{oops".utf8))

@@ -69,3 +69,11 @@ struct HandlerHarness {
         try channel.writeInbound(ByteBuffer(string: text))
     }
 }
+
+extension HandlerHarness {
+    /// Sends a notification as `RPCClient.notify` does.
+    func notify(_ method: String) throws {
+        try channel.writeOutbound(
+            RPCClientCommand.notify(payload: ByteBuffer(bytes: RPCRequestEncoding.notification(method: method, params: nil))))
+    }
+}

@@ -9,8 +9,11 @@ import Synchronization
 ///
 /// Methods: `t.ping` → "pong"; `t.echo` → params; `t.fail` → error 7 with data; `t.sleep` [ms] → "slept"
 /// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
-/// error. Batches answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with
-/// id null. `received` tells which methods it has read, so that a test can wait until a call got there.
+/// error; `t.incr` → a count of its calls over all connections (a call that changes state). A stopping
+/// server's two ends, while `ends` (1 at first) counts down, then "ran": `t.cut` → `rpc.goingAway` accepting the
+/// frames read before it, and the close, reading nothing more; `t.closeOnce` → the close, not a word. Batches
+/// answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with id null.
+/// `received` tells which methods it has read, so that a test can wait until a call got there.
 package final class LoopbackServer: Sendable {
     let channel: any Channel
     private let requests: ReceivedRequests
@@ -18,6 +21,10 @@ package final class LoopbackServer: Sendable {
 
     /// The methods of the requests read so far (batch entries included), in the order read.
     package var received: [String] { requests.methods.withLock { $0 } }
+    /// How many `t.incr` ran.
+    package var count: Int { requests.count.withLock { $0 } }
+    /// How many more `t.cut` and `t.closeOnce` end their connection.
+    package func allowEnds(_ ends: Int) { requests.ends.withLock { $0 = ends } }
 
     package static func start() async throws -> LoopbackServer {
         let requests = ReceivedRequests()
@@ -40,6 +47,16 @@ package final class LoopbackServer: Sendable {
 
     final class ReceivedRequests: Sendable {
         let methods = Mutex<[String]>([])
+        let count = Mutex(0)
+        let ends = Mutex(1)
+
+        /// Whether one of the ends allowed is used up now.
+        func takeEnd() -> Bool {
+            ends.withLock { ends in
+                defer { ends = max(0, ends - 1) }
+                return ends > 0
+            }
+        }
     }
 
     package func stop() async {
@@ -50,12 +67,17 @@ package final class LoopbackServer: Sendable {
         typealias InboundIn = ByteBuffer
         typealias OutboundOut = ByteBuffer
         let requests: ReceivedRequests
+        /// Frames read on this connection; after a cut, none is read any more.
+        private var frames = 0
+        private var cut = false
 
         init(requests: ReceivedRequests) {
             self.requests = requests
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard !cut else { return }
+            frames += 1
             let frame = unwrapInboundIn(data)
             guard let message = try? JSONValue(parsing: Array(frame.readableBytesView)) else {
                 send(#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"},"id":null}"#, context)
@@ -69,6 +91,14 @@ package final class LoopbackServer: Sendable {
                 return
             }
             if message["method"] == "t.close" {
+                context.close(promise: nil)
+                return
+            }
+            if let method = message["method"]?.stringValue, ["t.cut", "t.closeOnce"].contains(method), requests.takeEnd() {
+                cut = true
+                if method == "t.cut" {
+                    send(#"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":null,"accepted":\#(frames - 1)}}"#, context)
+                }
                 context.close(promise: nil)
                 return
             }
@@ -100,6 +130,13 @@ package final class LoopbackServer: Sendable {
             case "t.fail":
                 return ["jsonrpc": "2.0", "error": ["code": 7, "message": "Failed", "data": ["why": "asked"]], "id": id]
             case "t.bad": return ["jsonrpc": "2.0", "id": id]
+            case "t.cut", "t.closeOnce": return ["jsonrpc": "2.0", "result": "ran", "id": id]
+            case "t.incr":
+                let count = requests.count.withLock { count in
+                    count += 1
+                    return count
+                }
+                return ["jsonrpc": "2.0", "result": .number(count), "id": id]
             default: return ["jsonrpc": "2.0", "error": ["code": -32601, "message": "Method not found"], "id": id]
             }
         }

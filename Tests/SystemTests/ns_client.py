@@ -10,7 +10,15 @@
     ns_client.py event ADDRESS EVENT SECONDS
         subscribes to EVENT (over any transport the address names, ws:// included), prints "subscribed", then
         prints the first event's params as JSON, or {"error": "..."} after SECONDS.
+    ns_client.py restart ADDRESS STOP_FILE
+        calls through restarts with the package's AsyncClient, as an application would (no handling of its
+        own: the client resends what rpcd did not run): 4 tasks alternate kv.set (key restart-lib-N, not
+        idempotent) and calc.add (idempotent=True) while a subscription to kv.changed runs, until STOP_FILE
+        exists; prints {"ok": N, "failed": F, "errors": [...], "acknowledged": {key: value}, "resubscribed": R,
+        "events_after_last": E, "max_gap_ms": M}.
 """
+
+import asyncio
 
 import json
 import os
@@ -20,7 +28,7 @@ import time
 # The rpcd package (python/rpcd) lies beside this file where the system tests stage it, in python/ in a checkout.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
-from rpcd.client import Client  # noqa: E402
+from rpcd.client import AsyncClient, Client, Event, Resubscribed  # noqa: E402
 
 
 def loop(address, method, params, seconds, max_calls):
@@ -74,5 +82,52 @@ def event(address, name, seconds):
         print(json.dumps({"error": f"{type(failure).__name__}: {failure}"}), flush=True)
 
 
+def restart(address, stop_file):
+    report = {"ok": 0, "failed": 0, "errors": [], "acknowledged": {}, "resubscribed": 0, "events_after_last": 0,
+              "max_gap_ms": 0.0}
+    last_ok = time.monotonic()
+
+    def succeeded():
+        nonlocal last_ok
+        now = time.monotonic()
+        report["ok"] += 1
+        report["max_gap_ms"] = max(report["max_gap_ms"], round((now - last_ok) * 1000, 1))
+        last_ok = now
+
+    async def caller(client, n):
+        i = 0
+        while not os.path.exists(stop_file):
+            i += 1
+            try:
+                if i % 2:
+                    await client.call("kv.set", {"key": f"restart-lib-{n}", "value": i})
+                    report["acknowledged"][f"restart-lib-{n}"] = i
+                elif await client.call("calc.add", [i, 1], idempotent=True) != i + 1:
+                    raise AssertionError("calc.add: wrong sum")
+                succeeded()
+            except Exception as error:  # noqa: BLE001 (every failure is counted and named)
+                report["failed"] += 1
+                report["errors"].append(f"{type(error).__name__}: {error}"[:200])
+
+    async def watch(client):
+        async for item in await client.subscribe("kv.changed"):
+            if isinstance(item, Resubscribed):
+                report["resubscribed"] += 1
+                report["events_after_last"] = 0
+            elif isinstance(item, Event):
+                report["events_after_last"] += 1
+
+    async def main():
+        async with AsyncClient(address, timeout=30) as client:
+            watcher = asyncio.ensure_future(watch(client))
+            await asyncio.gather(*(caller(client, n) for n in range(4)))
+            await asyncio.sleep(0.2)  # the last sets' events
+            watcher.cancel()
+
+    asyncio.run(main())
+    report["errors"] = report["errors"][:20]
+    print(json.dumps(report), flush=True)
+
+
 if __name__ == "__main__":
-    {"loop": loop, "inflight": inflight, "event": event}[sys.argv[1]](*sys.argv[2:])
+    {"loop": loop, "inflight": inflight, "event": event, "restart": restart}[sys.argv[1]](*sys.argv[2:])

@@ -630,7 +630,9 @@ class SystemdTests(unittest.TestCase):
         `systemctl restart rpcd` (the last as a package upgrade's postinst restarts it) while two raw framed clients that follow PROTOCOL.md (restart_client.py: on
         rpc.goingAway they resend what came after the cut) call, four calls in flight each, kv.set and calc.add
         over the Unix socket and calc.add over TCP: no connection is refused, every call's fate is known, and every
-        acknowledged kv.set is there afterwards. About 20 s."""
+        acknowledged kv.set is there afterwards. Beside them an application on the rpcd package's AsyncClient
+        (ns_client.py restart) calls kv.set and calc.add and holds a subscription: no call fails, and the
+        subscription comes back after each restart. About 20 s."""
         restarts = 5
         self.write(KV_DROPIN, "[Handler]\nStateDirectory=kv\n")
         self.start()
@@ -639,6 +641,8 @@ class SystemdTests(unittest.TestCase):
         # TCP peers may only read under the shipped access rules.
         clients = [self.ns.popen("python3", RESTART_CLIENT, SOCKET, "4", stop_file),
                    self.ns.popen("python3", RESTART_CLIENT, "127.0.0.1:7390", "4", stop_file, "read-only")]
+        # And an application on the rpcd package's AsyncClient, which resends what did not run by itself.
+        library = self.ns.popen("python3", CLIENT, "restart", SOCKET, stop_file)
         durations = []
         try:
             # Apart enough for systemd's start limit (StartLimitBurst=5 in StartLimitIntervalSec=10s by default),
@@ -662,6 +666,7 @@ class SystemdTests(unittest.TestCase):
         finally:
             self.ns.run("touch", stop_file)
             reports = [json.loads(client.communicate(timeout=60)[0].strip().splitlines()[-1]) for client in clients]
+            package = json.loads(library.communicate(timeout=60)[0].strip().splitlines()[-1])
         for report in reports:
             self.assertEqual(report["refused"], 0, report)
             self.assertEqual(report["unknown"], 0, report)
@@ -670,7 +675,11 @@ class SystemdTests(unittest.TestCase):
             self.assertGreaterEqual(report["going_away"], 1, report)
             self.assertGreater(report["ok"], 0, report)
         self.assertTrue(reports[0]["acknowledged"], reports[0])
-        for report in reports:
+        self.assertEqual((package["failed"], package["errors"]), (0, []), package)
+        self.assertGreater(package["ok"], 0, package)
+        self.assertGreaterEqual(package["resubscribed"], 1, package)
+        self.assertGreater(package["events_after_last"], 0, "the subscription resumed after the last restart")
+        for report in reports + [package]:
             for key, value in report["acknowledged"].items():
                 self.assertEqual(json.loads(self.rpcctl("call", "kv.get", key).stdout), value, key)
         kept = self.ns.wait_for(
@@ -682,6 +691,9 @@ class SystemdTests(unittest.TestCase):
         FIGURES["restart_client_max_call_ms"] = max(report["max_call_ms"] for report in reports)
         FIGURES["restart_client_calls"] = sum(report["ok"] for report in reports)
         FIGURES["restart_client_resent"] = sum(report["resent"] for report in reports)
+        FIGURES["restart_python_package_calls"] = package["ok"]
+        FIGURES["restart_python_package_max_gap_ms"] = package["max_gap_ms"]
+        FIGURES["restart_python_package_resubscribed"] = package["resubscribed"]
 
     def test_a_restart_keeps_the_sockets_listen_names_and_drops_the_others(self):
         """The file descriptor store follows rpcd.conf: a Listen= address added is kept from the next restart on,

@@ -267,35 +267,74 @@ class PythonTransportsTest(unittest.TestCase):
 
 
 class PythonFailoverTest(unittest.TestCase):
-    """Two daemons: the asyncio client fails over to the second when the first stops, its calls in flight
-    fail, and its subscription comes back on the second with a Resubscribed marker."""
+    """Two daemons, the asyncio client on the first: when it dies, the client fails over to the second, its
+    calls in flight fail, and its subscription comes back on the second with a Resubscribed marker; when it
+    stops (SIGTERM, as `systemctl restart` does), it says which calls it accepted (rpc.goingAway) and answers
+    those, and the client sends the rest to the second: not one call fails, `kv.set` (not idempotent) included."""
+
+    def setUp(self):
+        self.first = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
+        self.addCleanup(self.first.stop)
+        self.second = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
+        self.addCleanup(self.second.stop)
 
     def test_failover_and_resubscribe(self):
-        first = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
-        second = Daemon(handlers_dir=EXAMPLE_HANDLERS, module_dir=BIN_DIR)
-        try:
-            async def main():
-                async with AsyncClient([first.tcp_address, second.tcp_address], timeout=20) as client:
-                    self.assertEqual((await client.call("rpcd.info"))["pid"], first.process.pid)
-                    events = await client.subscribe("kv.changed")
-                    in_flight = asyncio.ensure_future(client.call("echo.sleep", [10000]))
-                    await asyncio.sleep(0.2)
-                    # Dead, not dying: a dying daemon's listening socket still queues a new connection,
-                    # which the kernel then resets (a call on it would fail as a call on a broken connection).
-                    await asyncio.get_running_loop().run_in_executor(
-                        None, lambda: (first.process.kill(), first.process.wait()))
-                    with self.assertRaises(ConnectionClosed):
-                        await in_flight
-                    self.assertEqual((await client.call("rpcd.info"))["pid"], second.process.pid)
-                    self.assertEqual(await asyncio.wait_for(events.__anext__(), 10), Resubscribed())
-                    with Client(second.socket_path) as admin:
-                        admin.call("kv.set", {"key": "after", "value": 2})
-                    item = await asyncio.wait_for(events.__anext__(), 10)
-                    self.assertEqual((item.seq, item.data), (1, {"key": "after", "value": 2}))
-            asyncio.run(main())
-        finally:
-            first.stop()
-            second.stop()
+        first, second = self.first, self.second
+        async def main():
+            async with AsyncClient([first.tcp_address, second.tcp_address], timeout=20) as client:
+                self.assertEqual((await client.call("rpcd.info"))["pid"], first.process.pid)
+                events = await client.subscribe("kv.changed")
+                in_flight = asyncio.ensure_future(client.call("echo.sleep", [10000]))
+                await asyncio.sleep(0.2)
+                # Dead, not dying: a dying daemon's listening socket still queues a new connection,
+                # which the kernel then resets (a call on it would fail as a call on a broken connection).
+                await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: (first.process.kill(), first.process.wait()))
+                with self.assertRaises(ConnectionClosed):
+                    await in_flight
+                self.assertEqual((await client.call("rpcd.info"))["pid"], second.process.pid)
+                self.assertEqual(await asyncio.wait_for(events.__anext__(), 10), Resubscribed())
+                with Client(second.socket_path) as admin:
+                    admin.call("kv.set", {"key": "after", "value": 2})
+                item = await asyncio.wait_for(events.__anext__(), 10)
+                self.assertEqual((item.seq, item.data), (1, {"key": "after", "value": 2}))
+        asyncio.run(main())
+
+    def test_no_call_fails_across_a_stop(self):
+        first, second = self.first, self.second
+        async def main():
+            async with AsyncClient([first.socket_path, second.socket_path], timeout=20) as client:
+                events = await client.subscribe("kv.changed")
+                stopping = asyncio.Event()
+                counts = {"ok": 0}
+
+                async def caller(n):
+                    i = 0
+                    while not stopping.is_set():
+                        i += 1
+                        if i % 2:
+                            self.assertTrue(await client.call("kv.set", {"key": f"restart-{n}", "value": i}))
+                        else:
+                            self.assertEqual(await client.call("calc.add", [i, 1]), i + 1)
+                        counts["ok"] += 1
+                callers = [asyncio.ensure_future(caller(n)) for n in range(8)]
+                accepted = asyncio.ensure_future(client.call("echo.sleep", [300]))  # runs through the stop
+                await asyncio.sleep(0.3)
+                before = counts["ok"]
+                await asyncio.get_running_loop().run_in_executor(
+                    None, lambda: (first.process.terminate(), first.process.wait(30)))
+                await asyncio.sleep(0.3)
+                stopping.set()
+                await asyncio.gather(*callers)  # any failed call fails the test here
+                self.assertEqual(await accepted, "done")
+                self.assertGreater(counts["ok"], before)
+                self.assertEqual((await client.call("rpcd.info"))["pid"], second.process.pid)
+                with Client(second.socket_path) as admin:
+                    admin.call("kv.set", {"key": "after", "value": 2})
+                items = []
+                while not items or not isinstance(items[-1], Event) or Resubscribed() not in items:
+                    items.append(await asyncio.wait_for(events.__anext__(), 10))
+        asyncio.run(main())
 
 
 def make_pki(directory):

@@ -7,16 +7,19 @@ import json
 import socket
 import time
 
-from ._messages import Event, Lost, Resubscribed, _addresses, _batch_results, _dumps, _event_item, _request, tls_context
+from ._messages import (RECONNECT_FOR, SHUTTING_DOWN, Event, Lost, Resubscribed, _addresses, _batch_results, _dumps,
+                        _event_item, _is_going_away, _not_run, _request, tls_context)
 from ._wire import DEFAULT_MAX_MESSAGE, codec_for
-from .errors import ConnectFailed, ConnectionClosed, ProtocolError, RPCError, SubscriptionEnded
+from .errors import ConnectFailed, ConnectionClosed, ProtocolError, RPCError, SubscriptionEnded, _NotRun
 
 __all__ = ["AsyncClient", "Subscription"]
 
 
 class _Connection(asyncio.Protocol):
     """One connection of an AsyncClient: writes are gathered and written once per turn of the event loop;
-    replies are matched to their calls' futures by id; notifications go to the client."""
+    replies are matched to their calls' futures by id; notifications go to the client. Each frame written has
+    an ordinal (1, 2, ...), so that an `rpc.goingAway` {"accepted": N} tells which calls did not run: those
+    after N fail with _NotRun, which the client sends again elsewhere."""
 
     def __init__(self, client, address, codec):
         self.client = client
@@ -28,6 +31,11 @@ class _Connection(asyncio.Protocol):
         self.batches = {}        # id of a batch entry -> future of the batch's replies
         self.subscriptions = {}  # server's subscription id -> Subscription
         self.orphans = []        # notifications for a subscription whose rpc.subscribe reply is being read
+        self.ordinals = {}       # id of a call or batch entry in flight -> its frame's ordinal
+        self.unsure = []         # (ordinal, payload) of notifications not yet known to have been read
+        self.written = 0         # frames handed to write(); the last one's ordinal
+        self.flushed = 0         # frames handed to the transport: those after it were never sent
+        self.going_away = None   # from rpc.goingAway (or HTTP's Connection: close): the frames accepted
         self.out = []
         self.flush_scheduled = False
         self.closed = False
@@ -56,6 +64,7 @@ class _Connection(asyncio.Protocol):
         if not self.handshake.done() and self.codec.ready:
             self.handshake.set_result(None)
         pending = self.pending
+        accepted = getattr(self.codec, "going_away", None)  # HTTP's, after these answers
         for payload in payloads:
             try:
                 message = json.loads(payload)
@@ -67,10 +76,16 @@ class _Connection(asyncio.Protocol):
                 id = message.get("id")
                 future = pending.pop(id, None) if id is not None else None
                 if future is not None:
+                    if self.unsure:
+                        self._answered(self.ordinals.get(id, 0))
+                    self.ordinals.pop(id, None)
                     if not future.done():
                         future.set_result(message)
                 elif "method" in message and "id" not in message:
-                    self.client._notification(self, message["method"], message.get("params"))
+                    if message["method"] == "rpc.goingAway" and (going := _is_going_away(message)) is not None:
+                        self.gone_away(going)
+                    else:
+                        self.client._notification(self, message["method"], message.get("params"))
                 elif id is None and "error" in message:
                     self._fail_oldest(RPCError.from_json(message["error"]))
             elif type(message) is list:
@@ -79,9 +94,37 @@ class _Connection(asyncio.Protocol):
                     if future is not None:
                         for key in [key for key, value in self.batches.items() if value is future]:
                             del self.batches[key]
+                            ordinal = self.ordinals.pop(key, 0)
+                        if self.unsure:
+                            self._answered(ordinal)
                         if not future.done():
                             future.set_result(message)
                         break
+        if accepted is not None and self.going_away is None:
+            self.gone_away(accepted)
+
+    def gone_away(self, accepted):
+        """The server accepted the first ACCEPTED frames and will read no more (docs/PROTOCOL.md §4
+        "Shutdown"): what came after did not run. Calls and notifications after the cut are sent again on a
+        new connection; the accepted calls' replies and the subscriptions' events still come on this one,
+        until the server closes it."""
+        self.going_away = accepted
+        self.client._retire(self)
+        for table in (self.pending, self.batches):
+            for id, future in list(table.items()):
+                if self.ordinals.get(id, 0) > accepted:
+                    del table[id]
+                    self.ordinals.pop(id, None)
+                    if not future.done():
+                        future.set_exception(_NotRun(f"{self.address} stopped before reading the call"))
+        resend = [payload for ordinal, payload in self.unsure if ordinal > accepted]
+        self.unsure = []
+        if resend:
+            self.client._resend(resend)
+
+    def _answered(self, ordinal):
+        """The frame ORDINAL was answered, so every frame before it was read."""
+        self.unsure = [entry for entry in self.unsure if entry[0] > ordinal]
 
     def _fail_oldest(self, error):
         """A reply with id null answers a message the server could not take apart: the oldest batch's."""
@@ -119,34 +162,44 @@ class _Connection(asyncio.Protocol):
             return
         self.closed = True
         self.error = error
-        for future in itertools.chain(self.pending.values(), self.batches.values()):
-            if not future.done():
-                future.set_exception(error)
+        # A frame never handed to the transport did not run; after rpc.goingAway, those past the cut have
+        # failed already. What is left may have run: `error`.
+        not_sent = _NotRun(f"connection to {self.address} closed before the call was sent")
+        for table in (self.pending, self.batches):
+            for id, future in table.items():
+                if not future.done():
+                    future.set_exception(not_sent if self.ordinals.get(id, 0) > self.flushed else error)
         self.pending.clear()
         self.batches.clear()
+        self.ordinals.clear()
         self.client._lost(self)
 
     # Writing
-    def write(self, payload):
-        if self.closed:
-            raise self.error
+    def write(self, payload, cancel=False):
+        """Queues PAYLOAD as the next frame and returns its ordinal. Raises _NotRun when the server will not
+        read it: the connection closed, or went away (an `rpc.cancel` goes out still: it ends accepted calls)."""
+        if self.closed or (self.going_away is not None and not cancel):
+            raise _NotRun(f"connection to {self.address} " + ("closed" if self.closed else "is going away"))
         self.out.append(self.codec.encode(payload))
+        self.written += 1
         if not self.flush_scheduled:
             self.flush_scheduled = True
             self.loop.call_soon(self.flush)
+        return self.written
 
     def flush(self):
         self.flush_scheduled = False
         if self.out and not self.closed:
             data = b"".join(self.out)
             self.out.clear()
+            self.flushed = self.written
             self.transport.write(data)
 
 
 class Subscription:
     """The events of one subscription, as an async iterator of Event, Lost and Resubscribed. When the
-    connection breaks, the client subscribes again as soon as it can connect (50 ms doubling to 2 s between
-    tries) and yields Resubscribed. It ends by raising SubscriptionEnded (the server ended it), RPCError
+    connection breaks or the server restarts, the client subscribes again as soon as it can connect (50 ms
+    doubling to 2 s between tries) and yields Resubscribed. It ends by raising SubscriptionEnded (the server ended it), RPCError
     (subscribing again was refused) or ConnectionClosed (the client was closed). `aclose()` (or leaving
     `async with`) unsubscribes. At most `buffer` items wait for a slow consumer; past it the newest are
     dropped and counted as a Lost marker."""
@@ -218,14 +271,17 @@ class AsyncClient:
     it had, then each other in order). When none answers, a call with a TIMEOUT retries (50 ms doubling to
     1 s) until it passes; one without fails at once with ConnectFailed. A call's TIMEOUT (seconds; the
     client's `timeout` by default, None: none) and its task's cancellation cancel it on the server too
-    (`rpc.cancel`). Use it from one event loop."""
+    (`rpc.cancel`). A call the server did not run (`rpc.goingAway`, -32006), or an `idempotent=True` one
+    whose fate is unknown, is sent again on a new connection, which it waits for up to RECONNECT_FOR seconds
+    (rpcd.client's docstring). Use it from one event loop."""
 
     subscription_buffer = 1024  # rpcd's default MaxQueuedEvents=
 
     def __init__(self, addresses, *, timeout=None, connect_timeout=10.0, tls=None, server_name=None,
-                 max_message=DEFAULT_MAX_MESSAGE):
+                 max_message=DEFAULT_MAX_MESSAGE, reconnect_for=RECONNECT_FOR):
         self.addresses = _addresses(addresses)
         self.timeout = timeout
+        self.reconnect_for = reconnect_for
         self.connect_timeout = connect_timeout
         self._tls = tls
         self._server_name = server_name
@@ -320,6 +376,27 @@ class AsyncClient:
             raise
         return connection
 
+    def _retire(self, connection):
+        """CONNECTION takes no new calls (the server is leaving it); the next call connects again."""
+        if self._connection is connection:
+            self._connection = None
+
+    def _resend(self, payloads):
+        """Sends notifications that did not run again, on the next connection."""
+        async def resend():
+            try:
+                connection = await self._connection_until(time.monotonic() + self.reconnect_for)
+                for payload in payloads:
+                    connection.unsure.append((connection.write(payload), payload))
+            except (OSError, ProtocolError, asyncio.TimeoutError):
+                pass  # a notification has no one to tell
+        self._background_task(resend())
+
+    def _background_task(self, coroutine):
+        task = asyncio.ensure_future(coroutine)
+        self._background.add(task)  # the loop holds tasks weakly
+        task.add_done_callback(self._background.discard)
+
     async def _connection_until(self, deadline):
         pause = 0.05
         while True:
@@ -333,25 +410,50 @@ class AsyncClient:
 
     # Calls ------------------------------------------------------------------------------------------
 
-    async def call(self, method, params=None, *, timeout=...):
+    async def call(self, method, params=None, *, timeout=..., idempotent=False):
         """Calls METHOD with PARAMS (a list, a dict or None); returns the result or raises RPCError,
-        TimeoutError (after telling the server to cancel), ConnectionClosed or ConnectFailed."""
+        TimeoutError (after telling the server to cancel), ConnectionClosed or ConnectFailed. IDEMPOTENT: safe
+        to run twice, so sent again when the connection ends before its reply (rpcd.client's docstring)."""
         timeout = self.timeout if timeout is ... else timeout
         deadline = None if timeout is None else time.monotonic() + timeout
-        connection = self._connection
-        if connection is None or connection.closed:
-            connection = await self._connection_until(deadline)
-        return await self._call_on(connection, method, params, deadline)
+        return await self._again(lambda connection: self._call_on(connection, method, params, deadline),
+                                 deadline, idempotent)
+
+    async def _again(self, attempt, deadline, idempotent):
+        """ATTEMPT(connection), made again on a new connection while the server says it did not run (or, when
+        IDEMPOTENT, its fate is unknown), for up to reconnect_for seconds and within DEADLINE."""
+        until = deadline
+        retrying = False
+        while True:
+            connection = self._connection
+            if connection is None or connection.closed:
+                connection = await self._connection_until(until)
+            try:
+                return await attempt(connection)
+            except _NotRun:
+                if retrying and time.monotonic() >= until:
+                    raise
+            except RPCError as error:
+                if error.code != SHUTTING_DOWN or (retrying and time.monotonic() >= until):
+                    raise
+                self._retire(connection)
+            except ConnectionClosed:
+                if not idempotent or self._closed or (retrying and time.monotonic() >= until):
+                    raise
+            if not retrying:
+                retrying = True
+                limit = time.monotonic() + self.reconnect_for
+                until = limit if deadline is None else min(deadline, limit)
 
     async def _call_on(self, connection, method, params, deadline):
         id = next(self._ids)
-        future = connection.loop.create_future()
-        connection.pending[id] = future
         if params is None:
             payload = b'{"jsonrpc":"2.0","method":"%s","id":%d}' % (_dumps(method)[1:-1].encode(), id)
         else:
             payload = _dumps({"jsonrpc": "2.0", "method": method, "params": params, "id": id}).encode()
-        connection.write(payload)
+        connection.ordinals[id] = connection.write(payload)
+        future = connection.loop.create_future()
+        connection.pending[id] = future
         if connection.paused is not None:
             await connection.paused
         try:
@@ -361,8 +463,9 @@ class AsyncClient:
                 reply = await asyncio.wait_for(future, max(0.0, deadline - time.monotonic()))
         except (asyncio.CancelledError, asyncio.TimeoutError):
             connection.pending.pop(id, None)
+            connection.ordinals.pop(id, None)
             if not connection.closed:
-                connection.write(b'{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":%d}}' % id)
+                connection.write(b'{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":%d}}' % id, cancel=True)
             raise
         if "error" in reply:
             raise RPCError.from_json(reply["error"])
@@ -372,24 +475,37 @@ class AsyncClient:
             raise ProtocolError(f"reply has neither result nor error: {reply!r}") from None
 
     async def notify(self, method, params=None):
-        """Sends METHOD as a notification: run by the server, never answered."""
-        connection = await self.connect()
-        connection.write(_dumps(_request(method, params)).encode())
+        """Sends METHOD as a notification: run by the server, never answered. One sent after the cut of an
+        `rpc.goingAway` is sent again on the next connection."""
+        payload = _dumps(_request(method, params)).encode()
 
-    async def batch(self, calls, *, timeout=...):
+        async def attempt(connection):
+            ordinal = connection.write(payload)
+            # Kept until a later frame is answered; a client that only notifies never learns, so only the last
+            # are kept (rpcd reads frames as they come: older ones were read).
+            connection.unsure = connection.unsure[-1023:] + [(ordinal, payload)]
+        await self._again(attempt, None, False)
+
+    async def batch(self, calls, *, timeout=..., idempotent=False):
         """Sends [(method, params), ...] as one batch; returns results (or RPCError objects) in call order."""
         timeout = self.timeout if timeout is ... else timeout
-        connection = await self.connect()
-        ids = [next(self._ids) for _ in calls]
-        future = connection.loop.create_future()
-        for id in ids:
-            connection.batches[id] = future
-        connection.write(_dumps([_request(m, p, id) for (m, p), id in zip(calls, ids)]).encode())
-        try:
-            replies = await asyncio.wait_for(future, timeout)
-        except RPCError as error:  # the whole batch refused (id null)
-            return [error for _ in ids]
-        return _batch_results(ids, replies)
+        deadline = None if timeout is None else time.monotonic() + timeout
+
+        async def attempt(connection):
+            ids = [next(self._ids) for _ in calls]
+            ordinal = connection.write(_dumps([_request(m, p, id) for (m, p), id in zip(calls, ids)]).encode())
+            future = connection.loop.create_future()
+            for id in ids:
+                connection.batches[id] = future
+                connection.ordinals[id] = ordinal
+            try:
+                replies = await asyncio.wait_for(future, None if deadline is None else deadline - time.monotonic())
+            except RPCError as error:  # the whole batch refused (id null)
+                return [error for _ in ids]
+            if _not_run(replies):
+                raise RPCError(SHUTTING_DOWN, "Server shutting down")
+            return _batch_results(ids, replies)
+        return await self._again(attempt, deadline, idempotent)
 
     # Events ----------------------------------------------------------------------------------------
 
@@ -405,9 +521,13 @@ class AsyncClient:
 
     async def _subscribe_on(self, subscription, timeout, marker=None):
         deadline = None if timeout is None else time.monotonic() + timeout
-        connection = await self._connection_until(deadline)
-        # Registered before the reply: events may follow it in the same read.
-        result = await self._call_on(connection, "rpc.subscribe", {"event": subscription.event}, deadline)
+        connections = []
+
+        async def attempt(connection):
+            connections.append(connection)
+            return await self._call_on(connection, "rpc.subscribe", {"event": subscription.event}, deadline)
+        result = await self._again(attempt, deadline, True)
+        connection = connections[-1]
         subscription.id = result["subscription"]
         subscription.connection = connection
         connection.subscriptions[subscription.id] = subscription
@@ -442,9 +562,7 @@ class AsyncClient:
         if self._closed:
             return
         for subscription in list(connection.subscriptions.values()):
-            task = asyncio.ensure_future(self._resubscribe(subscription))
-            self._background.add(task)  # the loop holds tasks weakly
-            task.add_done_callback(self._background.discard)
+            self._background_task(self._resubscribe(subscription))
         connection.subscriptions.clear()
 
     async def _resubscribe(self, subscription):
@@ -454,9 +572,10 @@ class AsyncClient:
                 await self._subscribe_on(subscription, None, marker=Resubscribed())
                 return
             except RPCError as error:
-                self._subscriptions.discard(subscription)
-                subscription._put(error)
-                return
+                if error.code != SHUTTING_DOWN:
+                    self._subscriptions.discard(subscription)
+                    subscription._put(error)
+                    return
             except (OSError, ProtocolError, asyncio.TimeoutError):
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 2.0)

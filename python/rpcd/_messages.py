@@ -12,6 +12,9 @@ __all__ = ["Event", "Lost", "Resubscribed", "tls_context"]
 
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
+SHUTTING_DOWN = -32006  # the call did not run: rpcd is stopping (docs/PROTOCOL.md §5)
+RECONNECT_FOR = 30.0    # how long a call that must be sent again waits for a connection: a restart and then some
+
 
 def tls_context(ca_file=None, cert_file=None, key_file=None):
     """A client context for rpcd's tls://, https:// and wss:// listeners: TLS 1.2 or later, the server's
@@ -41,7 +44,8 @@ class Lost:
 
 @dataclass(frozen=True)
 class Resubscribed:
-    """The connection broke and the client subscribed again: events in between are unknown, `seq` restarts."""
+    """The connection broke or the server restarted (`rpc.goingAway`) and the client subscribed again: events
+    in between may have been missed and are not counted, and `seq` starts again."""
 
 
 def _request(method, params, id=None):
@@ -74,6 +78,23 @@ def _batch_results(ids, replies):
         except KeyError:
             results.append(ProtocolError(f"no reply for id {id}"))
     return results
+
+
+def _is_going_away(message):
+    """The `accepted` count of an `rpc.goingAway` notification (docs/PROTOCOL.md §4 "Shutdown"), else None."""
+    if isinstance(message, dict) and message.get("method") == "rpc.goingAway" and "id" not in message:
+        params = message.get("params")
+        accepted = params.get("accepted") if isinstance(params, dict) else None
+        if isinstance(accepted, int) and not isinstance(accepted, bool) and accepted >= 0:
+            return accepted
+    return None
+
+
+def _not_run(replies):
+    """True when every reply (one, or a batch's) says -32006: nothing of the message ran."""
+    replies = replies if isinstance(replies, list) else [replies]
+    return bool(replies) and all(isinstance(reply, dict) and isinstance(reply.get("error"), dict)
+                                 and reply["error"].get("code") == SHUTTING_DOWN for reply in replies)
 
 
 def _is_notification(message):

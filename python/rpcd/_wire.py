@@ -199,7 +199,10 @@ class HTTPCodec:
         self.parser = _HTTPResponseParser(max_message)
         self.outgoing = b""
         self.ready = True
-        self.closing = False
+        self.answered = 0
+        # HTTP's rpc.goingAway: a `Connection: close` answer is the last; the requests after it were not read
+        # (docs/PROTOCOL.md §4 "Shutdown"). The number of requests answered up to it, else None.
+        self.going_away = None
 
     def encode(self, payload):
         return self.head + str(len(payload)).encode() + b"\r\n\r\n" + payload
@@ -207,8 +210,9 @@ class HTTPCodec:
     def feed(self, data):
         self.parser.buffer += data
         messages = []
-        while (response := self.parser.next()) is not None:
+        while self.going_away is None and (response := self.parser.next()) is not None:
             status, headers, body = response
+            self.answered += 1
             if body:
                 if status != 200 and not body.lstrip().startswith(b"{"):
                     raise ProtocolError(f"HTTP {status}: {body[:200]!r}")
@@ -216,7 +220,7 @@ class HTTPCodec:
             elif status not in (200, 204):
                 raise ProtocolError(f"HTTP {status} without a body")
             if headers.get("connection", "").lower() == "close":
-                self.closing = True
+                self.going_away = self.answered
         return messages
 
     def eof(self):

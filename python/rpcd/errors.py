@@ -40,6 +40,11 @@ class ConnectionClosed(ProtocolError):
     closed. The next call connects again."""
 
 
+class _NotRun(ConnectionClosed):
+    """The server said the call did not run (`rpc.goingAway` put it after the cut, or it was never sent): the
+    client sends it again on a new connection. Raised to the caller only when that is no longer possible."""
+
+
 class ConnectFailed(ConnectionError):
     """No address could be connected to: `errors` maps each address tried to the reason."""
 

@@ -68,7 +68,7 @@ class CodecTests(unittest.TestCase):
                 b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"b\r\n4\r\n\":2}\r\n0\r\n\r\n"
                 b"HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}")
         self.assertEqual(self.feed_bytewise(codec, data), [b'{"a":1}', b'{"b":2}', b"{}"])
-        self.assertTrue(codec.closing)
+        self.assertEqual(codec.going_away, 4)  # Connection: close is HTTP's rpc.goingAway: 4 answered, no more
 
     def test_websocket_handshake_frames_fragments_ping_and_close(self):
         import base64
@@ -111,8 +111,13 @@ class CodecTests(unittest.TestCase):
 
 class FakeServer:
     """rpcd's framed protocol on a Unix socket, for a few methods: `ping`, `sleep` (answers after
-    params[0] seconds, or on rpc.cancel), `sub` (rpc.subscribe, then 3 events and a lost marker),
-    `rpc.unsubscribe`. `kill()` closes every connection."""
+    params[0] seconds, or on rpc.cancel), `rpc.subscribe` (then 3 events and a lost marker),
+    `rpc.unsubscribe`, `incr` (counts: a call that changes state; alone or in a batch with `cut`), the
+    notification `note` (kept in `notes`),
+    and three that end the connection while `self.ends` counts down and answer "ran" after: `cut` (rpcd
+    stopping: `rpc.goingAway` accepting the frames before it, answers for the accepted calls, then the close,
+    reading no more; so does a `note` whose second param is "cut"), `refuse` (the same, but this call is read
+    and answered -32006) and `die` (closed without a word). `kill()` closes every connection."""
 
     def __init__(self, directory, name="fake.sock"):
         self.path = os.path.join(directory, name)
@@ -121,6 +126,9 @@ class FakeServer:
         self.listener.listen()
         self.connections = []
         self.cancelled = []
+        self.notes = []
+        self.count = 0
+        self.ends = 1
         self.stopping = False
         threading.Thread(target=self.accept, daemon=True).start()
 
@@ -134,7 +142,7 @@ class FakeServer:
             threading.Thread(target=self.serve, args=(connection,), daemon=True).start()
 
     def serve(self, connection):
-        codec, lock, timers = FramedCodec(1 << 20), threading.Lock(), {}
+        codec, lock, timers, frames = FramedCodec(1 << 20), threading.Lock(), {}, 0
 
         def send(message):
             with lock:
@@ -142,6 +150,19 @@ class FakeServer:
                     connection.sendall(frame(json.dumps(message).encode()))
                 except OSError:
                     pass
+
+        def end(accepted, refused_id=None):
+            if accepted is not None:
+                send({"jsonrpc": "2.0", "method": "rpc.goingAway", "params": {"lastId": None, "accepted": accepted}})
+            if refused_id is not None:
+                send({"jsonrpc": "2.0", "error": {"code": -32006, "message": "Server shutting down"}, "id": refused_id})
+            for timer in list(timers.values()):
+                timer.join()
+            try:
+                connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            connection.close()
 
         while True:
             try:
@@ -151,10 +172,30 @@ class FakeServer:
             if not data:
                 return
             for payload in codec.feed(data):
+                frames += 1
                 message = json.loads(payload)
+                if isinstance(message, list):  # a batch of `incr` and `cut`: the whole frame is cut, or runs
+                    if self.ends > 0 and any(entry["method"] == "cut" for entry in message):
+                        self.ends -= 1
+                        return end(frames - 1)
+                    self.count += sum(entry["method"] == "incr" for entry in message)
+                    send([{"jsonrpc": "2.0", "result": self.count if entry["method"] == "incr" else "ran",
+                           "id": entry["id"]} for entry in message])
+                    continue
                 method, id = message["method"], message.get("id")
-                if method == "ping":
+                cuts = method in ("cut", "refuse", "die") or (method == "note" and message["params"][1:] == ["cut"])
+                if cuts and self.ends > 0:
+                    self.ends -= 1
+                    return end(None if method == "die" else frames - 1, id if method == "refuse" else None)
+                if method in ("cut", "refuse", "die"):
+                    send({"jsonrpc": "2.0", "result": "ran", "id": id})
+                elif method == "ping":
                     send({"jsonrpc": "2.0", "result": "pong", "id": id})
+                elif method == "incr":
+                    self.count += 1
+                    send({"jsonrpc": "2.0", "result": self.count, "id": id})
+                elif method == "note":
+                    self.notes.append(message["params"][0])
                 elif method == "sleep":
                     timer = threading.Timer(message["params"][0], send, ({"jsonrpc": "2.0", "result": "slept", "id": id},))
                     timers[id] = timer
@@ -210,9 +251,25 @@ class ClientTests(unittest.TestCase):
                 client.call("nope", [1])
             self.assertEqual((caught.exception.code, caught.exception.data), (-32601, {"method": "nope"}))
             self.server.kill()
+            self.assertEqual(client.call("ping"), "pong")  # the close was seen before sending: reconnected
             with self.assertRaises(ConnectionClosed):
-                client.call("ping")
-            self.assertEqual(client.call("ping"), "pong")  # reconnected
+                client.call("die")  # no rpc.goingAway: it may have run
+            self.assertEqual(client.call("die"), "ran")  # reconnected
+
+    def test_sync_restart_resends_what_did_not_run(self):
+        with Client(self.server.path, timeout=5) as client:
+            self.assertEqual(client.call("incr"), 1)
+            client.notify("note", ["a", "cut"])  # after the cut
+            self.assertEqual(client.call("incr"), 2)  # on a new connection, after the note sent again
+            self.assertEqual(self.server.notes, ["a"])
+            self.server.ends = 1
+            self.assertEqual(client.call("cut"), "ran")
+            self.server.ends = 1
+            self.assertEqual(client.call("refuse"), "ran")  # -32006: sent again
+            self.server.ends = 1
+            self.assertEqual(client.call("die", idempotent=True), "ran")  # fate unknown, but safe to repeat
+            self.assertEqual(client.call("incr"), 3)
+            self.assertEqual(len(self.server.connections), 5)
 
     def test_sync_timeout_cancels_on_the_server(self):
         with Client(self.server.path, timeout=0.2) as client:
@@ -235,6 +292,8 @@ class ClientTests(unittest.TestCase):
             events = client.events("x.y")
             self.assertEqual([next(events) for _ in range(4)],
                              [Event("x.y", 1, 1), Event("x.y", 2, 2), Lost(4), Event("x.y", 7, 7)])
+            self.assertEqual(client.call("cut"), "ran")  # a restart: the next item says so
+            self.assertEqual([next(events) for _ in range(2)], [Resubscribed(), Event("x.y", 1, 1)])
 
     def test_async_pipelining_timeout_cancel_and_reconnect(self):
         async def main():
@@ -261,6 +320,31 @@ class ClientTests(unittest.TestCase):
                 self.assertEqual(await client.call("ping"), "pong")
         asyncio.run(main())
 
+    def test_async_restart_resends_what_did_not_run(self):
+        async def main():
+            async with AsyncClient(self.server.path) as client:
+                # Pipelined: the calls before the cut are answered on the old connection, those after it run
+                # once on the new one; every one succeeds and the counter counts each once.
+                slow = asyncio.ensure_future(client.call("sleep", [0.2]))
+                await client.notify("note", ["a"])
+                calls = [client.call("incr") for _ in range(50)] + [client.call("cut")] + \
+                        [client.call("incr") for _ in range(50)]
+                results = await asyncio.gather(*calls)
+                self.assertEqual(sorted(results[:50] + results[51:]), list(range(1, 101)))
+                self.assertEqual((results[50], self.server.count, self.server.notes), ("ran", 100, ["a"]))
+                self.assertEqual(await slow, "slept")  # accepted: answered before the close
+                self.server.ends = 1
+                self.assertEqual(await client.call("refuse"), "ran")
+                self.server.ends = 1
+                with self.assertRaises(ConnectionClosed):
+                    await client.call("die")
+                self.server.ends = 1
+                self.assertEqual(await client.call("die", idempotent=True), "ran")
+                self.server.ends = 1
+                self.assertEqual(await client.batch([("incr", None), ("cut", None)]), [101, "ran"])
+                self.assertEqual(self.server.count, 101)
+        asyncio.run(main())
+
     def test_async_subscription_markers_and_resubscribe(self):
         async def main():
             async with AsyncClient(self.server.path) as client:
@@ -268,6 +352,11 @@ class ClientTests(unittest.TestCase):
                 items = [await events.__anext__() for _ in range(4)]
                 self.assertEqual(items, [Event("x.y", 1, 1), Event("x.y", 2, 2), Lost(4), Event("x.y", 7, 7)])
                 self.server.kill()
+                self.assertEqual(await events.__anext__(), Resubscribed())
+                self.assertEqual(await events.__anext__(), Event("x.y", 1, 1))
+                for _ in range(3):
+                    await events.__anext__()
+                self.assertEqual(await client.call("cut"), "ran")  # a restart: subscribed again on the new one
                 self.assertEqual(await events.__anext__(), Resubscribed())
                 self.assertEqual(await events.__anext__(), Event("x.y", 1, 1))
                 await events.aclose()
