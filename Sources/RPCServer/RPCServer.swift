@@ -49,10 +49,10 @@ package final class RPCServer: Service, Sendable {
         /// instead of a socket bound anew, so the address never stops listening. The server owns them; one no
         /// entry names is closed (and reported to `keepSockets`).
         package var keptSockets: [Int32] = []
-        /// Told once every listener is bound, before the first connection is served: the sockets serving
-        /// `Listen=` entries (bound by this run, or kept), with descriptors valid until the server closes them,
-        /// and the kept sockets no entry names (closed already, their numbers as given). The daemon keeps the
-        /// former for its next run and forgets the latter (`ListenerStore`).
+        /// Told first the kept sockets no entry names (closed already, their numbers as given), before anything is
+        /// bound, then, once every listener is bound and before the first connection is served, the sockets
+        /// serving `Listen=` entries (bound by this run, or kept), with descriptors valid until the server closes
+        /// them. The daemon forgets the former and keeps the latter for its next run (`ListenerStore`).
         package var keepSockets: (@Sendable (_ serving: [(endpoint: RPCEndpoint, descriptor: Int32)], _ unused: [Int32]) -> Void)?
 
         package init(
@@ -123,16 +123,24 @@ package final class RPCServer: Service, Sendable {
                 logger.notice("Listen= address served by another listener", metadata: [LogField.listener: "\(endpoint)"])
             }
             var kept = try configuration.keptSockets.map { (descriptor: $0, endpoint: try Self.localEndpoint(of: $0)) }
-            for endpoint in plan.bind {
-                if let index = kept.firstIndex(where: { Self.sameAddress($0.endpoint, endpoint) && Self.isReachable($0.endpoint) }) {
-                    bound.append(try await adopt(kept.remove(at: index).descriptor, as: endpoint))
+            let reused: [Int32?] = plan.bind.map { endpoint in
+                guard let index = kept.firstIndex(where: { Self.sameAddress($0.endpoint, endpoint) && Self.isReachable($0.endpoint) })
+                else { return nil }
+                return kept.remove(at: index).descriptor
+            }
+            // What rpcd.conf no longer names goes before anything is bound: it may hold the port a new address
+            // needs (127.0.0.1:7390 kept, 0.0.0.0:7390 now wanted). systemd closes its copies when it reads the
+            // removal, so a bind may find the port busy for a moment: `bind(_:whileReleasing:)` waits for it.
+            for socket in kept { close(socket.descriptor) }
+            if !kept.isEmpty { configuration.keepSockets?([], kept.map(\.descriptor)) }
+            for (endpoint, descriptor) in zip(plan.bind, reused) {
+                if let descriptor {
+                    bound.append(try await adopt(descriptor, as: endpoint))
                 } else {
-                    bound.append(try await bind(endpoint))
+                    bound.append(try await bind(endpoint, whileReleasing: !kept.isEmpty))
                 }
             }
-            for socket in kept { close(socket.descriptor) }
-            configuration.keepSockets?(
-                bound.compactMap { listener in listener.ownSocket.map { (listener.endpoint, $0) } }, kept.map(\.descriptor))
+            configuration.keepSockets?(bound.compactMap { listener in listener.ownSocket.map { (listener.endpoint, $0) } }, [])
         } catch {
             for listener in bound { try? await listener.channel.close() }
             throw error
@@ -215,6 +223,20 @@ package final class RPCServer: Service, Sendable {
         throw RPCServerError(
             endpoint: endpoint, reason: "a tls:// or https:// listener needs [TLS] Certificate= and PrivateKey= in rpcd.conf",
             errno: nil)
+    }
+
+    /// Binds `endpoint`; while kept sockets are being released (`releasing`), a port still in use is tried
+    /// again every 50 ms for up to 2 s.
+    private func bind(_ endpoint: RPCEndpoint, whileReleasing releasing: Bool) async throws -> Listener {
+        var attempts = 0
+        while true {
+            do {
+                return try await bind(endpoint)
+            } catch let error as RPCServerError where releasing && error.errno == EADDRINUSE && attempts < 40 {
+                attempts += 1
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
     }
 
     private func bind(_ endpoint: RPCEndpoint) async throws -> Listener {

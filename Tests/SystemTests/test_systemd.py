@@ -722,6 +722,14 @@ class SystemdTests(unittest.TestCase):
         self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
         self.assertNotIn("7392", kept(), "removed from the store")
         self.assertIn("listen-127.0.0.1%3A7390", kept())
+        # The kept 127.0.0.1:7390 holds the port a wildcard address needs: it goes before the new one is bound
+        # (README's "every address" drop-in, as the package test writes it).
+        self.write(CONFIG_DROPIN, "[Server]\nListen=\nListen=/run/rpcd/rpcd.sock\nListen=0.0.0.0:7390\n")
+        self.ns.run("systemctl", "reset-failed", "rpcd.service")  # five starts so far: within StartLimitBurst=
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertTrue(connects(7390))
+        self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
+        self.assertIn("listen-0.0.0.0%3A7390", kept())
         self.ns.run("systemctl", "stop", "rpcd.service")
         self.ns.run("systemctl", "reset-failed", "rpcd.service", check=False)
         self.start()
