@@ -154,7 +154,8 @@ package struct PendingCallState {
         case .answered:
             return nil
         case .running(let completion, let handlers, let registered):
-            phase = .running(completion: completion, cancelHandlers: (handlers ?? []) + [handler], registered: registered)
+            let handlers = (handlers ?? []) + [handler]
+            phase = .running(completion: completion, cancelHandlers: handlers, registered: registered)
             return nil
         }
     }

@@ -119,8 +119,9 @@ package final class RPCRouter: Sendable {
                 case .nothingToSend: return .answered(nil)
                 case .notYet: break
                 }
-                DispatchContext(router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
-                    .start(request, route: route, completion: makeCompletion())
+                let context = DispatchContext(
+                    router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
+                context.start(request, route: route, completion: makeCompletion())
                 return .running
             }
         case .batch(let entries):

@@ -46,7 +46,9 @@ final class PendingCallStateTests: XCTestCase {
         for handler in cancellation.handlers { handler() }
         XCTAssertEqual(ran, ["first", "second"])
         XCTAssertNil(state.cancel(), "cancelled twice")
-        guard case .dropAfterCancellation = state.answer() else { return XCTFail("the service's answer is not dropped") }
+        guard case .dropAfterCancellation = state.answer() else {
+            return XCTFail("the service's answer is not dropped")
+        }
         XCTAssertFalse(state.register())
     }
 
