@@ -97,14 +97,6 @@ package final class RPCRouter: Sendable {
         completion makeCompletion: () -> (ByteBuffer?) -> Void
     ) -> RPCDispatch {
         let registry = registry
-        // The context is made only where a call outlives this function (a call answering later, a batch): a
-        // struct of seven references costs seven retains and seven releases per call. The calls answered here
-        // borrow what they need.
-        func context() -> DispatchContext {
-            DispatchContext(
-                router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output,
-                statistics: statistics, callLog: callLog, deniedLog: deniedLog)
-        }
         switch message {
         case .failure(let error):
             // A message answered with an error is a call answered with an error, counted under a fixed label.
@@ -114,23 +106,29 @@ package final class RPCRouter: Sendable {
             clock = eventLoop.now
             return .answered(.error(error, id: nil))
         case .single(let entry):
-            switch DispatchContext.route(entry, registry: registry, connection: connection, deniedLog: deniedLog) {
+            switch route(entry, registry: registry, connection: connection) {
             case .answered(let reply):
                 clock = eventLoop.now
                 return .answered(reply)
             case .routed(let route, let request):
-                if let reply = DispatchContext.answerAtOnce(
+                switch answerAtOnce(
                     request, route: route, clock: &clock, registry: registry, connection: connection,
-                    eventLoop: eventLoop, output: output, statistics: statistics, callLog: callLog
-                ) {
-                    return .answered(reply)
+                    eventLoop: eventLoop, output: output)
+                {
+                case .answered(let reply): return .answered(reply)
+                case .nothingToSend: return .answered(nil)
+                case .notYet: break
                 }
-                context().start(request, route: route, completion: makeCompletion())
+                let context = DispatchContext(
+                    router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
+                context.start(request, route: route, completion: makeCompletion())
                 return .running
             }
         case .batch(let entries):
             let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: makeCompletion())
-            BatchRunner(entries: entries, window: maxConcurrentCalls, context: context(), collector: collector).start()
+            let context = DispatchContext(
+                router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
+            BatchRunner(entries: entries, window: maxConcurrentCalls, context: context, collector: collector).start()
             return .running
         }
     }
@@ -145,32 +143,31 @@ package enum RPCDispatch {
     case running
 }
 
-/// Everything one message's calls share.
-private struct DispatchContext {
-    let router: RPCRouter
-    let registry: RPCServiceRegistry
-    let connection: RPCConnectionInfo
-    let eventLoop: any EventLoop
-    let output: (any RPCConnectionOutput)?
-    let statistics: RPCStatistics
-    let callLog: RPCCallLogPolicy
-    let deniedLog: LogRateLimiter
+/// What a step of a call has of its reply before the call runs on: the reply, or that the call is answered
+/// with nothing to send (a notification), or nothing yet (the next step decides).
+enum ImmediateReply {
+    case answered(RPCReply)
+    case nothingToSend
+    case notYet
 
-    enum Routing {
+    /// A call answered with `reply`; nil is a notification's answer, nothing to send.
+    init(_ reply: RPCReply?) {
+        self = reply.map { .answered($0) } ?? .nothingToSend
+    }
+}
+
+// The steps of one call, each written once. They take what the message's calls share (its registry, its
+// connection) as parameters rather than in a `DispatchContext`: a call answered at once, nearly every call,
+// then borrows them all and makes no context (a struct of its references costs a retain and a release each).
+extension RPCRouter {
+    fileprivate enum Routing {
         /// Answered without running anything: invalid, to no method, or refused by the access rules.
         case answered(RPCReply?)
         case routed(RPCServiceRegistry.Route, RPCRequest)
     }
 
     /// Counts the call for its peer and finds where it goes; answers what cannot go anywhere.
-    func route(_ entry: RPCEntry) -> Routing {
-        Self.route(entry, registry: registry, connection: connection, deniedLog: deniedLog)
-    }
-
-    /// `route(_:)` with what it needs borrowed, for a call `dispatch` answers without a context.
-    static func route(
-        _ entry: RPCEntry, registry: RPCServiceRegistry, connection: RPCConnectionInfo, deniedLog: LogRateLimiter
-    ) -> Routing {
+    fileprivate func route(_ entry: RPCEntry, registry: RPCServiceRegistry, connection: RPCConnectionInfo) -> Routing {
         connection.account.countCall()
         let request: RPCRequest
         switch entry {
@@ -188,26 +185,18 @@ private struct DispatchContext {
         }
         guard route.allowsAnyPeer || route.access.allows(connection.peer) else {
             route.metrics?.refused()
-            return .answered(deny(request, connection: connection, deniedLog: deniedLog))
+            return .answered(deny(request, connection: connection))
         }
         return .routed(route, request)
     }
 
     /// The reply to a call whose method answers at once (`RPCServiceRegistry.Route.atOnce`), timed from `clock`,
-    /// which is then set to when it was answered; nil when the method does not answer at once.
-    func answerAtOnce(_ request: RPCRequest, route: RPCServiceRegistry.Route, clock: inout NIODeadline) -> RPCReply?? {
-        Self.answerAtOnce(
-            request, route: route, clock: &clock, registry: registry, connection: connection, eventLoop: eventLoop,
-            output: output, statistics: statistics, callLog: callLog)
-    }
-
-    /// `answerAtOnce(_:route:clock:)` with what it needs borrowed, for a call `dispatch` answers without a context.
-    static func answerAtOnce(
+    /// which is then set to when it was answered; `.notYet` when the method does not answer at once.
+    fileprivate func answerAtOnce(
         _ request: RPCRequest, route: RPCServiceRegistry.Route, clock: inout NIODeadline, registry: RPCServiceRegistry,
-        connection: RPCConnectionInfo, eventLoop: any EventLoop, output: (any RPCConnectionOutput)?,
-        statistics: RPCStatistics, callLog: RPCCallLogPolicy
-    ) -> RPCReply?? {
-        guard let atOnce = route.atOnce else { return nil }
+        connection: RPCConnectionInfo, eventLoop: any EventLoop, output: (any RPCConnectionOutput)?
+    ) -> ImmediateReply {
+        guard let atOnce = route.atOnce else { return .notYet }
         let started = clock
         let answer = atOnce.answer(request) {
             RPCCall(
@@ -215,15 +204,33 @@ private struct DispatchContext {
                 eventLoop: eventLoop, registry: registry, output: output, pending: nil)
         }
         clock = eventLoop.now
-        if let quiet = RPCCallEnding.quietReply(
-            answer, after: clock - started, request: request, metrics: route.metrics, callLog: callLog
-        ) {
-            return .some(quiet)
-        }
-        return .some(RPCCallEnding(
+        let quiet = RPCCallEnding.quietReply(
+            answer, after: clock - started, request: request, metrics: route.metrics, callLog: callLog)
+        guard case .notYet = quiet else { return quiet }
+        return ImmediateReply(RPCCallEnding(
             request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog
         ).reply(answer, after: clock - started))
     }
+
+    /// The answer to a call the access rules refuse: -32007, counted, and logged with the peer and method
+    /// (rate limited).
+    private func deny(_ request: RPCRequest, connection: RPCConnectionInfo) -> RPCReply? {
+        if let suppressed = deniedLog.admit() {
+            var metadata: Logger.Metadata = [LogField.method: "\(request.method)"]
+            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
+            connection.logger.notice("Call refused by the access rules", metadata: metadata)
+        }
+        return request.id.map { .error(.accessDenied(request.method), id: $0) }
+    }
+}
+
+/// What a message's calls share once they outlive `dispatch`: a call that answers later, a batch's entries.
+private struct DispatchContext {
+    let router: RPCRouter
+    let registry: RPCServiceRegistry
+    let connection: RPCConnectionInfo
+    let eventLoop: any EventLoop
+    let output: (any RPCConnectionOutput)?
 
     /// Runs a call that may answer later: `completion` gets its serialized reply, or nil for a notification.
     func start(_ request: RPCRequest, route: RPCServiceRegistry.Route, completion: @escaping (ByteBuffer?) -> Void) {
@@ -231,7 +238,8 @@ private struct DispatchContext {
         let pending = PendingCall(
             request: request, eventLoop: eventLoop,
             ending: RPCCallEnding(
-                request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog),
+                request: request, metrics: route.metrics, connection: connection, statistics: router.statistics,
+                callLog: router.callLog),
             completion: completion)
         let call = RPCCall(
             request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
@@ -244,27 +252,20 @@ private struct DispatchContext {
 
     /// Runs one entry of a batch; `completion` gets its serialized reply, or nil for a notification.
     func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
-        switch route(entry) {
+        switch router.route(entry, registry: registry, connection: connection) {
         case .answered(let reply):
             completion(reply?.serialized)
         case .routed(let route, let request):
             var clock = eventLoop.now
-            if let reply = answerAtOnce(request, route: route, clock: &clock) { return completion(reply?.serialized) }
-            start(request, route: route, completion: completion)
+            switch router.answerAtOnce(
+                request, route: route, clock: &clock, registry: registry, connection: connection, eventLoop: eventLoop,
+                output: output)
+            {
+            case .answered(let reply): completion(reply.serialized)
+            case .nothingToSend: completion(nil)
+            case .notYet: start(request, route: route, completion: completion)
+            }
         }
-    }
-}
-
-extension DispatchContext {
-    /// The answer to a call the access rules refuse: -32007, counted, and logged with the peer and method
-    /// (rate limited).
-    private static func deny(_ request: RPCRequest, connection: RPCConnectionInfo, deniedLog: LogRateLimiter) -> RPCReply? {
-        if let suppressed = deniedLog.admit() {
-            var metadata: Logger.Metadata = [LogField.method: "\(request.method)"]
-            if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
-            connection.logger.notice("Call refused by the access rules", metadata: metadata)
-        }
-        return request.id.map { .error(.accessDenied(request.method), id: $0) }
     }
 }
 
@@ -280,23 +281,24 @@ struct RPCCallEnding {
     let callLog: RPCCallLogPolicy
 
     func reply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
-        if let quiet = Self.quietReply(answer, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
-            return quiet
+        switch Self.quietReply(answer, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
+        case .answered(let reply): reply
+        case .nothingToSend: nil
+        case .notYet: loggedReply(answer, after: elapsed)
         }
-        return loggedReply(answer, after: elapsed)
     }
 
     /// `reply(_:after:)` for a call that ends quietly (a success neither slow nor logged, nearly every call),
-    /// counted; nil (nothing counted) for any other. Static, with what it needs borrowed, so that a call
+    /// counted; `.notYet` (nothing counted) for any other. Static, with what it needs borrowed, so that a call
     /// answered at once makes no `RPCCallEnding` (five references retained and released) unless it is logged.
     static func quietReply(
         _ answer: RPCAnswer, after elapsed: TimeAmount, request: RPCRequest, metrics: RPCMethodMetrics?,
         callLog: RPCCallLogPolicy
-    ) -> RPCReply?? {
+    ) -> ImmediateReply {
         guard case .success(let result) = answer.outcome, !callLog.logEveryCall,
-              callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true else { return nil }
+              callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true else { return .notYet }
         metrics?.succeeded(nanoseconds: elapsed.nanoseconds)
-        return .some(request.id.map { .result(result, id: $0) })
+        return ImmediateReply(request.id.map { .result(result, id: $0) })
     }
 
     private func loggedReply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
@@ -344,89 +346,6 @@ struct RPCCallEnding {
         ]
         if let id = request.id { metadata[LogField.callID] = "\(LogValue.truncated("\(id)"))" }
         return metadata
-    }
-}
-
-/// The state of one call between routing and reply, for a call that may answer later. Confined to the
-/// connection's event loop: completions from other threads hop there first, so the first-completion-wins check
-/// needs no lock. A cancelled call (`rpc.cancel`, or its connection ended) is answered -32011 at once, which
-/// ends it for the connection's in-flight count; its service learns of it through the handlers it registered
-/// (`RPCCall.onCancel`), and its own answer, when it comes, is dropped like any second completion.
-final class PendingCall: RPCCompletionSink, @unchecked Sendable {
-    private let request: RPCRequest
-    private let eventLoop: any EventLoop
-    private let ending: RPCCallEnding
-    private let started = NIODeadline.now()
-    private var completion: ((ByteBuffer?) -> Void)?
-    /// What the service asked to run on cancellation; nil (no allocation) for the many that ask nothing.
-    private var cancelHandlers: [() -> Void]?
-    private var cancelled = false
-    /// In the connection's `inFlight` table, by id (`registerIfOpen`).
-    private var registered = false
-
-    init(request: RPCRequest, eventLoop: any EventLoop, ending: RPCCallEnding, completion: @escaping (ByteBuffer?) -> Void) {
-        self.request = request
-        self.eventLoop = eventLoop
-        self.ending = ending
-        self.completion = completion
-    }
-
-    private var connection: RPCConnectionInfo { ending.connection }
-
-    func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
-        if eventLoop.inEventLoop {
-            finish(outcome, cause)
-        } else {
-            eventLoop.execute { self.finish(outcome, cause) }
-        }
-    }
-
-    /// Puts a call with an id that `handle` left unanswered into the connection's in-flight table, where
-    /// `rpc.cancel` and the end of the connection find it. On the connection's event loop.
-    func registerIfOpen() {
-        guard completion != nil, !cancelled, let id = request.id else { return }
-        registered = true
-        connection.inFlight.add(id, self)
-    }
-
-    /// See `RPCCall.onCancel`. On the connection's event loop.
-    func onCancel(_ handler: @escaping () -> Void) {
-        if cancelled { return handler() }
-        guard completion != nil else { return }  // answered: it can no longer be cancelled
-        cancelHandlers = (cancelHandlers ?? []) + [handler]
-    }
-
-    /// Answers the call -32011 unless it was answered already, then tells the service. On the connection's
-    /// event loop.
-    func cancel() {
-        guard completion != nil, !cancelled else { return }
-        cancelled = true
-        ending.cancelled(after: NIODeadline.now() - started)
-        let handlers = cancelHandlers ?? []
-        cancelHandlers = nil
-        finish(.failure(.callCancelled), nil)
-        for handler in handlers { handler() }
-    }
-
-    private func finish(_ outcome: RPCOutcome, _ cause: (any Error)?) {
-        guard let completion else {
-            // After a cancellation the service's own answer is expected, and dropped.
-            if cancelled { return }
-            connection.logger.warning(
-                "Call completed more than once; extra completion ignored",
-                metadata: [LogField.method: "\(request.method)"])
-            return
-        }
-        self.completion = nil
-        ending.metrics?.ended()
-        if registered, let id = request.id { connection.inFlight.remove(id, self) }
-        if cancelled {
-            // Not a failure of the service: not logged beyond `cancel`'s debug line, not counted as an error.
-            guard let id = request.id else { return completion(nil) }
-            return completion(RPCReply.error(.callCancelled, id: id).serialized)
-        }
-        cancelHandlers = nil
-        completion(ending.reply(RPCAnswer(outcome, cause: cause), after: NIODeadline.now() - started)?.serialized)
     }
 }
 

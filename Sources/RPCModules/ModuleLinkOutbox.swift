@@ -11,9 +11,9 @@ import Synchronization
 /// array, and out as one buffer (`ModuleLinkCodec`).
 ///
 /// The host's end holds the outbox while it handles a read of the link (`hold`, `release`): what is sent
-/// meanwhile, the answers of the calls its loop runs at once, goes out when the read ends, with no task:
-/// at one call at a time, the task and its queueing were 1,900 of the host's 39,000 instructions per call
-/// (bench/README.md, "One call at a time"). Thread-safe; `hold` and `release` on the link's loop.
+/// meanwhile, the answers of the calls its loop runs at once, goes out when the read ends, with no task,
+/// which at one call at a time is a measurable share of the host's work (bench/README.md, "One call at a
+/// time"). Thread-safe; `hold` and `release` on the link's loop.
 final class ModuleLinkOutbox: Sendable {
     private struct Pending {
         var messages: [ModuleLinkMessage] = []

@@ -56,8 +56,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private var context: ChannelHandlerContext?
     private var callsInFlight = 0
-    /// Frames decoded while the in-flight limit was reached, in arrival order.
-    private var waitingFrames = WaitingFrames()
+    /// Frames decoded while the in-flight limit was reached, in arrival order. Changed only through
+    /// `WaitingFrames`' static methods, which say why.
+    fileprivate var waitingFrames = WaitingFrames()
     /// The pipeline asked to read while we were at the limit; honoured once there is room again.
     private var readHeld = false
     /// What the handler is in the middle of, which decides when replies are flushed and whose turn it is.
@@ -130,7 +131,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         self.context = nil
         eventSubscriptions?.close()
         eventSubscriptions = nil
-        while let frame = popWaitingFrame() { account.release(frame.readableBytes) }
+        while let frame = WaitingFrames.popFirst(of: self) { account.release(frame.readableBytes) }
         stallTimer?.cancel()
         stallTimer = nil
         output.drop()
@@ -159,10 +160,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
             } else {
-                var frames = waitingFrames
-                waitingFrames = WaitingFrames()
-                frames.append(Self.compacted(frame))
-                waitingFrames = frames
+                WaitingFrames.append(Self.compacted(frame), to: self)
                 if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
             }
         } else {
@@ -255,7 +253,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private func perform(_ action: ConnectionShutdown.Action, context: ChannelHandlerContext) {
         switch action {
         case .refuseWaiting:
-            while let frame = popWaitingFrame() { refuse(frame, context: context) }
+            while let frame = WaitingFrames.popFirst(of: self) { refuse(frame, context: context) }
         case .announce(let accepted, let lastID):
             // An HTTP exchange has no place for it: NIO's pipeline handler ends the connection after the
             // response in progress, saying `Connection: close`.
@@ -377,7 +375,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
         while shutdown.phase == .serving, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
-            let frame = popWaitingFrame()
+            let frame = WaitingFrames.popFirst(of: self)
         {
             process(frame, context: context)
         }
@@ -397,17 +395,6 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// Whether a reply written now waits for the end of a burst rather than being flushed at once.
     private var holdsFlushes: Bool { gathering || phase.batchesFlushes }
-
-    /// The first waiting frame, taken out of a copy of the queue that is put back: `waitingFrames` is only ever
-    /// read or assigned, never modified across a call, so the optimizer proves its accesses never overlap and
-    /// checks none of them at run time (it checked the two reads on every call's path before). Cleared
-    /// before the change, so that the copy is the only reference and popping does not copy the queue.
-    private func popWaitingFrame() -> ByteBuffer? {
-        var frames = waitingFrames
-        waitingFrames = WaitingFrames()
-        defer { waitingFrames = frames }
-        return frames.popFirst()
-    }
 
     private func flushIfPending() {
         guard let context else { return }
@@ -498,19 +485,40 @@ extension RPCMessage {
     }
 }
 
-/// A queue of frames that allocates nothing until the first frame waits: most connections never queue, and
-/// idle connections are counted in thousands.
+/// A connection's queue of frames waiting for room: it allocates nothing until the first frame waits, since
+/// most connections never queue and idle connections are counted in thousands.
+///
+/// The handler reads its queue (`isEmpty`) and changes it only through `append(_:to:)` and `popFirst(of:)`,
+/// which take the queue out of the handler, change it, and put it back. Why not a `mutating` call on the
+/// handler's stored property: that is an access spanning a call, and one such access anywhere makes Swift
+/// check exclusivity at run time on every access to the property, the reads on every call's path among them.
+/// Read and assigned only, the property's accesses provably never overlap, and the optimizer drops the checks.
 private struct WaitingFrames {
     private var frames: CircularBuffer<ByteBuffer>?
 
     var isEmpty: Bool { frames?.isEmpty ?? true }
 
-    mutating func append(_ frame: ByteBuffer) {
-        if frames == nil { frames = CircularBuffer(initialCapacity: 4) }
-        frames!.append(frame)
+    /// Queues `frame` behind the frames `handler` holds.
+    static func append(_ frame: ByteBuffer, to handler: RPCConnectionHandler) {
+        change(handler) { queue in
+            if queue.frames == nil { queue.frames = CircularBuffer(initialCapacity: 4) }
+            queue.frames!.append(frame)
+        }
     }
 
-    mutating func popFirst() -> ByteBuffer? {
-        frames?.popFirst()
+    /// The first of the frames `handler` holds, taken off its queue.
+    static func popFirst(of handler: RPCConnectionHandler) -> ByteBuffer? {
+        change(handler) { queue in queue.frames?.popFirst() }
+    }
+
+    /// Changes `handler`'s queue out of place. The handler's copy is cleared before the change, so that the
+    /// queue being changed is the only reference to its storage, which is then changed without being copied.
+    private static func change<Result>(
+        _ handler: RPCConnectionHandler, _ body: (inout WaitingFrames) -> Result
+    ) -> Result {
+        var queue = handler.waitingFrames
+        handler.waitingFrames = WaitingFrames()
+        defer { handler.waitingFrames = queue }
+        return body(&queue)
     }
 }

@@ -10,9 +10,8 @@ import RPCWire
 ///   buffer of the receiver's own, and `WebSocketFrameScanner` unmasks every payload byte among them where it
 ///   lies, before any frame is cut out of them. Each whole frame is handed on as a slice of that buffer, its
 ///   header as it came and its payload unmasked, as `FrameReceiver` hands on frames: a `ByteBuffer` passes
-///   between handlers unboxed, where NIO's `WebSocketFrame` cost a heap allocation and about 800 instructions
-///   of `NIOAny` boxing, casting and destroying per frame. `WebSocketMessageHandler` reads the header again
-///   (`WebSocketFrameHead(judged:)`).
+///   between handlers unboxed, where NIO's `WebSocketFrame` is allocated, boxed in `NIOAny`, cast and
+///   destroyed per frame. `WebSocketMessageHandler` reads the header again (`WebSocketFrameHead(judged:)`).
 /// - **A client's frames are masked** (RFC 6455 §5.1): an unmasked one is refused by its header
 ///   (`WebSocketUnmaskedFrame`, which `WebSocketMessageHandler` answers with 1002).
 /// - **Refused by its header.** A frame longer than `MaxFrameSize=`, a fragmented control frame or one longer
@@ -32,9 +31,9 @@ import RPCWire
 ///
 /// Why not NIO's `WebSocketFrameDecoder` behind a `ByteToMessageHandler`, which rpcd used until the frames
 /// were cut here: this handler followed every header already, to charge the frame still arriving and to
-/// unmask, and the decoder's generic machinery read each header again at 3,673 instructions per frame, a
-/// quarter of a whole `rpcd.ping` (bench/README.md, "Issue 23's fourth round"). NIOHTTP1 still parses the
-/// request, NIOWebSocket answers the upgrade, and NIO's opcodes and close codes name what the frames carry.
+/// unmask, and the decoder's generic machinery read each header again (what that cost, and what cutting
+/// frames here saved: bench/README.md, "Issue 23's fourth round"). NIOHTTP1 still parses the request,
+/// NIOWebSocket answers the upgrade, and NIO's opcodes and close codes name what the frames carry.
 /// Event-loop confined.
 final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer

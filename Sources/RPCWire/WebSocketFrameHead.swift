@@ -41,8 +41,8 @@ package struct WebSocketFrameHead: Hashable, Sendable {
     /// soon as the length has arrived for a frame the frame layer refuses (longer than `maxFrameSize`, or a
     /// control frame that is fragmented or longer than 125 bytes).
     package static func read(from buffer: ByteBuffer, maxFrameSize: Int) throws(WebSocketFrameError) -> WebSocketFrameHead? {
-        // One pass over the bytes in place: reading them one `getInteger` at a time cost 280 instructions a
-        // header, a tenth of what a WebSocket call cost beside a framed one.
+        // One pass over the bytes in place, not one `getInteger` at a time (bench/README.md, "Issue 23's
+        // fourth round", headers read in place).
         let reading = buffer.withUnsafeReadableBytes { bytes in Self.read(bytes, maxFrameSize: maxFrameSize) }
         switch reading {
         case .head(let head): return head
