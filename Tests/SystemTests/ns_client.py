@@ -21,6 +21,7 @@
 import asyncio
 
 import json
+import socket
 import os
 import sys
 import time
@@ -50,15 +51,20 @@ def loop(address, method, params, seconds, max_calls):
 
 
 def inflight(address, count, milliseconds):
+    """Raw frames on a Unix socket, not the rpcd package's Client: that one acts on rpc.goingAway itself (it
+    resends what did not run), and this reports what the server sent."""
     results, notifications, error = [], [], None
     try:
-        with Client(address, timeout=30) as client:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(30)
+            connection.connect(address)
             ids = list(range(1, int(count) + 1))
             for id in ids:
-                client.send({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})
+                body = json.dumps({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})
+                connection.sendall(len(body).to_bytes(4, "big") + body.encode())
             print("sent", flush=True)
             while len(results) < len(ids):
-                message = client.receive()
+                message = json.loads(receive_frame(connection))
                 if "id" not in message:
                     notifications.append(message["method"])
                 else:
@@ -66,6 +72,18 @@ def inflight(address, count, milliseconds):
     except Exception as failure:  # noqa: BLE001
         error = f"{type(failure).__name__}: {failure}"
     print(json.dumps({"answered": len(results), "results": results, "notifications": notifications, "error": error}), flush=True)
+
+
+def receive_frame(connection):
+    def exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = connection.recv(count - len(data))
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        return data
+    return exactly(int.from_bytes(exactly(4), "big"))
 
 
 def event(address, name, seconds):
