@@ -29,6 +29,7 @@ import time
 # The rpcd package (python/rpcd) lies beside this file where the system tests stage it, in python/ in a checkout.
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
+from rpcd._wire import DEFAULT_MAX_MESSAGE, FramedCodec  # noqa: E402
 from rpcd.client import AsyncClient, Client, Event, Resubscribed  # noqa: E402
 
 
@@ -51,39 +52,32 @@ def loop(address, method, params, seconds, max_calls):
 
 
 def inflight(address, count, milliseconds):
-    """Raw frames on a Unix socket, not the rpcd package's Client: that one acts on rpc.goingAway itself (it
-    resends what did not run), and this reports what the server sent."""
+    """Raw frames on a Unix socket (the rpcd package's framing, not its Client: that one acts on rpc.goingAway
+    itself, resending what did not run), so that this reports what the server sent."""
     results, notifications, error = [], [], None
+    codec = FramedCodec(DEFAULT_MAX_MESSAGE)
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
             connection.settimeout(30)
             connection.connect(address)
             ids = list(range(1, int(count) + 1))
             for id in ids:
-                body = json.dumps({"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id})
-                connection.sendall(len(body).to_bytes(4, "big") + body.encode())
+                body = {"jsonrpc": "2.0", "method": "echo.sleep", "params": [int(milliseconds)], "id": id}
+                connection.sendall(codec.encode(json.dumps(body).encode()))
             print("sent", flush=True)
             while len(results) < len(ids):
-                message = json.loads(receive_frame(connection))
-                if "id" not in message:
-                    notifications.append(message["method"])
-                else:
-                    results.append(message)
+                data = connection.recv(65536)
+                if not data:
+                    raise ConnectionError("closed")
+                for payload in codec.feed(data):
+                    message = json.loads(payload)
+                    if "id" in message:
+                        results.append(message)
+                    else:
+                        notifications.append(message["method"])
     except Exception as failure:  # noqa: BLE001
         error = f"{type(failure).__name__}: {failure}"
     print(json.dumps({"answered": len(results), "results": results, "notifications": notifications, "error": error}), flush=True)
-
-
-def receive_frame(connection):
-    def exactly(count):
-        data = b""
-        while len(data) < count:
-            chunk = connection.recv(count - len(data))
-            if not chunk:
-                raise ConnectionError("closed")
-            data += chunk
-        return data
-    return exactly(int.from_bytes(exactly(4), "big"))
 
 
 def event(address, name, seconds):
