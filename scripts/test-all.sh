@@ -16,8 +16,9 @@
 #            on a two-core machine), then the package test. Beside them, from the start, the Debian root the
 #            package test boots (debootstrap: network and disk bound).
 #
-# The other lanes' output goes to .build/test-logs/LANE.log and is printed once every lane has ended. The
-# status is non-zero when any step failed; the last lines give each step's time.
+# The other lanes' output goes to .build/test-logs/LANE.log and is printed once every lane has ended; each
+# step's to .build/test-logs/TARGET.out too. The status is non-zero when any step failed; the last lines give
+# each failed step's error lines, then each step's time.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,11 +33,12 @@ step() {
     local target=$1 start=$SECONDS status
     echo "== make $target"
     if [ "${2:-}" = nice ]; then
-        nice -n 10 "$MAKE" --no-print-directory "$target"
+        nice -n 10 "$MAKE" --no-print-directory "$target" 2>&1 | tee "$LOGS/$target.out"
     else
-        "$MAKE" --no-print-directory "$target"
+        "$MAKE" --no-print-directory "$target" 2>&1 | tee "$LOGS/$target.out"
     fi
-    status=$?
+    status=${PIPESTATUS[0]}
+    [ $status -eq 0 ] || echo "$target" >> "$LOGS/failed"
     printf '%-20s %5d s  %s\n' "$target" $((SECONDS - start)) "$([ $status -eq 0 ] && echo ok || echo "FAILED ($status)")" \
         >> "$LOGS/times"
     return $status
@@ -100,6 +102,16 @@ for name in system package; do
     echo "== lane $name: output"
     cat "$LOGS/$name.log"
 done
+
+# A failure's own lines, here at the end: a long run's output may be cut before them.
+if [ -e "$LOGS/failed" ]; then
+    echo
+    echo "== what failed: each failed step's error lines"
+    while read -r target; do
+        echo "-- $target"
+        grep -E 'error:|^(FAIL|ERROR):|^AssertionError|Error [0-9]+$' "$LOGS/$target.out" | head -n 30
+    done < "$LOGS/failed"
+fi
 
 echo
 echo "== make test: each step's time (lanes overlap), then the whole"

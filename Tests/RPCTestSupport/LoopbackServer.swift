@@ -11,7 +11,7 @@ import Synchronization
 /// after ms; `t.close` → closes the connection without answering; `t.bad` → a reply without result or
 /// error; `t.incr` → a count of its calls over all connections (a call that changes state). A stopping
 /// server's two ends, while `ends` (1 at first) counts down, then "ran": `t.cut` → `rpc.goingAway` accepting the
-/// frames read before it, and the close, reading nothing more; `t.closeOnce` → the close, not a word. Batches
+/// frames read before it, and its output closed, running nothing more; `t.closeOnce` → the close, not a word. Batches
 /// answer each request (in reverse order); notifications get nothing; non-JSON gets -32700 with id null.
 /// `received` tells which methods it has read, so that a test can wait until a call got there.
 package final class LoopbackServer: Sendable {
@@ -97,9 +97,14 @@ package final class LoopbackServer: Sendable {
             if let method = message["method"]?.stringValue, ["t.cut", "t.closeOnce"].contains(method), requests.takeEnd() {
                 cut = true
                 if method == "t.cut" {
+                    // As rpcd: its output first, reading on (and dropping) what comes, so that the close cannot
+                    // reset the connection and discard rpc.goingAway on its way (a close with unread input
+                    // does); the client closes once it has read it.
                     send(#"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":null,"accepted":\#(frames - 1)}}"#, context)
+                    context.close(mode: .output, promise: nil)
+                } else {
+                    context.close(promise: nil)
                 }
-                context.close(promise: nil)
                 return
             }
             if message["method"] == "t.sleep", let id = message["id"] {
