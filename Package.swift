@@ -289,6 +289,12 @@ let package = Package(
             ],
             path: "bench/micro"
         ),
+        // An application on the client library, for the restart system test (Tests/SystemTests).
+        .executableTarget(
+            name: "rpcd-systemtest-client",
+            dependencies: ["RPCClient", "RPCExampleInterfaces", "RPCJSON"],
+            path: "Tests/SystemTests/SwiftClient"
+        ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
         // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).

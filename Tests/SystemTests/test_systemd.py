@@ -30,6 +30,7 @@ STAGE = os.path.join(WORK, "stage")
 CLIENT_SOURCE = os.path.join(ROOT, "Tests", "SystemTests", "ns_client.py")
 CLIENT = "/usr/local/libexec/rpcd-systemtest/ns_client.py"
 RESTART_CLIENT = "/usr/local/libexec/rpcd-systemtest/restart_client.py"
+SWIFT_CLIENT = "/usr/local/libexec/rpcd-systemtest/rpcd-systemtest-client"
 SOCKET = "/run/rpcd/rpcd.sock"
 DROPIN_DIR = "/etc/systemd/system/rpcd.service.d"
 CONFIG_DROPIN = "/etc/rpcd/rpcd.conf.d/50-systemtest.conf"
@@ -77,6 +78,7 @@ def setUpModule():
     os.makedirs(os.path.dirname(staged_client), exist_ok=True)
     shutil.copy(CLIENT_SOURCE, staged_client)
     shutil.copy(os.path.join(ROOT, "Tests", "SystemTests", "restart_client.py"), STAGE + RESTART_CLIENT)
+    shutil.copy(os.path.join(ROOT, ".build", "debug", "rpcd-systemtest-client"), STAGE + SWIFT_CLIENT)
     shutil.copytree(os.path.join(ROOT, "python", "rpcd"), os.path.join(os.path.dirname(staged_client), "rpcd"),
                     ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     # The misbehaving test module (Tests/Modules/Faulty), for the walls around module hosts.
@@ -626,14 +628,17 @@ class SystemdTests(unittest.TestCase):
         self.assertTrue(self.journal(f"MESSAGE_ID={MESSAGE_STOPPING}"))
 
     def test_restarts_refuse_no_connection_and_leave_no_call_of_unknown_fate(self):
-        """Under the shipped unit (FileDescriptorStoreMax=, docs/OPERATIONS.md "Restarts and upgrades"), several
-        `systemctl restart rpcd` (the last as a package upgrade's postinst restarts it) while two raw framed clients that follow PROTOCOL.md (restart_client.py: on
-        rpc.goingAway they resend what came after the cut) call, four calls in flight each, kv.set and calc.add
-        over the Unix socket and calc.add over TCP: no connection is refused, every call's fate is known, and every
-        acknowledged kv.set is there afterwards. Beside them an application on the rpcd package's AsyncClient
-        (ns_client.py restart) calls kv.set and calc.add and holds a subscription: no call fails, and the
-        subscription comes back after each restart. About 20 s."""
-        restarts = 5
+        """Under the shipped unit (FileDescriptorStoreMax=, docs/OPERATIONS.md "Restarts and upgrades"), 20
+        `systemctl restart rpcd` (the last as a package upgrade's postinst restarts it) while clients call and
+        listen: two raw framed clients that follow PROTOCOL.md (restart_client.py: on rpc.goingAway they resend
+        what came after the cut) call, four calls in flight each, kv.set and calc.add over the Unix socket and
+        calc.add over TCP: no connection is refused, every call's fate is known, and every acknowledged kv.set
+        is there afterwards. Beside them, applications on the client libraries, which resend what did not run
+        by themselves: the rpcd package's AsyncClient (ns_client.py restart) and the Swift client's typed
+        proxies (rpcd-systemtest-client) call kv.set and calc.add and hold a kv.changed subscription, and
+        `rpcctl watch` holds one too: no call fails, and every subscription comes back after each restart.
+        About a minute."""
+        restarts = 20
         self.write(KV_DROPIN, "[Handler]\nStateDirectory=kv\n")
         self.start()
         stop_file = "/run/rpcd-systemtest-stop"
@@ -641,8 +646,11 @@ class SystemdTests(unittest.TestCase):
         # TCP peers may only read under the shipped access rules.
         clients = [self.ns.popen("python3", RESTART_CLIENT, SOCKET, "4", stop_file),
                    self.ns.popen("python3", RESTART_CLIENT, "127.0.0.1:7390", "4", stop_file, "read-only")]
-        # And an application on the rpcd package's AsyncClient, which resends what did not run by itself.
-        library = self.ns.popen("python3", CLIENT, "restart", SOCKET, stop_file)
+        libraries = {"python": self.ns.popen("python3", CLIENT, "restart", SOCKET, stop_file),
+                     "swift": self.ns.popen(SWIFT_CLIENT, SOCKET, stop_file)}
+        # Into a file: thousands of events would fill a pipe read only at the end.
+        watch_file = "/run/rpcd-systemtest-watch.json"
+        watch = self.ns.popen("sh", "-c", f"exec rpcctl watch kv.changed --json --address {SOCKET} > {watch_file}")
         durations = []
         try:
             # Apart enough for systemd's start limit (StartLimitBurst=5 in StartLimitIntervalSec=10s by default),
@@ -655,7 +663,7 @@ class SystemdTests(unittest.TestCase):
                     # The last as a package upgrade's postinst does it (dh_installsystemd, compat 13; its prerm
                     # does not stop the unit on upgrade): the new unit files read, then one restart job
                     # (`deb-systemd-invoke restart`, which runs systemctl restart unless policy-rc.d says no, as
-                    # this machine's may: so systemctl itself here).
+                    # this machine's may: so systemctl itself here). The package test upgrades a real package.
                     self.ns.run("systemctl", "daemon-reload")
                     self.ns.run("systemctl", "restart", "rpcd.service", timeout=90)
                 else:
@@ -666,7 +674,12 @@ class SystemdTests(unittest.TestCase):
         finally:
             self.ns.run("touch", stop_file)
             reports = [json.loads(client.communicate(timeout=60)[0].strip().splitlines()[-1]) for client in clients]
-            package = json.loads(library.communicate(timeout=60)[0].strip().splitlines()[-1])
+            applications = {name: json.loads(process.communicate(timeout=60)[0].strip().splitlines()[-1])
+                            for name, process in libraries.items()}
+            # In the namespace: nsenter passes no signal on to the process it started.
+            self.ns.run("pkill", "-TERM", "-f", "rpcctl watch kv.changed", check=False)
+            watch_errors = watch.communicate(timeout=30)[1]
+            watched = [json.loads(line) for line in self.ns.run("cat", watch_file).stdout.splitlines()]
         for report in reports:
             self.assertEqual(report["refused"], 0, report)
             self.assertEqual(report["unknown"], 0, report)
@@ -675,25 +688,35 @@ class SystemdTests(unittest.TestCase):
             self.assertGreaterEqual(report["going_away"], 1, report)
             self.assertGreater(report["ok"], 0, report)
         self.assertTrue(reports[0]["acknowledged"], reports[0])
-        self.assertEqual((package["failed"], package["errors"]), (0, []), package)
-        self.assertGreater(package["ok"], 0, package)
-        self.assertGreaterEqual(package["resubscribed"], 1, package)
-        self.assertGreater(package["events_after_last"], 0, "the subscription resumed after the last restart")
-        for report in reports + [package]:
+        for name, application in applications.items():
+            self.assertEqual((application["failed"], application["errors"]), (0, []), (name, application))
+            self.assertGreater(application["ok"], 0, (name, application))
+            self.assertGreaterEqual(application["resubscribed"], restarts, (name, application))
+            self.assertGreater(application["events_after_last"], 0,
+                               f"{name}: the subscription resumed after the last restart")
+        resubscribed = [i for i, line in enumerate(watched) if line.get("resubscribed")]
+        self.assertGreaterEqual(len(resubscribed), restarts,
+                                f"rpcctl watch: subscribed again after each restart ({watch.returncode}: {watch_errors})")
+        self.assertTrue(any("event" in line for line in watched[resubscribed[-1]:]),
+                        "rpcctl watch: events after the last restart")
+        for report in reports + list(applications.values()):
             for key, value in report["acknowledged"].items():
                 self.assertEqual(json.loads(self.rpcctl("call", "kv.get", key).stdout), value, key)
         kept = self.ns.wait_for(
             lambda: self.journal(f"_PID={self.main_pid()}", "MESSAGE=Listening sockets kept across the restart"),
             timeout=10, what="the new rpcd to serve the sockets of the store")
         self.assertIn("listen-127.0.0.1%3A7390", kept[-1]["RPCD_SOCKETS"])
+        FIGURES["restarts"] = restarts
         FIGURES["restart_s_max"] = round(max(durations), 2)
         FIGURES["restart_client_max_gap_ms"] = max(report["max_gap_ms"] for report in reports)
         FIGURES["restart_client_max_call_ms"] = max(report["max_call_ms"] for report in reports)
         FIGURES["restart_client_calls"] = sum(report["ok"] for report in reports)
         FIGURES["restart_client_resent"] = sum(report["resent"] for report in reports)
-        FIGURES["restart_python_package_calls"] = package["ok"]
-        FIGURES["restart_python_package_max_gap_ms"] = package["max_gap_ms"]
-        FIGURES["restart_python_package_resubscribed"] = package["resubscribed"]
+        for name, application in applications.items():
+            FIGURES[f"restart_{name}_client_calls"] = application["ok"]
+            FIGURES[f"restart_{name}_client_max_gap_ms"] = application["max_gap_ms"]
+            FIGURES[f"restart_{name}_client_resubscribed"] = application["resubscribed"]
+        FIGURES["restart_rpcctl_watch_resubscribed"] = len(resubscribed)
 
     def test_a_restart_keeps_the_sockets_listen_names_and_drops_the_others(self):
         """The file descriptor store follows rpcd.conf: a Listen= address added is kept from the next restart on,
