@@ -303,7 +303,7 @@ $(REFERENCE): bench/jsonrpc-reference.cpp
 	mkdir -p $(@D)
 	g++ -std=c++17 -O2 -march=x86-64-v3 -mpclmul -Wall -Wextra -o $@ $< -lsimdjson
 
-# The reference against the debug rpcd: the same replies to 75 cases and to mutated requests, and the same
+# The reference against the debug rpcd: the same replies to 77 cases and to mutated requests, and the same
 # accept/refuse as Python's strict json on 20,000 mutations (bench/test_reference.py). Seconds.
 test-reference: bench-reference
 	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_REFERENCE=$(CURDIR)/$(REFERENCE) python3 -m unittest discover -v -s bench -p 'test_reference.py'

@@ -1,7 +1,7 @@
 """The C++ reference server (bench/jsonrpc-reference.cpp) against rpcd: the benchmark's yardstick must do the
 protocol work rpcd does, or its ratio means nothing.
 
-- The same 75 cases (framing, JSON, envelope, ids of every type and size, batches, notifications, limits) go
+- The same 77 cases (framing, JSON, envelope, ids of every type and size, batches, notifications, limits) go
   to the debug rpcd and to the reference, each on a connection of its own; the replies must be the same bytes,
   except a -32700's data.detail (rpcd names the offending byte and its offset, the reference simdjson's
   error), which are compared as JSON values without it.
@@ -165,6 +165,9 @@ CASES = [
     ("TLS ClientHello on a plain listener", bytes.fromhex("16030100c4010000c00303") + b"\0" * 40, "closes"),
     ("truncated tail at EOF", frame(request(id=3)) + frame(request(id=4))[:-5], "half-close"),
     ("large frame with a 70 kB string param", frame(request(params=[LONG])), None),
+    ("frame of exactly the largest size",
+     frame(request(params=["y" * (MAX_FRAME_SIZE - len(request(params=[""])))])), None),
+    ("long string of escapes", frame(request(x="\n\u00e9\ud83d\ude00" * 20000)), None),
     # JSON
     ("not JSON", frame(b"hello"), None),
     ("unclosed object", frame(b'{"jsonrpc":"2.0","method":"rpcd.ping","id":1'), None),
