@@ -187,16 +187,25 @@ void write_limit_error(Output &out, int code, long long limit, std::string_view 
 enum class Method { none, ping, other };
 
 struct MethodTable {
-    static constexpr size_t slots = 32;
+    static constexpr size_t slots = 32;  // hash() gives 5 bits
     struct Slot { std::string_view name; Method method = Method::none; };
     Slot table[slots];
 
-    static uint32_t hash(std::string_view name) {
-        uint32_t h = 2166136261u;
-        for (unsigned char c : name) h = (h ^ c) * 16777619u;
-        return h;
+    // The first and last eight bytes and the length, multiplied (Fibonacci hashing): a name costs the same
+    // whatever its length. The reads may pass the name's end: names lie in the frame or in the unescaped
+    // strings, both followed by padding.
+    static uint64_t hash(std::string_view name) {
+        uint64_t first = 0, last = 0;
+        memcpy(&first, name.data(), 8);
+        if (name.size() < 8) first &= (1ull << (8 * name.size())) - 1;
+        else memcpy(&last, name.data() + name.size() - 8, 8);
+        return ((first ^ (last >> 1) ^ name.size()) * 0x9E3779B97F4A7C15ull) >> 59;
     }
-    void insert(std::string_view name, Method method) {
+    std::string names[16];  // copies with room to read eight bytes past their end
+    size_t count = 0;
+    void insert(std::string_view literal, Method method) {
+        names[count] = std::string(literal) + std::string(8, '\0');
+        std::string_view name(names[count++].data(), literal.size());
         size_t i = hash(name) & (slots - 1);
         while (table[i].method != Method::none) i = (i + 1) & (slots - 1);
         table[i] = {name, method};
@@ -250,7 +259,7 @@ struct Walk {
 
     // A string token (`raw` just after its opening quote), unescaped. simdjson refuses lone surrogate escapes,
     // which JSON allows textually and rpcd decodes to U+FFFD: only then is the string decoded here, the same way.
-    bool unescape(ondemand::raw_json_string raw, std::string_view &text) {
+    inline bool unescape(ondemand::raw_json_string raw, std::string_view &text) {
         // Most strings are short and have no escape: stage 1 has checked their UTF-8 and control characters,
         // so finding the closing quote before any backslash is reading them whole. Longer ones and escaped
         // ones go through simdjson's (SIMD) unescaping.
@@ -263,6 +272,10 @@ struct Walk {
             text = std::string_view(chars, (size_t)__builtin_ctz(quotes));
             return true;
         }
+        return unescape_slowly(raw, text);
+    }
+
+    __attribute__((noinline)) bool unescape_slowly(ondemand::raw_json_string raw, std::string_view &text) {
         uint8_t *start = next_string;
         if (!parser.unescape(raw, next_string).get(text)) return true;
         next_string = start;
