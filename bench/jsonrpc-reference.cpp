@@ -24,8 +24,8 @@
  * scan meets its depth or batch limit. Not done, because rpcd.ping does not need it: per-peer budgets,
  * MaxCallsPerConnection=, timeouts, other listeners. bench/test_reference.py checks it against rpcd.
  *
- * Build: `make bench-reference` (g++ -O2 -march=x86-64-v3: without it simdjson's On Demand falls back to its
- * portable kernel). Stops on SIGTERM or SIGINT.
+ * Build: `make bench-reference` (g++ -O2 -march=x86-64-v3 -mpclmul: without both, simdjson's On Demand falls
+ * back to its portable kernel). Stops on SIGTERM or SIGINT.
  */
 #include <arpa/inet.h>
 #include <cerrno>
