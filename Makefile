@@ -37,8 +37,8 @@ MODULES := echo calc kv sysinfo
 MODULE_ABI := $(shell sed -n 's/^\#define RPCD_MODULE_ABI_VERSION \([0-9]*\)/\1/p' Sources/CRPCDModule/include/rpcd_module.h)
 
 .PHONY: deb deb-source deb-repro test-package test-package-debs test-package-root test-package-run all deps build build-tests release \
-	run check test test-swift install-swift-sdk test-python test-python-package test-interop test-examples test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
-	bench-micro clean
+	run check test test-swift install-swift-sdk test-python test-python-package test-interop test-examples test-reference test-metrics test-browser console test-system test-avahi test-fuzz test-soak test-bound soak fuzz install bench \
+	bench-reference bench-micro clean
 
 all: build
 
@@ -79,9 +79,9 @@ test: deps
 test-swift:
 	$(SWIFT) test --skip-build
 
-# The Python package's own tests (test-python-package), the interop tests (test-interop) and the examples built
-# as packages (test-examples).
-test-python: test-python-package test-interop test-examples
+# The Python package's own tests (test-python-package), the interop tests (test-interop), the examples built
+# as packages (test-examples) and the benchmark's C++ reference against rpcd (test-reference).
+test-python: test-python-package test-interop test-examples test-reference
 
 # The rpcd Python package (python/) alone: its client's codecs and both clients against a small server in the
 # test, its handler SDK driving the example handler over pipes, rpcd-handler-check on the examples and broken
@@ -291,6 +291,22 @@ test-avahi:
 
 bench: deps
 	bench/run.sh
+
+# The C++ JSON-RPC reference of make bench (bench/jsonrpc-reference.cpp): rpcd.ping's protocol work with
+# simdjson's On Demand API. -march=x86-64-v3 and -mpclmul: simdjson compiles On Demand for its AVX2 kernel only
+# when AVX2, BMI, LZCNT and PCLMUL are all allowed (x86-64-v3 lacks PCLMUL); otherwise it falls back to its
+# portable kernel, and the reference would be a weak one. The program prints which kernel it runs.
+REFERENCE := .build/jsonrpc-reference/jsonrpc-reference
+bench-reference: $(REFERENCE)
+
+$(REFERENCE): bench/jsonrpc-reference.cpp
+	mkdir -p $(@D)
+	g++ -std=c++17 -O2 -march=x86-64-v3 -mpclmul -Wall -Wextra -o $@ $< -lsimdjson
+
+# The reference against the debug rpcd: the same replies to 77 cases and to mutated requests, and the same
+# accept/refuse as Python's strict json on 20,000 mutations (bench/test_reference.py). Seconds.
+test-reference: bench-reference
+	RPCD_BIN_DIR=$(CURDIR)/$(BIN) RPCD_REFERENCE=$(CURDIR)/$(REFERENCE) python3 -m unittest discover -v -s bench -p 'test_reference.py'
 
 # Instructions and allocations per operation of the call path's hot spots, counted by valgrind (bench/micro.sh).
 bench-micro: deps

@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """rpcd's benchmark: the workloads users spend their calls on, each beside a reference measured in the same run.
 
-    bench/bench.py BIN_DIR [--seconds N] [--warmup N] [--idle N] [--hummingbird PATH] [--only NAME ...]
+    bench/bench.py BIN_DIR [--seconds N] [--warmup N] [--idle N] [--hummingbird PATH] [--reference PATH]
+                   [--rounds N] [--only NAME ...]
 
 The server runs pinned to CPU 0 with one event loop; the load client (bench/loadgen.c, a single-threaded C
 epoll client, so the client is not what is measured) runs pinned to CPU 1. Workloads:
 
     ping        rpcd.ping against rpcd and against rpcd-echo-reference (raw SwiftNIO frame echo, no JSON, the
                 whole frames of each read written back as one buffer), 50 connections x depth 16 and x 1, and
-                1 x 1 for latency; and the same echo writing each frame on its own (--per-frame) at 50 x 16
+                1 x 1 for latency; and the same echo writing each frame on its own (--per-frame) at 50 x 16.
+                With --reference, also against the C++ JSON-RPC reference (bench/jsonrpc-reference.cpp: the
+                same protocol work as rpcd.ping), and server CPU per call (utime + stime over the measured
+                window / calls) of rpcd and of it, medians of --rounds rounds, and their ratio
     c-module    sysinfo.hostname (a C module) at 50 x 16 and 50 x 1
     swift-sdk   calc.add (a Swift SDK module) at 50 x 16 and 50 x 1, compared with the C module
     echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
@@ -47,6 +51,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -279,6 +284,39 @@ def start_reference(bin_dir, workdir, per_frame=False):
                                 "--threads", "1"] + (["--per-frame"] if per_frame else []), port, workdir, "listening on")
 
 
+def start_cpp_reference(path, workdir):
+    """bench/jsonrpc-reference.cpp (`make bench-reference`): rpcd.ping's protocol work in C++ with simdjson."""
+    port = free_port()
+    return Server("cpp-reference", [path, "--listen", f"127.0.0.1:{port}"], port, workdir, "listening on")
+
+
+class MeasuredWindow:
+    """The CPU time (utime + stime, /proc/PID/stat) `server` uses during a load run's measured window: sampled
+    `warmup` seconds after the run starts and again `seconds` later, by timers beside the run. `cpu` is None
+    when the run ended before the second sample."""
+
+    def __init__(self, server, warmup, seconds):
+        self.server, self.cpu, self.started = server, None, None
+        self.timers = [threading.Timer(warmup, self.start), threading.Timer(warmup + seconds, self.end)]
+
+    def start(self):
+        self.started = self.server.cpu_seconds()
+
+    def end(self):
+        if self.started is not None:
+            self.cpu = self.server.cpu_seconds() - self.started
+
+    def __enter__(self):
+        for timer in self.timers:
+            timer.start()
+        return self
+
+    def __exit__(self, *exc):
+        for timer in self.timers:
+            timer.cancel()
+            timer.join()
+
+
 def start_hummingbird(path, workdir):
     port = free_port()
     return Server("hummingbird", [path, str(port)], port, workdir, "listening on")
@@ -432,6 +470,26 @@ def events_workload(args, workdir, eventload):
     return results
 
 
+def print_cpu_per_call(cpu_rows, rounds):
+    """Server CPU per call, rpcd against the C++ reference (the same protocol work): the medians over the
+    rounds of utime + stime in each run's measured window divided by its calls, and the ratio of the medians."""
+    def median(values):
+        values = sorted(values)
+        middle = len(values) // 2
+        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+
+    print(f"\nserver CPU per call, utime + stime over the measured window / calls"
+          f"{f' (medians of {rounds} rounds)' if rounds > 1 else ''}:")
+    print(f"{'workload':<46} {'rpcd us':>10} {'busy':>6}   {'C++ reference us':>16} {'busy':>6}   {'rpcd / reference':>16}")
+    for label, pairs in cpu_rows:
+        mine = median([r["server_cpu_window_us_per_call"] for r, _ in pairs])
+        ref = median([c["server_cpu_window_us_per_call"] for _, c in pairs])
+        mine_busy = median([r["server_cpu_window_share"] for r, _ in pairs])
+        ref_busy = median([c["server_cpu_window_share"] for _, c in pairs])
+        print(f"{label:<46} {mine:>10.2f} {mine_busy:>6.0%}   {ref:>16.2f} {ref_busy:>6.0%}   "
+              f"{mine / ref if ref else 0:>16.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bin_dir")
@@ -440,6 +498,9 @@ def main():
     parser.add_argument("--idle", type=int, default=10000)
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--hummingbird", help="the Hummingbird 2 reference server (bench/hummingbird-reference)")
+    parser.add_argument("--reference", help="the C++ JSON-RPC reference server (make bench-reference)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="rounds of rpcd against the C++ reference per shape; medians are printed")
     args = parser.parse_args()
     want = lambda name: args.only is None or name in args.only  # noqa: E731
 
@@ -451,7 +512,7 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, args.idle * 2 + 1024)), hard))
 
-    rows, record = [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
+    rows, cpu_rows, record = [], [], {"cpus": os.cpu_count(), "seconds": args.seconds, "warmup": args.warmup}
 
     def run(label, server, method, params, connections, depth, tls=False, connection_per_call=False, resume=False,
             websocket=False, http=False):
@@ -460,13 +521,21 @@ def main():
         if http:
             result = wrk_load(workdir, port, connections, args.seconds, args.warmup)
         else:
-            result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
-                          connection_per_call=connection_per_call, resume=resume, websocket=websocket)
+            with MeasuredWindow(server, args.warmup, args.seconds) as window:
+                result = load(loadgen, port, method, params, connections, depth, args.seconds, args.warmup, tls=tls,
+                              connection_per_call=connection_per_call, resume=resume, websocket=websocket)
+            # Over the measured window only (loadgen counts the calls of that window): what a call costs the
+            # server, the headline figure against the C++ reference.
+            if window.cpu is not None:
+                result["server_cpu_window_us_per_call"] = round(window.cpu * 1e6 / max(1, result["calls"]), 3)
+                result["server_cpu_window_share"] = round(window.cpu / args.seconds, 2)
         # Over the whole run (warm-up and draining too), so per call it is an upper bound; it tells whether the
         # server was the bottleneck (near 1 s per second) and what a call costs it when the client is.
         cpu = server.cpu_seconds() - cpu_before
         result["server_cpu_share"] = round(cpu / (args.seconds + args.warmup), 2)
         result["server_cpu_us_per_call"] = round(cpu * 1e6 / max(1, result["calls"] * (args.seconds + args.warmup) / args.seconds), 1)
+        result.setdefault("server_cpu_window_us_per_call", result["server_cpu_us_per_call"])
+        result.setdefault("server_cpu_window_share", result["server_cpu_share"])
         record[label] = result
         return result
 
@@ -477,10 +546,24 @@ def main():
         servers += [rpcd, reference]
         record["ready_ms"] = round(rpcd.ready_after * 1000, 1)
         if want("ping"):
+            cpp = None
+            if args.reference:
+                cpp = start_cpp_reference(args.reference, workdir)
+                servers.append(cpp)
             for shape in ((50, 16), (50, 1), (1, 1)):
                 mine = run(f"ping {shape[0]}x{shape[1]}", rpcd, "rpcd.ping", "[]", *shape)
                 ref = run(f"reference {shape[0]}x{shape[1]}", reference, "rpcd.ping", "[]", *shape)
                 rows.append((f"rpcd.ping {shape[0]}x{shape[1]}", mine, "raw NIO echo", ref))
+                if cpp:
+                    # The same work as rpcd.ping's, so per call the server's CPU is what compares (at 50 x 16 the
+                    # client sets the pace); rounds alternate the two, and the medians are quoted.
+                    rounds = [(mine, run(f"cpp reference {shape[0]}x{shape[1]}", cpp, "rpcd.ping", "[]", *shape))]
+                    for again in range(2, args.rounds + 1):
+                        rounds.append((run(f"ping {shape[0]}x{shape[1]} round {again}", rpcd, "rpcd.ping", "[]", *shape),
+                                       run(f"cpp reference {shape[0]}x{shape[1]} round {again}", cpp, "rpcd.ping",
+                                           "[]", *shape)))
+                    rows.append((f"rpcd.ping {shape[0]}x{shape[1]}", mine, "C++ JSON-RPC reference", rounds[0][1]))
+                    cpu_rows.append((f"rpcd.ping {shape[0]}x{shape[1]}", rounds))
             # The reference the issue first measured (one write per frame), against the one quoted above.
             per_frame = start_reference(args.bin_dir, workdir, per_frame=True)
             servers.append(per_frame)
@@ -582,6 +665,11 @@ def main():
         if "TLS" in label or "HTTP" in label or "WebSocket" in label:
             print(f"   server CPU per call {mine['server_cpu_us_per_call']:.1f} us vs {ref['server_cpu_us_per_call']:.1f} us "
                   f"(server busy {mine['server_cpu_share']:.0%} vs {ref['server_cpu_share']:.0%} of its core)")
+    if cpu_rows:
+        print_cpu_per_call(cpu_rows, args.rounds)
+        record["cpu_per_call_against_cpp_reference"] = {label: [{"rpcd": r["server_cpu_window_us_per_call"],
+                                                                  "reference": c["server_cpu_window_us_per_call"]}
+                                                                 for r, c in rounds] for label, rounds in cpu_rows}
     if idle:
         print(f"{'idle RSS per connection, ' + str(args.idle) + ' connections':<46} "
               f"{idle['rpcd'][0]:>9.2f}K {'':>8} {'':>8}   {'raw NIO echo':<22} {idle['reference'][0]:>9.2f}K "

@@ -16,6 +16,8 @@ packages=(
     iproute2       # ip: the system tests bring up loopback in their network namespace
     valgrind       # make bench-micro counts instructions and allocations with it
     libssl-dev     # make bench: the C load client speaks TLS through OpenSSL
+    g++            # make bench-reference: the C++ JSON-RPC reference (bench/jsonrpc-reference.cpp)
+    libsimdjson-dev # its JSON parser (simdjson 3.0.1 on Debian 12)
     # make deb (packaging/debian) and its test on a Debian 12 root made with debootstrap (packaging/README.md).
     debhelper
     dpkg-dev
