@@ -759,14 +759,12 @@ void readable(Connection *c) {
     if (c->closing) return;
     size_t at = 0;
     bool was_idle = c->out.empty();
-    size_t burst_start = c->out.size();
     while (c->length - at >= 4) {
         uint32_t be;
         memcpy(&be, c->in + at, 4);
         size_t announced = ntohl(be);
         if (announced > max_frame_size) {
-            // rpcd answers only the refusal: the replies to frames of the same read are not sent.
-            c->out.truncate(burst_start);
+            // As rpcd: the frames before it are answered, then the refusal.
             size_t header_at = c->out.skip(4);
             write_limit_error(c->out, frame_too_large, max_frame_size, null_id, (long long)announced);
             uint32_t body = htonl((uint32_t)(c->out.size() - header_at - 4));

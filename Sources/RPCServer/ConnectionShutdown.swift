@@ -3,11 +3,13 @@ import NIOCore
 import RPCJSON
 import RPCProtocol
 
-/// How one connection stops when the server does (docs/PROTOCOL.md §4, "Shutdown"), so that the client knows
-/// the fate of every call it sent: a value that `RPCConnectionHandler` tells what happens and whose returned
-/// actions it carries out (it does the I/O, this decides).
+/// How one connection ends, when the server stops (docs/PROTOCOL.md §4, "Shutdown") or when the connection's
+/// stream cannot be read on (a refused frame, §1), so that the client knows the fate of every call it sent: a
+/// value that `RPCConnectionHandler` tells what happens and whose returned actions it carries out (it does the
+/// I/O, this decides).
 ///
 ///     serving ──stop──▶ stopping ──every accepted call answered──▶ closed
+///        └──refused frame──▶ finishing ──every call read before it answered──▶ closed
 ///
 /// - serving: each message the connection takes up, in the order the client sent it, is *accepted*: counted,
 ///   and the last request id among them kept. (An `rpc.cancel` run ahead of waiting frames is not counted: it
@@ -22,12 +24,18 @@ import RPCProtocol
 ///   among the N, `null` if none). What is read from then on is refused too.
 /// - closed: every accepted call is answered; the handler closes (its output first, so that the replies reach
 ///   the client before anything could reset the connection).
+/// - refused frame: a frame too large, over the peer's budget or too slow ends the stream (nothing after it
+///   can be read as frames). What was read before it still runs, the messages waiting for a call slot too, and
+///   is answered; then the refusal is answered (its error, id `null`) and the connection closed. So no call of
+///   the connection is left of unknown fate by somebody else's frame, or by the client's own mistake.
 ///
 /// Plain value, no I/O; owned by one handler, so confined to its event loop.
 struct ConnectionShutdown {
     enum Phase: Equatable {
         case serving
         case stopping
+        /// A refused frame ended the stream; what was read before it runs on.
+        case finishing
         case closed
     }
 
@@ -39,6 +47,8 @@ struct ConnectionShutdown {
         case announce(accepted: Int, lastID: RPCID?)
         /// Every accepted call is answered: flush, and close.
         case close
+        /// Every call read before the refused frame is answered: flush, and answer the refusal (which closes).
+        case answerRefusal
     }
 
     private(set) var phase = Phase.serving
@@ -47,9 +57,12 @@ struct ConnectionShutdown {
     /// The id of the last request among them (of a batch, its last entry with one); nil while there is none.
     private(set) var lastID: RPCID?
 
-    /// A message is taken up in order, while serving: it is accepted.
+    /// Whether messages taken up are run: while serving, and while finishing what was read before a refused frame.
+    var runsMessages: Bool { phase == .serving || phase == .finishing }
+
+    /// A message is taken up in order, while serving (or finishing): it is accepted.
     mutating func accept(_ message: RPCMessage) {
-        precondition(phase == .serving, "messages are refused once stopping")
+        precondition(runsMessages, "messages are refused once stopping")
         accepted += 1
         switch message {
         case .single(let entry):
@@ -73,11 +86,31 @@ struct ConnectionShutdown {
         return actions
     }
 
+    /// A frame was refused while serving: the stream ends. `quiet`: nothing read before it is still to answer.
+    /// (While stopping, the stop's own end closes the connection: the refusal goes on at once.)
+    mutating func refuseFrame(quiet: Bool) -> Action? {
+        precondition(phase == .serving, "only a serving connection finishes before answering a refusal")
+        guard quiet else {
+            phase = .finishing
+            return nil
+        }
+        phase = .closed
+        return .answerRefusal
+    }
+
     /// Calls were answered; `quiet`: none accepted is left.
     mutating func answered(quiet: Bool) -> Action? {
-        guard phase == .stopping, quiet else { return nil }
-        phase = .closed
-        return .close
+        guard quiet else { return nil }
+        switch phase {
+        case .stopping:
+            phase = .closed
+            return .close
+        case .finishing:
+            phase = .closed
+            return .answerRefusal
+        case .serving, .closed:
+            return nil
+        }
     }
 
     /// The answer to a message that will not run: -32006 for each of its requests with an id (a batch's in an

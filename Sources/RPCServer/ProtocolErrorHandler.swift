@@ -11,7 +11,8 @@ import RPCWire
 ///
 /// A refused frame — longer than `MaxFrameSize=`, past `MaxBufferedBytes=`, or not complete within
 /// `FrameTimeout=` — is answered with its error object (id null) before closing, because the stream cannot be
-/// resynchronised once a frame is skipped. These refusals are logged at notice, at a limited rate shared by
+/// resynchronised once a frame is skipped; `RPCConnectionHandler` passes it on only once the calls read before
+/// it are answered. These refusals are logged at notice, at a limited rate shared by
 /// every connection (a flood of them is one attack, not thousands of events). Transport errors (reset by peer
 /// and the like) are logged at debug level: they are the client's business, not the administrator's.
 final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler {
@@ -63,6 +64,11 @@ final class ProtocolErrorHandler: ChannelInboundHandler, RemovableChannelHandler
             if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
             connection.logger.notice(message, metadata: metadata)
         }
+    }
+
+    /// Whether `error` is a refused frame, after which nothing more of the connection is read as frames.
+    static func endsTheStream(_ error: any Error) -> Bool {
+        refusal(error) != nil
     }
 
     /// Why a frame was refused, for `rpcd_frames_refused_total`.

@@ -66,8 +66,11 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     /// Between `gatherWrites` and `flushGathered`: replies that complete meanwhile (a module host's answers of
     /// one read of its link) wait for the latter to be flushed together, whatever the phase.
     private var gathering = false
-    /// Where the connection is in the server's shutdown: which messages were accepted, what to refuse.
+    /// How the connection ends (the server's shutdown, a refused frame): which messages were accepted, what to
+    /// refuse.
     private var shutdown = ConnectionShutdown()
+    /// The refused frame's error, answered (by `ProtocolErrorHandler`) once what was read before it is.
+    private var refusedFrame: (any Error)?
     /// Replies and events written, charged until the socket takes them.
     private let output: ChargedOutput
     /// A drain of the waiting frames is scheduled for the next turn.
@@ -199,6 +202,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
+    /// A refused frame (too large, over the peer's budget, too slow) ends the stream, but not before the calls
+    /// read ahead of it are answered (`ConnectionShutdown`): the refusal goes on to `ProtocolErrorHandler`, which
+    /// answers it and closes, once they are. Other errors go on at once.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard shutdown.phase == .serving, refusedFrame == nil, ProtocolErrorHandler.endsTheStream(error) else {
+            return context.fireErrorCaught(error)
+        }
+        refusedFrame = error
+        if let action = shutdown.refuseFrame(quiet: isQuiet) { perform(action, context: context) }
+    }
+
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         // The peer read what we had queued for it: serve the frames held back, and read again.
         if context.channel.isWritable {
@@ -284,6 +298,9 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
                     channel.eventLoop.scheduleTask(in: HTTPConnectionRefusal.linger) { channel.close(promise: nil) }
                 }
             }
+        case .answerRefusal:
+            flushIfPending()
+            if let refusedFrame { context.fireErrorCaught(refusedFrame) }
         }
     }
 
@@ -374,7 +391,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             phase = .draining(turnStarted: started, withinReadBurst: true)
         }
         // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
-        while shutdown.phase == .serving, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
+        while shutdown.runsMessages, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
             let frame = WaitingFrames.popFirst(of: self)
         {
             process(frame, context: context)

@@ -144,6 +144,28 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive, "the stream cannot be resynchronised, so it is closed")
     }
 
+    /// A refused frame ends the stream, not the calls read before it: the call answered at once, the one still
+    /// running and the one waiting for a call slot are all answered, then the refusal, then the close.
+    func testCallsReadBeforeAnOversizeFrameAreAnsweredBeforeTheRefusal() throws {
+        try makeChannel(maxCallsPerConnection: 2, maxFrameSize: 256)
+        var input = ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":2}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[10],"id":3}"#)
+        input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[10],"id":4}"#)
+        input.writeBytes(WireFrame.header(announcing: 1 << 30))
+        try channel.writeInbound(input)
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"pong","id":1}"#])
+        XCTAssertTrue(channel.isActive, "calls read before the refused frame are still to answer")
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        let frames = try outboundFrames()
+        XCTAssertEqual(Set(frames.dropLast()), [
+            #"{"jsonrpc":"2.0","result":"done","id":2}"#, #"{"jsonrpc":"2.0","result":"done","id":3}"#,
+            #"{"jsonrpc":"2.0","result":"done","id":4}"#,
+        ])
+        XCTAssertEqual(try JSONValue(parsing: try XCTUnwrap(frames.last))["error"]?["code"], -32000)
+        XCTAssertFalse(channel.isActive)
+    }
+
     func testReadingStopsAtTheInFlightLimitAndResumes() throws {
         try makeChannel(maxCallsPerConnection: 2)
         var input = ByteBuffer()

@@ -39,6 +39,22 @@ final class ConnectionShutdownTests: XCTestCase {
         XCTAssertEqual(shutdown.phase, .closed)
     }
 
+    func testARefusedFrameIsAnsweredOnceWhatCameBeforeItIs() {
+        var shutdown = ConnectionShutdown()
+        shutdown.accept(request(RPCID(1)))
+        XCTAssertNil(shutdown.refuseFrame(quiet: false))
+        XCTAssertEqual(shutdown.phase, .finishing)
+        XCTAssertTrue(shutdown.runsMessages, "what waited for a call slot was read before the refused frame")
+        XCTAssertEqual(shutdown.stop(quiet: false), [], "the refusal ends the connection, not a stop")
+        XCTAssertNil(shutdown.answered(quiet: false))
+        XCTAssertEqual(shutdown.answered(quiet: true), .answerRefusal)
+        XCTAssertEqual(shutdown.phase, .closed)
+
+        var quiet = ConnectionShutdown()
+        XCTAssertEqual(quiet.refuseFrame(quiet: true), .answerRefusal)
+        XCTAssertEqual(quiet.phase, .closed)
+    }
+
     func testRefusalsAnswerEveryIDAndNothingElse() {
         func text(_ reply: RPCReply?) -> String? { reply.map { String(buffer: $0.serialized) } }
         let error = #""error":{"code":-32006,"message":"Server shutting down"}"#
