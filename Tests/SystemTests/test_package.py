@@ -342,10 +342,46 @@ class PackageTests(unittest.TestCase):
         self.assertIn("ok declaration (notes.add, notes.search)", self.sh(
             "runuser -l alice -c 'venv/bin/rpcd-handler-check /usr/local/lib/rpcd/handlers/notes.py'").stdout)
 
-        # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version.
+        # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version, and clients that
+        # call and listen meanwhile lose nothing (OPERATIONS.md, "Restarts and upgrades"): a raw framed client
+        # (restart_client.py), an application on python3-rpcd's AsyncClient (ns_client.py restart) and
+        # `rpcctl watch`. kv keeps its values in a state directory, so that they outlive the restart.
         self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
-        self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}", f"{DEBS_INSIDE}/{examples2}"]))
-        self.wait_active()
+        self.put("/etc/rpcd/handlers.d/kv.conf.d/50-state.conf", "[Handler]\nStateDirectory=kv\n")
+        self.sh("systemctl reload rpcd.service")
+        for client in ("restart_client.py", "ns_client.py"):
+            shutil.copy(os.path.join(ROOT, "Tests", "SystemTests", client), root + "/root/" + client)
+        stop_file = "/run/upgrade-stop"
+        clients = [namespace.popen("python3", "/root/restart_client.py", "/run/rpcd/rpcd.sock", "4", stop_file),
+                   namespace.popen("python3", "/root/ns_client.py", "restart", "/run/rpcd/rpcd.sock", stop_file),
+                   namespace.popen("sh", "-c", "echo $$ > /run/upgrade-watch.pid; "
+                                   "exec rpcctl watch kv.changed --json > /run/upgrade-watch.json")]
+        try:
+            time.sleep(2)
+            self.sh(" ".join(APT + ["install", f"{DEBS_INSIDE}/{rpcd2}", f"{DEBS_INSIDE}/{examples2}"]))
+            self.wait_active()
+            time.sleep(2)
+        finally:
+            self.sh(f"touch {stop_file}")
+            raw, library = (json.loads(client.communicate(timeout=60)[0].strip().splitlines()[-1])
+                            for client in clients[:2])
+            # nsenter passes no signal on to the process it started (and the root has no pkill).
+            self.sh("kill $(cat /run/upgrade-watch.pid)", check=False)
+            clients[2].communicate(timeout=30)
+        watched = [json.loads(line) for line in self.sh("cat /run/upgrade-watch.json").stdout.splitlines()]
+        self.assertEqual((raw["refused"], raw["unknown"], raw["errors"]), (0, 0, []), raw)
+        self.assertGreaterEqual(raw["going_away"], 1, raw)
+        self.assertEqual((library["failed"], library["errors"]), (0, []), library)
+        self.assertGreaterEqual(library["resubscribed"], 1, library)
+        self.assertGreater(library["events_after_last"], 0, "python3-rpcd: the subscription resumed")
+        resubscribed = [i for i, line in enumerate(watched) if line.get("resubscribed")]
+        self.assertTrue(resubscribed, "rpcctl watch subscribed again")
+        self.assertTrue(any("event" in line for line in watched[resubscribed[-1]:]), "rpcctl watch: events after")
+        for key, value in list(raw["acknowledged"].items()) + list(library["acknowledged"].items()):
+            self.assertEqual(json.loads(self.sh(f"rpcctl call kv.get {key}").stdout), value, key)
+        print(f"\nupgrade under load: raw client {raw['ok']} calls, {raw['resent']} sent again, longest gap "
+              f"{raw['max_gap_ms']} ms; python3-rpcd {library['ok']} calls, longest gap {library['max_gap_ms']} ms",
+              file=sys.stderr)
         self.assertIn("# edited by the administrator", self.sh("cat /etc/rpcd/rpcd.conf").stdout)
         self.assertNotEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid, "restarted")
         self.assertIn("+test", self.sh("dpkg-query -W -f '${Version}' rpcd").stdout)

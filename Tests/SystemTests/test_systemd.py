@@ -650,7 +650,8 @@ class SystemdTests(unittest.TestCase):
                      "swift": self.ns.popen(SWIFT_CLIENT, SOCKET, stop_file)}
         # Into a file: thousands of events would fill a pipe read only at the end.
         watch_file = "/run/rpcd-systemtest-watch.json"
-        watch = self.ns.popen("sh", "-c", f"exec rpcctl watch kv.changed --json --address {SOCKET} > {watch_file}")
+        watch = self.ns.popen("sh", "-c", f"echo $$ > {watch_file}.pid; "
+                              f"exec rpcctl watch kv.changed --json --address {SOCKET} > {watch_file}")
         durations = []
         try:
             # Apart enough for systemd's start limit (StartLimitBurst=5 in StartLimitIntervalSec=10s by default),
@@ -677,7 +678,7 @@ class SystemdTests(unittest.TestCase):
             applications = {name: json.loads(process.communicate(timeout=60)[0].strip().splitlines()[-1])
                             for name, process in libraries.items()}
             # In the namespace: nsenter passes no signal on to the process it started.
-            self.ns.run("pkill", "-TERM", "-f", "rpcctl watch kv.changed", check=False)
+            self.ns.run("sh", "-c", f"kill $(cat {watch_file}.pid)", check=False)
             watch_errors = watch.communicate(timeout=30)[1]
             watched = [json.loads(line) for line in self.ns.run("cat", watch_file).stdout.splitlines()]
         for report in reports:
