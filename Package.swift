@@ -1,46 +1,8 @@
 // swift-tools-version:6.1
 //
-// Layers, lowest first. A target may only depend on targets above it in this list;
-// the JSON-RPC model and router never see sockets, systemd or Avahi.
-//
-//   RPCJSON     JSON scanning, values and string escaping (no dependencies)
-//   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
-//               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
-//   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
-//   RPCMetrics  the metrics catalogue (names, help, labels), rpcd's registry of series and its typed snapshot,
-//               per-method handles, the Prometheus exposition and process metrics (RPCProtocol, swift-metrics,
-//               swift-prometheus for what libraries record); knows no socket or peer
-//   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
-//               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
-//   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
-//               proxies over a transport (RPCBinding only; what the macros generate code for)
-//   RPCMacrosPlugin  the @RPCInterface compiler plugin (swift-syntax); runs in the compiler, linked nowhere
-//   RPCMacros   the macro declarations apps and modules import (RPCInterface, the plugin); never in rpcd
-//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
-//   RPCWire     length-prefixed framing (NIOCore)
-//   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, replies (NIOCore)
-//   RPCCore     services, the registry, the router, descriptors, OpenRPC, typed services (NIOCore)
-//   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
-//   RPCServer   listeners and channel handlers on NIOPosix; built-in services
-//   RPCConsole  the web console: console/'s files embedded, served as HTTP resources of the HTTP listeners
-//   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
-//   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
-//   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
-//   RPCModuleLink  the messages between rpcd and a module host process, and their framing (RPCBinding, RPCWire)
-//   RPCModules  the host side: handlers.d, dlopen, module services, reload
-//   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
-//   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
-//               the journald and console log handlers; the only Swift target that imports CSystemd
-//   RPCClient   a pipelining client over the same wire format (the library apps use)
-//   RPCClientTools  what only rpcctl needs on top of it: argument parsing, the load generator
-//   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
-//   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
-//   CLDNS       ldns (pkg-config ldns): DNS messages, DNS UPDATE, TSIG, a stub resolver
-//   RPCWideArea wide-area DNS-SD: rpcd's records in a unicast DNS zone, published by signed DNS UPDATE,
-//               browsed by unicast queries (CLDNS, RPCDNSSD)
-//   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
-//   rpcd        the daemon executable: wires everything together
-//   rpcctl      the command-line client
+// The targets, what each is for and the layers they form: docs/ARCHITECTURE.md, "Layers", the one list (a target
+// depends only on targets in its row or above). ArchitectureTests holds that list, and the graph below it, to
+// this manifest.
 import CompilerPluginSupport
 import PackageDescription
 
