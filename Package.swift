@@ -2,7 +2,7 @@
 //
 // The targets, what each is for and the layers they form: docs/ARCHITECTURE.md, "Layers", the one list (a target
 // depends only on targets in its row or above). ArchitectureTests holds that list, and the graph below it, to
-// this manifest.
+// this manifest, and this manifest to what the sources import.
 import CompilerPluginSupport
 import PackageDescription
 
@@ -75,7 +75,6 @@ let package = Package(
             dependencies: [
                 "RPCJSON", "RPCProtocol", "RPCLogging", "RPCMetrics", "RPCBinding", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -96,7 +95,6 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // TLS for listeners and clients (swift-nio-ssl): contexts from PEM files, re-read on reload, and the
@@ -138,13 +136,13 @@ let package = Package(
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModuleLink",
-            dependencies: ["RPCBinding", "RPCJSON", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["RPCBinding", "RPCJSON", "RPCProtocol", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "RPCModules",
             dependencies: ["RPCBinding", "RPCModuleLink",
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
-                "RPCLogging", "RPCWire",
+                "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,6 +165,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -209,8 +208,10 @@ let package = Package(
             name: "rpcd",
             dependencies: [
                 "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
-                "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS",
+                "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS", "RPCJSON",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
