@@ -204,16 +204,29 @@ let package = Package(
             dependencies: ["CLDNS", "RPCDNSSD", "RPCLogging", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCWideArea", "RPCDNSSD", "RPCProtocol"]),
-        .executableTarget(
-            name: "rpcd",
+        // The daemon assembled (its ServiceGroup: server, reload, watchdog, DNS-SD advertising, status): everything
+        // rpcd's main starts, as a library so that what it decides is tested without a process.
+        .target(
+            name: "RPCDaemon",
             dependencies: [
-                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
-                "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS", "RPCJSON",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea",
+                "RPCDNSSD", "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS", "RPCJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .executableTarget(
+            name: "rpcd",
+            dependencies: [
+                "RPCDaemon", "RPCServer", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCWideArea", "RPCProtocol",
+                "RPCLogging", "RPCTLS",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -350,6 +363,15 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .testTarget(
+            name: "RPCDaemonTests",
+            dependencies: [
+                "RPCDaemon", "RPCTestSupport", "RPCAvahi", "RPCConfig", "RPCCore", "RPCDNSSD", "RPCLogging", "RPCModules", "RPCProtocol", "RPCServer",
+                "RPCSystemd", "JSONRPC",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
@@ -357,11 +379,11 @@ let package = Package(
         ),
         // What several test targets share (a library, so that each can use it): a real rpcd process started from
         // one options value, a raw socket and the frames sent on it, an in-process JSON-RPC server, futures on an
-        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
+        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl, a notifier that records.
         .target(
             name: "RPCTestSupport",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire",
+                "RPCClient", "RPCJSON", "RPCProtocol", "RPCSystemd", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
