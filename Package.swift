@@ -369,7 +369,6 @@ let package = Package(
                 "RPCDaemon", "RPCTestSupport", "RPCAvahi", "RPCConfig", "RPCCore", "RPCDNSSD", "RPCLogging", "RPCModules", "RPCProtocol", "RPCServer",
                 "RPCSystemd", "JSONRPC",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),

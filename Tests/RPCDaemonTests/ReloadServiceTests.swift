@@ -10,7 +10,6 @@ import RPCServer
 import RPCSystemd
 import RPCTestSupport
 import Synchronization
-import UnixSignals
 import XCTest
 
 /// What a reload decides, driven through `reload()` with no process and no signal: the outcome, what systemd
@@ -33,7 +32,7 @@ final class ReloadServiceTests: XCTestCase {
     private func makeService(
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration, notifier: RecordingNotifier,
         didReload: @escaping @Sendable (ModuleHost.Generation) -> Void = { _ in }
-    ) async throws -> (ReloadService, RPCRouter) {
+    ) throws -> (ReloadService<AsyncStream<Void>>, RPCRouter) {
         let logger = Logger(label: "test")
         let host = ModuleHost(
             directories: HandlerDirectories(directories: [directory.path]), moduleDirectories: ModuleDirectories([directory.path]),
@@ -44,7 +43,7 @@ final class ReloadServiceTests: XCTestCase {
         let service = ReloadService(
             host: host, router: router, builtins: builtins, running: .defaults, tls: nil, reloadConfiguration: reloadConfiguration,
             logLevel: LogLevelControl(), notifier: notifier, status: DaemonStatus(router: router, listeners: { [] }),
-            logger: logger, requests: ReloadRequests(), hangups: await UnixSignalsSequence(trapping: .sighup),
+            logger: logger, requests: ReloadRequests(), hangups: AsyncStream<Void> { $0.finish() },
             didReload: didReload)
         return (service, router)
     }
@@ -54,7 +53,7 @@ final class ReloadServiceTests: XCTestCase {
     func testAFailedReloadKeepsTheRegistryAndTellsSystemdItIsReady() async throws {
         struct Unreadable: Error, CustomStringConvertible { var description: String { "rpcd.conf:3: no such key" } }
         let notifier = RecordingNotifier()
-        let (service, router) = try await makeService(reloadConfiguration: { throw Unreadable() }, notifier: notifier)
+        let (service, router) = try makeService(reloadConfiguration: { throw Unreadable() }, notifier: notifier)
         let before = ObjectIdentifier(router.registry)
 
         let outcome = await service.reload()
@@ -72,7 +71,7 @@ final class ReloadServiceTests: XCTestCase {
     func testASuccessfulReloadSwapsTheRegistryAndReportsTheGeneration() async throws {
         let notifier = RecordingNotifier()
         let reported = LockedCount()
-        let (service, router) = try await makeService(
+        let (service, router) = try makeService(
             reloadConfiguration: { .defaults }, notifier: notifier, didReload: { _ in reported.increment() })
         let before = ObjectIdentifier(router.registry)
 
