@@ -267,7 +267,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
-        // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
+        // Holds docs/ARCHITECTURE.md (its targets, graph and names) and the sources' imports to this manifest (through
+        // `swift package dump-package`).
         .testTarget(name: "ArchitectureTests"),
         .testTarget(
             name: "RPCConsoleTests",
