@@ -1,46 +1,8 @@
 // swift-tools-version:6.1
 //
-// Layers, lowest first. A target may only depend on targets above it in this list;
-// the JSON-RPC model and router never see sockets, systemd or Avahi.
-//
-//   RPCJSON     JSON scanning, values and string escaping (no dependencies)
-//   RPCProtocol what every part of rpcd and its clients agree on: the one error type and its codes, the
-//               limits and their defaults, the name rules, endpoint addresses (RPCJSON only)
-//   RPCLogging  log field names, journal message ids, the run-time log level (swift-log only)
-//   RPCMetrics  the metrics catalogue (names, help, labels), rpcd's registry of series and its typed snapshot,
-//               per-method handles, the Prometheus exposition and process metrics (RPCProtocol, swift-metrics,
-//               swift-prometheus for what libraries record); knows no socket or peer
-//   RPCBinding  declared parameters and methods (descriptors, the interface fingerprint), and binding a call's
-//               params to them: shared by the built-in services and the Swift module SDK (RPCJSON, RPCProtocol)
-//   RPCInterface  typed interfaces at run time: declarations, schemas from Swift types, documented errors,
-//               proxies over a transport (RPCBinding only; what the macros generate code for)
-//   RPCMacrosPlugin  the @RPCInterface compiler plugin (swift-syntax); runs in the compiler, linked nowhere
-//   RPCMacros   the macro declarations apps and modules import (RPCInterface, the plugin); never in rpcd
-//   RPCDNSSD    DNS-SD naming (RFC 6335, RFC 6763), TXT records, rpcd's record layout
-//   RPCWire     length-prefixed framing (NIOCore)
-//   JSONRPC     the JSON-RPC 2.0 envelope: parsing, ids, replies (NIOCore)
-//   RPCCore     services, the registry, the router, descriptors, OpenRPC, typed services (NIOCore)
-//   RPCConfig   rpcd.conf: systemd-style INI with drop-ins, typed settings
-//   RPCServer   listeners and channel handlers on NIOPosix; built-in services
-//   RPCConsole  the web console: console/'s files embedded, served as HTTP resources of the HTTP listeners
-//   CRPCDModule the module ABI: one C header (include/rpcd_module.h)
-//   RPCModuleSDK  what Swift module authors import; compiled into each module, never into rpcd
-//   RPCExampleInterfaces  the calc and kv example modules' interfaces, shared by the modules and clients
-//   RPCModuleLink  the messages between rpcd and a module host process, and their framing (RPCBinding, RPCWire)
-//   RPCModules  the host side: handlers.d, dlopen, module services, reload
-//   CSystemd    libsystemd (pkg-config libsystemd): sd-daemon and sd-journal, through a shim header
-//   RPCSystemd  readiness and status notifications, the health-checked watchdog, socket activation,
-//               the journald and console log handlers; the only Swift target that imports CSystemd
-//   RPCClient   a pipelining client over the same wire format (the library apps use)
-//   RPCClientTools  what only rpcctl needs on top of it: argument parsing, the load generator
-//   CAvahi      libavahi-client (pkg-config avahi-client): module map and shim header
-//   RPCAvahi    Avahi's threaded poll, the service publisher (Avahi and no-op), browse and resolve
-//   CLDNS       ldns (pkg-config ldns): DNS messages, DNS UPDATE, TSIG, a stub resolver
-//   RPCWideArea wide-area DNS-SD: rpcd's records in a unicast DNS zone, published by signed DNS UPDATE,
-//               browsed by unicast queries (CLDNS, RPCDNSSD)
-//   RPCDiscovery  browse + resolve rpcd services as an AsyncSequence of appear/disappear events
-//   rpcd        the daemon executable: wires everything together
-//   rpcctl      the command-line client
+// The targets, what each is for and the layers they form: docs/ARCHITECTURE.md, "Layers", the one list (a target
+// depends only on targets in its row or above). ArchitectureTests holds that list, and the graph below it, to
+// this manifest, and this manifest to what the sources import.
 import CompilerPluginSupport
 import PackageDescription
 
@@ -113,7 +75,6 @@ let package = Package(
             dependencies: [
                 "RPCJSON", "RPCProtocol", "RPCLogging", "RPCMetrics", "RPCBinding", "JSONRPC",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -134,7 +95,6 @@ let package = Package(
                 .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
             ]
         ),
         // TLS for listeners and clients (swift-nio-ssl): contexts from PEM files, re-read on reload, and the
@@ -176,13 +136,13 @@ let package = Package(
         .target(name: "CRPCDHostSupport"),
         .target(
             name: "RPCModuleLink",
-            dependencies: ["RPCBinding", "RPCJSON", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: ["RPCBinding", "RPCJSON", "RPCProtocol", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
             name: "RPCModules",
             dependencies: ["RPCBinding", "RPCModuleLink",
                 "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
-                "RPCLogging", "RPCWire",
+                "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -205,6 +165,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -243,14 +204,29 @@ let package = Package(
             dependencies: ["CLDNS", "RPCDNSSD", "RPCLogging", .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "RPCDiscovery", dependencies: ["RPCAvahi", "RPCWideArea", "RPCDNSSD", "RPCProtocol"]),
+        // The daemon assembled (its ServiceGroup: server, reload, watchdog, DNS-SD advertising, status): everything
+        // rpcd's main starts, as a library so that what it decides is tested without a process.
+        .target(
+            name: "RPCDaemon",
+            dependencies: [
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea",
+                "RPCDNSSD", "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ]
+        ),
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCWire", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea", "RPCDNSSD",
-                "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS",
+                "RPCDaemon", "RPCServer", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCWideArea", "RPCProtocol",
+                "RPCLogging", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
@@ -297,7 +273,8 @@ let package = Package(
         ),
 
         .testTarget(name: "RPCJSONTests", dependencies: ["RPCJSON"]),
-        // Checks docs/ARCHITECTURE.md's target graph against this manifest (through `swift package dump-package`).
+        // Holds docs/ARCHITECTURE.md (its targets, graph and names) and the sources' imports to this manifest (through
+        // `swift package dump-package`).
         .testTarget(name: "ArchitectureTests"),
         .testTarget(
             name: "RPCConsoleTests",
@@ -393,6 +370,14 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        .testTarget(
+            name: "RPCDaemonTests",
+            dependencies: [
+                "RPCDaemon", "RPCTestSupport", "RPCAvahi", "RPCConfig", "RPCCore", "RPCDNSSD", "RPCLogging", "RPCModules", "RPCProtocol", "RPCServer",
+                "RPCSystemd", "JSONRPC",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "RPCTLSTests", dependencies: ["RPCTLS", "RPCTestSupport", .product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .testTarget(
             name: "IntegrationTests",
@@ -400,11 +385,11 @@ let package = Package(
         ),
         // What several test targets share (a library, so that each can use it): a real rpcd process started from
         // one options value, a raw socket and the frames sent on it, an in-process JSON-RPC server, futures on an
-        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl.
+        // EmbeddedEventLoop, waiting for a condition, a private CA made with openssl, a notifier that records.
         .target(
             name: "RPCTestSupport",
             dependencies: [
-                "RPCClient", "RPCJSON", "RPCProtocol", "RPCWire",
+                "RPCClient", "RPCJSON", "RPCProtocol", "RPCSystemd", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

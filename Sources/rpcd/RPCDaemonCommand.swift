@@ -9,12 +9,12 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
 import RPCConfig
 import RPCCore
+import RPCDaemon
 import RPCLogging
 import RPCModules
 import RPCProtocol
@@ -22,8 +22,6 @@ import RPCServer
 import RPCSystemd
 import RPCWideArea
 import RPCTLS
-import RPCWire
-import ServiceLifecycle
 import UnixSignals
 
 @main
@@ -170,11 +168,5 @@ struct RPCDaemonCommand: AsyncParsableCommand {
             }
         }
         return settings
-    }
-}
-
-extension Logger.Level {
-    init(_ setting: LogLevelSetting) {
-        self = Logger.Level(rawValue: setting.rawValue) ?? .info
     }
 }

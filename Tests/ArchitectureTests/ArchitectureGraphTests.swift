@@ -19,6 +19,43 @@ final class ArchitectureGraphTests: XCTestCase {
         }
     }
 
+    /// The table under "## Layers" is the one list of targets (README, Package.swift and the Makefile point to
+    /// it): every target of the manifest has a row, every name in a row's first cell is a target, and a target
+    /// depends only on targets in its own row or above it.
+    func testTheLayersTableListsEveryTargetInDependencyOrder() throws {
+        let rows = try layerRows()
+        let manifest = try manifestGraph()
+        var rowOf: [String: Int] = [:]
+        for (index, names) in rows.enumerated() {
+            for name in names {
+                XCTAssertNil(rowOf[name], "\(name) is in two rows of docs/ARCHITECTURE.md's Layers table")
+                rowOf[name] = index
+            }
+        }
+        XCTAssertEqual(Set(rowOf.keys).subtracting(manifest.keys).sorted(), [], "in the Layers table, but not targets in Package.swift")
+        XCTAssertEqual(Set(manifest.keys).subtracting(rowOf.keys).sorted(), [], "targets missing from docs/ARCHITECTURE.md's Layers table")
+        for (target, dependencies) in manifest {
+            guard let row = rowOf[target] else { continue }
+            for dependency in dependencies.targets where (rowOf[dependency] ?? 0) > row {
+                XCTFail("\(target) depends on \(dependency), which the Layers table puts below it")
+            }
+        }
+    }
+
+    /// The names in backticks in the first cell of each row of the table under "## Layers".
+    private func layerRows() throws -> [[String]] {
+        let text = try String(contentsOf: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        guard let heading = text.range(of: "\n## Layers\n") else {
+            XCTFail("docs/ARCHITECTURE.md has no \"## Layers\" section")
+            return []
+        }
+        let end = text.range(of: "\n## ", range: heading.upperBound..<text.endIndex)?.lowerBound ?? text.endIndex
+        return text[heading.upperBound..<end].split(separator: "\n").filter { $0.hasPrefix("| `") }.map { line in
+            let cell = line.dropFirst().prefix { $0 != "|" }
+            return cell.matches(of: /`([^`]+)`/).map { String($0.1) }
+        }
+    }
+
     /// The code block after "What each target depends on": `TARGET  DEP, DEP [PRODUCT, PRODUCT]`, or `—`.
     private func documentedGraph() throws -> [String: Dependencies] {
         let text = try String(contentsOf: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)

@@ -56,4 +56,12 @@ enum PackageManifest {
         }
         return graph
     }
+
+    /// The Swift files of a dumped manifest's target (its `path`, or Sources/NAME).
+    static func swiftFiles(of target: [String: Any]) throws -> [URL] {
+        let name = try XCTUnwrap(target["name"] as? String)
+        let directory = repository.appendingPathComponent(target["path"] as? String ?? "Sources/\(name)")
+        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { return [] }
+        return files.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
+    }
 }

@@ -31,7 +31,7 @@ final class PublicSurfaceTests: XCTestCase {
                 }
                 continue
             }
-            for file in try swiftFiles(of: target) {
+            for file in try PackageManifest.swiftFiles(of: target) {
                 for line in try String(contentsOf: file, encoding: .utf8).split(separator: "\n") {
                     if let match = line.firstMatch(of: /^@_exported import (\w+)/) { reExported.insert(String(match.1)) }
                 }
@@ -46,7 +46,7 @@ final class PublicSurfaceTests: XCTestCase {
     private func publicDeclarations(of target: [String: Any]) throws -> [(String, Int, String)] {
         let declaration = /^\s*(?:@\w+(?:\([^)]*\))?\s+|(?:final|static|nonisolated|override|convenience|required|indirect|mutating|lazy)\s+)*(?:public|open)\b/
         var found: [(String, Int, String)] = []
-        for file in try swiftFiles(of: target) {
+        for file in try PackageManifest.swiftFiles(of: target) {
             let path = String(file.path.dropFirst(PackageManifest.repository.path.count + 1))
             for (index, line) in try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).enumerated()
             where line.firstMatch(of: declaration) != nil {
@@ -54,12 +54,5 @@ final class PublicSurfaceTests: XCTestCase {
             }
         }
         return found
-    }
-
-    private func swiftFiles(of target: [String: Any]) throws -> [URL] {
-        let name = try XCTUnwrap(target["name"] as? String)
-        let directory = PackageManifest.repository.appendingPathComponent(target["path"] as? String ?? "Sources/\(name)")
-        guard let files = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: nil) else { return [] }
-        return files.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" }
     }
 }

@@ -26,7 +26,7 @@ final class WatchdogServiceTests: XCTestCase {
         try await group.shutdownGracefully()
     }
 
-    /// Participants as the daemon makes them (Sources/rpcd/LivenessProbe+EventLoops.swift): each loop, then
+    /// Participants as the daemon makes them (Sources/RPCDaemon/LivenessProbe+EventLoops.swift): each loop, then
     /// the pool.
     private func makeProbe() -> LivenessProbe {
         let loops = Array(group.makeIterator())

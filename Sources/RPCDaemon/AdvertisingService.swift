@@ -7,7 +7,6 @@ import RPCLogging
 import RPCProtocol
 import RPCServer
 import RPCWideArea
-import RPCWire
 import ServiceLifecycle
 import Synchronization
 

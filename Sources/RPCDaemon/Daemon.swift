@@ -25,7 +25,7 @@ import UnixSignals
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
 /// server, reload, and the service manager's view of it all (readiness, status, watchdog). Everything
 /// long-running is a `Service` in one `ServiceGroup`, so SIGTERM/SIGINT stop them in reverse order.
-struct Daemon {
+package struct Daemon {
     let settings: ServerConfiguration
     let host: ModuleHost
     let logger: Logger
@@ -40,8 +40,22 @@ struct Daemon {
     /// `[WideArea] KeyFile=`'s TSIG key, read and checked at start-up; nil when wide-area publishing is off.
     let tsigKey: TSIGKey?
 
+    package init(
+        settings: ServerConfiguration, host: ModuleHost, logger: Logger, logLevel: LogLevelControl, notifier: any ServiceNotifier,
+        activatedSockets: [ActivatedSocket], tls: TLSServerContext?, tsigKey: TSIGKey?
+    ) {
+        self.settings = settings
+        self.host = host
+        self.logger = logger
+        self.logLevel = logLevel
+        self.notifier = notifier
+        self.activatedSockets = activatedSockets
+        self.tls = tls
+        self.tsigKey = tsigKey
+    }
+
     /// Built-in services, which no handler may replace.
-    static func builtinServices(
+    package static func builtinServices(
         state: RPCServerState, statistics: RPCStatistics, events: RPCEventHub = RPCEventHub(),
         logLevel: LogLevelControl = LogLevelControl(), reloads: ReloadRequests? = nil
     ) -> [any RPCService] {
@@ -51,7 +65,7 @@ struct Daemon {
 
     /// Loads the handlers, binds, says READY=1, and serves until shutdown. Throws when start-up fails (the
     /// caller reports it to systemd) or a service fails later.
-    func run(
+    package func run(
         group: MultiThreadedEventLoopGroup, pool: WorkerPool, hangups: UnixSignalsSequence,
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration
     ) async throws {
@@ -164,10 +178,4 @@ struct Daemon {
         defer { host.retireAll() }
         try await serviceGroup.run()
     }
-}
-
-/// Start-up cannot go on; the message says why.
-struct DaemonStartError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
 }

@@ -11,10 +11,10 @@ import RPCWideArea
 
 /// Wide-area DNS-SD for the daemon ([WideArea], docs/DISCOVERY.md "Across subnets"): the key, the addresses,
 /// the publisher.
-enum WideAreaAdvertising {
+package enum WideAreaAdvertising {
     /// The TSIG key of `KeyFile=`, read and checked at start-up (and by `--check-config`) so that a key other
     /// users may read stops rpcd as a TLS key does; nil when wide-area publishing is off.
-    static func key(for settings: ServerConfiguration) throws(TSIGKeyError) -> TSIGKey? {
+    package static func key(for settings: ServerConfiguration) throws(TSIGKeyError) -> TSIGKey? {
         guard settings.wideArea.enabled, let path = settings.wideArea.keyFile else { return nil }
         return try TSIGKey.load(path: path)
     }

@@ -7,7 +7,6 @@ import RPCServer
 import RPCSystemd
 import RPCTLS
 import ServiceLifecycle
-import UnixSignals
 
 /// Reloads on SIGHUP (`systemctl reload rpcd`): re-reads rpcd.conf and every handler file, starts new and
 /// changed handlers, swaps the router's registry, and retires what was replaced once its calls are done.
@@ -15,7 +14,10 @@ import UnixSignals
 ///
 /// systemd hears `RELOADING=1` (with `MONOTONIC_USEC=`) when a reload begins and `READY=1` when it is over,
 /// successful or not: a failed reload leaves the previous configuration serving, which is ready too.
-struct ReloadService: Service, CustomStringConvertible {
+///
+/// `Hangups` is the daemon's `UnixSignalsSequence`; tests hand it any sequence, so that they never trap a signal in
+/// their own process (a disposition children would inherit).
+struct ReloadService<Hangups: AsyncSequence & Sendable>: Service, CustomStringConvertible where Hangups.Element: Sendable {
     let host: ModuleHost
     let router: RPCRouter
     let builtins: [any RPCService]
@@ -30,7 +32,7 @@ struct ReloadService: Service, CustomStringConvertible {
     /// Where SIGHUP and `rpcd.reload` queue reloads; this service runs them.
     let requests: ReloadRequests
     /// SIGHUPs, trapped since the daemon began to start (`Daemon.run`), so none is lost or fatal.
-    let hangups: UnixSignalsSequence
+    let hangups: Hangups
     /// Told about each generation that now serves (the DNS-SD publisher updates its records).
     var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
 
@@ -40,7 +42,7 @@ struct ReloadService: Service, CustomStringConvertible {
     func run() async throws {
         // SIGHUP and `rpcd.reload` both go through `requests`, so reloads never overlap.
         await requests.serve { await reload() }
-        for await _ in hangups.cancelOnGracefulShutdown() {
+        for try await _ in hangups.cancelOnGracefulShutdown() {
             _ = await requests.reload()
         }
         await requests.stop()

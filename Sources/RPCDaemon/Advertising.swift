@@ -6,15 +6,14 @@ import RPCDNSSD
 import RPCLogging
 import RPCModules
 import RPCProtocol
-import RPCWire
 
 /// What rpcd advertises over DNS-SD, and with which publisher (docs/DISCOVERY.md).
 ///
 /// Only handler services are advertised, each unless its handler says `Advertise=no`. The built-in services
 /// (`rpcd`, `rpc`) are not: every rpcd has them, so a record per built-in would only repeat the
 /// host list, and any advertised instance's address reaches them anyway (`rpc.discover`, `rpcd.info`).
-enum Advertising {
-    static func advertisements(for services: [any HandlerService]) -> [RPCAdvertisement] {
+package enum Advertising {
+    package static func advertisements(for services: [any HandlerService]) -> [RPCAdvertisement] {
         services.filter(\.configuration.advertise).map { service in
             RPCAdvertisement(
                 service: service.descriptor.name, version: service.descriptor.version,

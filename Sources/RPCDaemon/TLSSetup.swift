@@ -4,10 +4,10 @@ import RPCTLS
 /// The TLS context of the `tls://` listeners, from `[TLS]` in rpcd.conf. The files are read before anything
 /// else starts (and by `--check-config`): one that cannot be used is a configuration error, exit status 78,
 /// which systemd does not restart in a loop.
-enum TLSSetup {
+package enum TLSSetup {
     /// nil when no listener is `tls://`. Throws `DaemonStartError` naming what is missing or the file that
     /// cannot be used and why.
-    static func serverContext(for settings: ServerConfiguration) throws -> TLSServerContext? {
+    package static func serverContext(for settings: ServerConfiguration) throws -> TLSServerContext? {
         guard settings.listen.contains(where: \.isTLS) else { return nil }
         do {
             return try TLSServerContext(files: try files(of: settings.tls))
