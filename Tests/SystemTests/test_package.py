@@ -344,16 +344,21 @@ class PackageTests(unittest.TestCase):
 
         # Upgrade: the administrator's rpcd.conf stays; rpcd is restarted on the new version, and clients that
         # call and listen meanwhile lose nothing (OPERATIONS.md, "Restarts and upgrades"): a raw framed client
-        # (restart_client.py), an application on python3-rpcd's AsyncClient (ns_client.py restart) and
-        # `rpcctl watch`. kv keeps its values in a state directory, so that they outlive the restart.
+        # (restart_client.py), applications on python3-rpcd's AsyncClient (ns_client.py restart) and on the
+        # Swift client (rpcd-systemtest-client, of the build the packages were made from: the Swift runtime
+        # the rpcd package ships is the one it was built with), and `rpcctl watch`. kv keeps its values in a
+        # state directory, so that they outlive the restart.
         self.sh("printf '\\n# edited by the administrator\\n[Server]\\nLogLevel=notice\\n' >> /etc/rpcd/rpcd.conf")
         self.put("/etc/rpcd/handlers.d/kv.conf.d/50-state.conf", "[Handler]\nStateDirectory=kv\n")
         self.sh("systemctl reload rpcd.service")
         for client in ("restart_client.py", "ns_client.py"):
             shutil.copy(os.path.join(ROOT, "Tests", "SystemTests", client), root + "/root/" + client)
+        shutil.copy(os.path.join(ROOT, ".build", "debug", "rpcd-systemtest-client"), root + "/root/")
         stop_file = "/run/upgrade-stop"
         clients = [namespace.popen("python3", "/root/restart_client.py", "/run/rpcd/rpcd.sock", "4", stop_file),
                    namespace.popen("python3", "/root/ns_client.py", "restart", "/run/rpcd/rpcd.sock", stop_file),
+                   namespace.popen("env", "LD_LIBRARY_PATH=/usr/lib/rpcd/swift", "/root/rpcd-systemtest-client",
+                                   "/run/rpcd/rpcd.sock", stop_file),
                    namespace.popen("sh", "-c", "echo $$ > /run/upgrade-watch.pid; "
                                    "exec rpcctl watch kv.changed --json > /run/upgrade-watch.json")]
         try:
@@ -363,24 +368,27 @@ class PackageTests(unittest.TestCase):
             time.sleep(2)
         finally:
             self.sh(f"touch {stop_file}")
-            raw, library = (json.loads(client.communicate(timeout=60)[0].strip().splitlines()[-1])
-                            for client in clients[:2])
+            outputs = [client.communicate(timeout=60) for client in clients[:3]]
             # nsenter passes no signal on to the process it started (and the root has no pkill).
             self.sh("kill $(cat /run/upgrade-watch.pid)", check=False)
-            clients[2].communicate(timeout=30)
+            clients[3].communicate(timeout=30)
+        raw, python, swift = (json.loads((output.strip().splitlines() or [json.dumps({"error": errors[-2000:]})])[-1])
+                              for output, errors in outputs)
         watched = [json.loads(line) for line in self.sh("cat /run/upgrade-watch.json").stdout.splitlines()]
         self.assertEqual((raw["refused"], raw["unknown"], raw["errors"]), (0, 0, []), raw)
         self.assertGreaterEqual(raw["going_away"], 1, raw)
-        self.assertEqual((library["failed"], library["errors"]), (0, []), library)
-        self.assertGreaterEqual(library["resubscribed"], 1, library)
-        self.assertGreater(library["events_after_last"], 0, "python3-rpcd: the subscription resumed")
+        for name, library in (("python3-rpcd", python), ("the Swift client", swift)):
+            self.assertEqual((library.get("failed"), library.get("errors")), (0, []), (name, library))
+            self.assertGreaterEqual(library["resubscribed"], 1, (name, library))
+            self.assertGreater(library["events_after_last"], 0, f"{name}: the subscription resumed")
         resubscribed = [i for i, line in enumerate(watched) if line.get("resubscribed")]
         self.assertTrue(resubscribed, "rpcctl watch subscribed again")
         self.assertTrue(any("event" in line for line in watched[resubscribed[-1]:]), "rpcctl watch: events after")
-        for key, value in list(raw["acknowledged"].items()) + list(library["acknowledged"].items()):
+        for key, value in [item for report in (raw, python, swift) for item in report["acknowledged"].items()]:
             self.assertEqual(json.loads(self.sh(f"rpcctl call kv.get {key}").stdout), value, key)
         print(f"\nupgrade under load: raw client {raw['ok']} calls, {raw['resent']} sent again, longest gap "
-              f"{raw['max_gap_ms']} ms; python3-rpcd {library['ok']} calls, longest gap {library['max_gap_ms']} ms",
+              f"{raw['max_gap_ms']} ms; python3-rpcd {python['ok']} calls, longest gap {python['max_gap_ms']} ms; "
+              f"the Swift client {swift['ok']} calls, longest gap {swift['max_gap_ms']} ms",
               file=sys.stderr)
         self.assertIn("# edited by the administrator", self.sh("cat /etc/rpcd/rpcd.conf").stdout)
         self.assertNotEqual(self.sh("systemctl show -p MainPID --value rpcd.service").stdout.strip(), pid, "restarted")
