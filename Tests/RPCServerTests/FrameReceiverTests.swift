@@ -18,14 +18,8 @@ final class FrameReceiverTests: XCTestCase {
         var random = SeededLCG(seed: 14)
         for round in 0..<300 {
             let maxFrameSize = 200
-            var stream: [UInt8] = []
-            for _ in 0..<Int(random.next() % 12) {
-                let length = Int(random.next() % 230)
-                stream += WireFrame.header(announcing: length)
-                stream += (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            }
-            stream += (0..<Int(random.next() % 6)).map { _ in UInt8(truncatingIfNeeded: random.next()) }  // a tail
-            let expected = Reading(stream, maxFrameSize: maxFrameSize)
+            let stream = random.frameStream(maxLength: 230)
+            let expected = WireReading(stream, maxFrameSize: maxFrameSize)
 
             let account = PeerLedger.unlimitedAccount()
             let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: maxFrameSize, account: account, timeout: .seconds(60)))
@@ -119,44 +113,5 @@ private final class Feeder: ChannelInboundHandler {
             more = []
             context.pipeline.fireChannelRead(NIOAny(bytes))
         }
-    }
-}
-
-/// The wire format read plainly: the frames, whether a length above the maximum comes before the end, and the
-/// announced length of a frame left incomplete.
-private struct Reading {
-    var frames: [[UInt8]] = []
-    var tooLarge = false
-    var incompleteLength: Int?
-    /// The bytes after the last whole frame.
-    var tailLength = 0
-
-    init(_ stream: [UInt8], maxFrameSize: Int) {
-        var position = 0
-        while stream.count - position >= 4 {
-            let length = stream[position..<(position + 4)].reduce(0) { $0 << 8 | Int($1) }
-            if length > maxFrameSize {
-                tooLarge = true
-                return
-            }
-            guard stream.count - position - 4 >= length else {
-                incompleteLength = length
-                tailLength = stream.count - position
-                return
-            }
-            frames.append(Array(stream[(position + 4)..<(position + 4 + length)]))
-            position += 4 + length
-        }
-        tailLength = stream.count - position
-    }
-}
-
-/// A seeded linear congruential generator (Knuth's MMIX constants): enough to vary lengths and cuts.
-private struct SeededLCG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state >> 29
     }
 }
