@@ -88,6 +88,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
             arrivedMeanwhile = nil
             input = more
         }
+        // A frame handed on in this read ended the one that was arriving, if any: one arriving now is new.
         if cutter.arrivingFrameSize != nil {
             if delivered || arrivingSince == nil { startDeadline(context: context) }
         } else {

@@ -83,6 +83,31 @@ final class FrameReceiverTests: XCTestCase {
         _ = try? second.finish()
     }
 
+    /// `FrameTimeout=` counts from each frame's length: a frame that starts in the read that completes the one
+    /// before gets its own time, and a frame completed leaves no deadline.
+    func testEachFrameHasItsOwnDeadline() throws {
+        let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 100, account: PeerLedger.unlimitedAccount(), timeout: .seconds(5)))
+        var wire = ByteBuffer()
+        wire.writeLengthPrefixedFrame("first frame")
+        wire.writeLengthPrefixedFrame("second")
+        try channel.writeInbound(wire.readSlice(length: 6)!)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try channel.writeInbound(wire.readSlice(length: 9 + 5)!)  // the rest of the first, the start of the second
+        XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) }, "first frame")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        XCTAssertNoThrow(try channel.throwIfErrorCaught(), "the second frame's time is its own")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertThrowsError(try channel.throwIfErrorCaught()) { XCTAssertTrue($0 is FrameTimedOut, "\($0)") }
+
+        let completed = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 100, account: PeerLedger.unlimitedAccount(), timeout: .seconds(5)))
+        try completed.writeInbound(ByteBuffer(bytes: WireFrame.bytes("whole").prefix(6)))
+        try completed.writeInbound(ByteBuffer(bytes: WireFrame.bytes("whole").dropFirst(6)))
+        completed.embeddedEventLoop.advanceTime(by: .seconds(60))
+        XCTAssertNoThrow(try completed.throwIfErrorCaught())
+        _ = try? channel.finish()
+        _ = try? completed.finish()
+    }
+
     /// Input that arrives while a frame is being handled (here: the next handler feeds the channel from inside
     /// `channelRead`) is read after the frames already there, in order.
     func testInputArrivingWhileFramesAreHandedOnKeepsItsOrder() throws {
