@@ -1,7 +1,7 @@
 import NIOCore
 import RPCCore
 
-/// The start of a frame still arriving, kept by a receiver (`FrameReceiver`, `WebSocketFrameReceiver`) between
+/// The start of a frame still arriving, kept by `WebSocketFrameReceiver` between
 /// reads in a buffer of its own, so that the channel can reuse its receive buffer, and charged to the peer's
 /// account as it is kept: the buffer's capacity, the memory it takes, never the length the frame announces,
 /// so a peer that announces large frames and sends nothing holds nothing. The buffer grows by doubling with

@@ -19,7 +19,7 @@ import RPCWire
 ///   `WebSocketFrameDecoder`, as `NIOWebSocketError`s that `WebSocketMessageHandler` answers with their close
 ///   codes); nothing more is read after any refusal.
 /// - **The frame still arriving is the peer's to pay for.** What is kept of it is charged to the peer's account
-///   as it arrives (`ArrivingFrameBuffer`, as `FrameReceiver` does): the buffer that holds it, which grows by
+///   as it arrives (`ArrivingFrameBuffer`; `FrameReceiver` charges its cutter's buffer the same way): the buffer that holds it, which grows by
 ///   doubling with what arrives (never past the frame's size), never the length the frame announces. It is
 ///   given back once the frame is whole: from then on the message handler charges the message. A charge the
 ///   account refuses stops the input here and tells the message handler (`WebSocketInputRefused`), which

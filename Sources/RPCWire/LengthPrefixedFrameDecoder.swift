@@ -10,36 +10,40 @@ import NIOCore
 ///    |              payload: `length` bytes of UTF-8 JSON ...        |
 ///    +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 ///
-/// Emits each payload as a `ByteBuffer` slice (a zero-length frame gives an empty buffer; deciding what that
-/// means is the next handler's job). An announced length above `maxFrameSize` throws `FrameTooLargeError` as
-/// soon as the four length bytes arrive, so no buffer of the announced size is ever accumulated; after that
-/// `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
+/// Emits each payload as a `ByteBuffer` (a zero-length frame gives an empty buffer; deciding what that means
+/// is the next handler's job). The cutting is `LengthPrefixedFrameCutter`'s, the one cutter of the wire format
+/// (rpcd's `FrameReceiver` and both ends of a module link use it too): a frame whole within what
+/// `ByteToMessageHandler` passes in is a slice of it, one that spans reads is gathered in a buffer allocated for
+/// the whole frame (up to `LengthPrefixedFrameCutter.wholeAllocationLimit`), so `ByteToMessageHandler` never
+/// holds more than a read and a large reply is copied once. An announced length above `maxFrameSize` throws
+/// `FrameTooLargeError` as soon as the four length bytes arrive, so no buffer of the announced size is ever
+/// accumulated; after that `ByteToMessageHandler` drops all further input and the pipeline answers and closes.
 ///
-/// The client's pipeline uses this decoder; rpcd's `FrameReceiver` and both ends of a module link
-/// (`ModuleLinkFrameReceiver`) cut frames themselves with `scan` and `readFrame`, the same reading of the
-/// wire format.
-///
-/// Runs on the channel's event loop like any `ByteToMessageDecoder`.
+/// The client's pipeline uses this decoder. Runs on the channel's event loop like any `ByteToMessageDecoder`.
 package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     package typealias InboundOut = ByteBuffer
 
     /// Size of the length prefix in bytes.
     package static let headerSize = 4
 
-    package let maxFrameSize: Int
+    package var maxFrameSize: Int { cutter.maxFrameSize }
+    private var cutter: LengthPrefixedFrameCutter
 
     package init(maxFrameSize: Int) {
-        precondition(maxFrameSize >= 0 && maxFrameSize <= Int(UInt32.max), "maxFrameSize must fit the u32 length field")
-        self.maxFrameSize = maxFrameSize
+        cutter = LengthPrefixedFrameCutter(maxFrameSize: maxFrameSize)
     }
 
     package mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        switch try Self.scan(buffer, maxFrameSize: maxFrameSize) {
-        case .needLength, .incomplete:
-            return .needMoreData
-        case .frame:
-            context.fireChannelRead(Self.wrapInboundOut(Self.readFrame(from: &buffer)!))
+        switch cutter.next(from: &buffer) {
+        case .frame(let payload):
+            context.fireChannelRead(Self.wrapInboundOut(payload))
             return .continue
+        case .needMoreData, .stopped:
+            return .needMoreData
+        case .tooLarge(let error):
+            throw error
+        case .admit:
+            preconditionFailure("a cutter without admission asks nothing")
         }
     }
 
@@ -54,8 +58,7 @@ package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     }
 
     /// Reads the length at the start of `buffer` without consuming anything; a length above `maxFrameSize`
-    /// throws `FrameTooLargeError`. The wire format's one reading, shared by this decoder and by handlers that
-    /// cut frames themselves (rpcd's `FrameReceiver`, `ModuleLinkFrameReceiver`).
+    /// throws `FrameTooLargeError`. The wire format's one reading (`LengthPrefixedFrameCutter` cuts with it).
     package static func scan(_ buffer: ByteBuffer, maxFrameSize: Int) throws(FrameTooLargeError) -> Scan {
         guard let length = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else {
             return .needLength
@@ -80,7 +83,8 @@ package struct LengthPrefixedFrameDecoder: ByteToMessageDecoder {
     package mutating func decodeLast(
         context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool
     ) throws -> DecodingState {
-        // Complete frames still buffered at EOF are delivered; a truncated tail has nobody to answer and is dropped.
+        // Complete frames still buffered at EOF are delivered; a truncated tail (in `buffer` or gathered by the
+        // cutter) has nobody to answer and is dropped.
         while try self.decode(context: context, buffer: &buffer) == .continue {}
         return .needMoreData
     }

@@ -18,14 +18,8 @@ final class FrameReceiverTests: XCTestCase {
         var random = SeededLCG(seed: 14)
         for round in 0..<300 {
             let maxFrameSize = 200
-            var stream: [UInt8] = []
-            for _ in 0..<Int(random.next() % 12) {
-                let length = Int(random.next() % 230)
-                stream += WireFrame.header(announcing: length)
-                stream += (0..<length).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            }
-            stream += (0..<Int(random.next() % 6)).map { _ in UInt8(truncatingIfNeeded: random.next()) }  // a tail
-            let expected = Reading(stream, maxFrameSize: maxFrameSize)
+            let stream = random.frameStream(maxLength: 230)
+            let expected = WireReading(stream, maxFrameSize: maxFrameSize)
 
             let account = PeerLedger.unlimitedAccount()
             let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: maxFrameSize, account: account, timeout: .seconds(60)))
@@ -89,6 +83,31 @@ final class FrameReceiverTests: XCTestCase {
         _ = try? second.finish()
     }
 
+    /// `FrameTimeout=` counts from each frame's length: a frame that starts in the read that completes the one
+    /// before gets its own time, and a frame completed leaves no deadline.
+    func testEachFrameHasItsOwnDeadline() throws {
+        let channel = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 100, account: PeerLedger.unlimitedAccount(), timeout: .seconds(5)))
+        var wire = ByteBuffer()
+        wire.writeLengthPrefixedFrame("first frame")
+        wire.writeLengthPrefixedFrame("second")
+        try channel.writeInbound(wire.readSlice(length: 6)!)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        try channel.writeInbound(wire.readSlice(length: 9 + 5)!)  // the rest of the first, the start of the second
+        XCTAssertEqual(try channel.readInbound(as: ByteBuffer.self).map { String(buffer: $0) }, "first frame")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(4))
+        XCTAssertNoThrow(try channel.throwIfErrorCaught(), "the second frame's time is its own")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertThrowsError(try channel.throwIfErrorCaught()) { XCTAssertTrue($0 is FrameTimedOut, "\($0)") }
+
+        let completed = EmbeddedChannel(handler: FrameReceiver(maxFrameSize: 100, account: PeerLedger.unlimitedAccount(), timeout: .seconds(5)))
+        try completed.writeInbound(ByteBuffer(bytes: WireFrame.bytes("whole").prefix(6)))
+        try completed.writeInbound(ByteBuffer(bytes: WireFrame.bytes("whole").dropFirst(6)))
+        completed.embeddedEventLoop.advanceTime(by: .seconds(60))
+        XCTAssertNoThrow(try completed.throwIfErrorCaught())
+        _ = try? channel.finish()
+        _ = try? completed.finish()
+    }
+
     /// Input that arrives while a frame is being handled (here: the next handler feeds the channel from inside
     /// `channelRead`) is read after the frames already there, in order.
     func testInputArrivingWhileFramesAreHandedOnKeepsItsOrder() throws {
@@ -119,44 +138,5 @@ private final class Feeder: ChannelInboundHandler {
             more = []
             context.pipeline.fireChannelRead(NIOAny(bytes))
         }
-    }
-}
-
-/// The wire format read plainly: the frames, whether a length above the maximum comes before the end, and the
-/// announced length of a frame left incomplete.
-private struct Reading {
-    var frames: [[UInt8]] = []
-    var tooLarge = false
-    var incompleteLength: Int?
-    /// The bytes after the last whole frame.
-    var tailLength = 0
-
-    init(_ stream: [UInt8], maxFrameSize: Int) {
-        var position = 0
-        while stream.count - position >= 4 {
-            let length = stream[position..<(position + 4)].reduce(0) { $0 << 8 | Int($1) }
-            if length > maxFrameSize {
-                tooLarge = true
-                return
-            }
-            guard stream.count - position - 4 >= length else {
-                incompleteLength = length
-                tailLength = stream.count - position
-                return
-            }
-            frames.append(Array(stream[(position + 4)..<(position + 4 + length)]))
-            position += 4 + length
-        }
-        tailLength = stream.count - position
-    }
-}
-
-/// A seeded linear congruential generator (Knuth's MMIX constants): enough to vary lengths and cuts.
-private struct SeededLCG {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        return state >> 29
     }
 }

@@ -1,5 +1,6 @@
-// libFuzzer harness for RPCWire's LengthPrefixedFrameDecoder, driven through ByteToMessageHandler in an
-// EmbeddedChannel exactly as the server's pipeline uses it.
+// libFuzzer harness for RPCWire's LengthPrefixedFrameDecoder (the frame cutter, `LengthPrefixedFrameCutter`,
+// behind a ByteToMessageDecoder), driven through ByteToMessageHandler in an EmbeddedChannel exactly as the
+// client's pipeline uses it.
 //
 // Input layout: byte 0 picks the maximum frame size (0...255, so both "fits" and "too large" are short
 // inputs); byte 1 seeds how the stream is cut into reads (1 to 16 bytes each); the rest is the stream.
