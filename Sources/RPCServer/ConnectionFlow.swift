@@ -4,13 +4,14 @@ import NIOCore
 /// `RPCConnectionHandler` tells what happens and whose answers it carries out (it does the I/O, this decides),
 /// as `ConnectionShutdown` decides how the connection ends.
 ///
-///               frame read                       read burst ended
-///     idle ───────────────────▶ reading ─────────────────────────────▶ idle
-///      │                         │  ▲
-///      │ a call answered, the    │  │ nothing more to run
-///      │ peer reading again,     ▼  │
-///      └─ the next turn ───────▶ draining ───── nothing more to run ──▶ idle
-///          (frames wait)        (waiting frames run, inside a burst or on their own turn)
+///                frame read                     read burst ended
+///     idle ──────────────────────▶ reading ─────────────────────────────▶ idle
+///       │                           │    ▲
+///       │               frames wait │    │ nothing more
+///       │           and a call ends │    │ to run
+///       │                           ▼    │
+///       └── frames wait ─────────▶ draining ──── nothing more to run ───▶ idle
+///           and a call ends, the peer reads again, or the next turn comes
 ///
 /// - **Calls in flight**: at most `maxCallsInFlight` run at once (a batch counts its entries and runs as many
 ///   as there is room for; a cancellation counts none). Past that, frames wait: the handler keeps them, in
@@ -29,18 +30,22 @@ import NIOCore
 ///   may be stale: a call started that answers later, or the turn ended. Events that may need the time take
 ///   `now`, which the handler reads as `latestReading ?? the loop's clock`.
 ///
-/// Plain value, no I/O; owned by one handler, so confined to its event loop. Its events call nothing outside
-/// it, so the handler's accesses to it never overlap, and Swift checks none of them at run time.
+/// Plain value, no I/O; owned by one handler, so confined to its event loop. Its events call nothing, not even
+/// NIO's arithmetic on deadlines (readings are `Instant`s, plain integers): the handler's accesses to it
+/// never overlap, and Swift checks none of them at run time.
 struct ConnectionFlow {
+    /// A reading of the loop's clock: `NIODeadline.uptimeNanoseconds`.
+    typealias Instant = UInt64
+
     enum Phase: Equatable {
         /// Between read bursts and drains: a reply that completes now (a module's, a timer's) is flushed at once.
         case idle
         /// Inside a read burst (`channelRead`s up to `channelReadComplete`): replies wait for its end. The
         /// connection's turn on the loop began at `turnStarted`.
-        case reading(turnStarted: NIODeadline)
+        case reading(turnStarted: Instant)
         /// Running frames that waited, inside a read burst or on their own turn; replies wait for its end. A
         /// drain does not start another one (calls answered at once call back into it).
-        case draining(turnStarted: NIODeadline, withinReadBurst: Bool)
+        case draining(turnStarted: Instant, withinReadBurst: Bool)
     }
 
     /// What to do with a frame just read.
@@ -63,8 +68,8 @@ struct ConnectionFlow {
 
     /// `MaxCallsPerConnection=`.
     let maxCallsInFlight: Int
-    /// How long a turn on the loop lasts (`RPCLoopTurns.turn`).
-    let turn: TimeAmount
+    /// How long a turn on the loop lasts, in nanoseconds (`RPCLoopTurns.turn`).
+    let turn: UInt64
 
     private(set) var phase = Phase.idle
     /// Calls running, each counted once (a batch's entries each).
@@ -78,11 +83,11 @@ struct ConnectionFlow {
     /// A drain is asked for in the loop's next round.
     private(set) var nextTurnScheduled = false
     /// The latest reading of the loop's clock within this turn; nil when there is none or it may be stale.
-    private(set) var latestReading: NIODeadline?
+    private(set) var latestReading: Instant?
 
     init(maxCallsInFlight: Int, turn: TimeAmount) {
         self.maxCallsInFlight = maxCallsInFlight
-        self.turn = turn
+        self.turn = UInt64(turn.nanoseconds)
     }
 
     /// No call is running and no frame waits.
@@ -96,8 +101,10 @@ struct ConnectionFlow {
 
     // MARK: Reading
 
-    /// A frame was read (while serving); `now` begins the turn when it is the burst's first.
-    mutating func frameRead(now: NIODeadline, writable: Bool) -> FrameAction {
+    /// A frame was read (while serving); `now` begins the turn when it is the burst's first. (Always inlined:
+    /// it is every frame's, and its one caller is the handler's `channelRead`.)
+    @inline(__always)
+    mutating func frameRead(now: Instant, writable: Bool) -> FrameAction {
         if case .idle = phase {
             phase = .reading(turnStarted: now)
             latestReading = now
@@ -109,7 +116,7 @@ struct ConnectionFlow {
     }
 
     /// The frame `frameRead` held back was queued. Returns `.scheduleTurn` when only the turn keeps it waiting.
-    mutating func frameQueued(now: NIODeadline, writable: Bool) -> Actions {
+    mutating func frameQueued(now: Instant, writable: Bool) -> Actions {
         waitingFrames += 1
         return nextTurnIfNeeded(now: now, writable: writable)
     }
@@ -155,7 +162,7 @@ struct ConnectionFlow {
 
     /// The router took the message: answered at once, its clock read at `clock` (kept within a turn), or
     /// (nil) running on, when the latest reading may be stale by the time anything else runs.
-    mutating func dispatched(answeredAt clock: NIODeadline?) {
+    mutating func dispatched(answeredAt clock: Instant?) {
         latestReading = isIdle ? nil : clock
     }
 
@@ -168,7 +175,7 @@ struct ConnectionFlow {
 
     /// A drain of the waiting frames begins (a call answered, the peer reading again, the next turn), on the
     /// burst's turn or a turn of its own begun at `now`. False when one is running already.
-    mutating func drainBegan(now: NIODeadline) -> Bool {
+    mutating func drainBegan(now: Instant) -> Bool {
         switch phase {
         case .draining:
             return false
@@ -183,7 +190,7 @@ struct ConnectionFlow {
 
     /// Whether the next waiting frame runs now; if so the handler takes it off its queue. `runsMessages`:
     /// the shutdown still runs what was read (`ConnectionShutdown.runsMessages`).
-    mutating func nextWaitingFrame(now: NIODeadline, writable: Bool, runsMessages: Bool) -> Bool {
+    mutating func nextWaitingFrame(now: Instant, writable: Bool, runsMessages: Bool) -> Bool {
         guard runsMessages, callsInFlight < maxCallsInFlight, writable, hasTurnLeft(now: now), waitingFrames > 0 else {
             return false
         }
@@ -194,7 +201,7 @@ struct ConnectionFlow {
     /// The drain ran what it could: back to the burst it was in, or idle (flushing unless gathering), and a
     /// turn asked for when only the turn keeps frames waiting. A held read is `heldReadResumes`'s to judge,
     /// after the flush.
-    mutating func drainEnded(now: NIODeadline, writable: Bool) -> Actions {
+    mutating func drainEnded(now: Instant, writable: Bool) -> Actions {
         var actions = nextTurnIfNeeded(now: now, writable: writable)
         if case .draining(let started, withinReadBurst: true) = phase {
             phase = .reading(turnStarted: started)
@@ -238,20 +245,20 @@ struct ConnectionFlow {
 
     /// Whether this connection's turn on the loop, if it has one, has time left at `now` (the latest
     /// reading when there is one, which `now` becomes otherwise).
-    private mutating func hasTurnLeft(now: NIODeadline) -> Bool {
-        let started: NIODeadline
+    private mutating func hasTurnLeft(now: Instant) -> Bool {
+        let started: Instant
         switch phase {
         case .idle: return true
         case .reading(let turnStarted), .draining(let turnStarted, _): started = turnStarted
         }
         let reading = latestReading ?? now
         latestReading = reading
-        return reading - started < turn
+        return reading <= started || reading - started < turn
     }
 
     /// `.scheduleTurn` when frames wait only because the turn is over (nothing else would start them), and no
     /// turn is asked for yet.
-    private mutating func nextTurnIfNeeded(now: NIODeadline, writable: Bool) -> Actions {
+    private mutating func nextTurnIfNeeded(now: Instant, writable: Bool) -> Actions {
         guard waitingFrames > 0, callsInFlight < maxCallsInFlight, writable, !hasTurnLeft(now: now), !nextTurnScheduled else {
             return []
         }

@@ -118,7 +118,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // is open, and read on regardless, so that nothing unread makes the close a reset.
         guard shutdown.phase == .serving else { return refuse(frame, context: context) }
         let writable = context.channel.isWritable
-        switch flow.frameRead(now: now(context), writable: writable) {
+        switch flow.frameRead(now: clock(context), writable: writable) {
         case .run:
             process(frame, context: context)
         case .wait:
@@ -128,7 +128,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
             } else {
                 WaitingFrames.append(Self.compacted(frame), to: self)
-                perform(flow.frameQueued(now: now(context), writable: writable), context: context)
+                perform(flow.frameQueued(now: clock(context), writable: writable), context: context)
             }
         }
     }
@@ -187,7 +187,12 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     /// The loop's clock, as `flow` last read it within this turn when it has.
     private func now(_ context: ChannelHandlerContext) -> NIODeadline {
-        flow.latestReading ?? context.eventLoop.now
+        flow.latestReading.map(NIODeadline.uptimeNanoseconds) ?? context.eventLoop.now
+    }
+
+    /// The same, as the flow takes it.
+    private func clock(_ context: ChannelHandlerContext) -> ConnectionFlow.Instant {
+        flow.latestReading ?? context.eventLoop.now.uptimeNanoseconds
     }
 
     private func process(_ frame: ByteBuffer, context: ChannelHandlerContext) {
@@ -287,7 +292,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         switch dispatched {
         case .answered(let reply):
-            flow.dispatched(answeredAt: clock)
+            flow.dispatched(answeredAt: clock.uptimeNanoseconds)
             complete(weight: weight, charge: charge, reply: reply)
         case .running:
             flow.dispatched(answeredAt: nil)
@@ -326,14 +331,14 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private func drainWaitingFrames(context: ChannelHandlerContext) {
         // Calls answered at once call back in here; the flow runs one drain at a time.
-        guard flow.drainBegan(now: now(context)) else { return }
+        guard flow.drainBegan(now: clock(context)) else { return }
         // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
-        while flow.nextWaitingFrame(now: now(context), writable: context.channel.isWritable, runsMessages: shutdown.runsMessages),
+        while flow.nextWaitingFrame(now: clock(context), writable: context.channel.isWritable, runsMessages: shutdown.runsMessages),
             let frame = WaitingFrames.popFirst(of: self)
         {
             process(frame, context: context)
         }
-        perform(flow.drainEnded(now: now(context), writable: context.channel.isWritable), context: context)
+        perform(flow.drainEnded(now: clock(context), writable: context.channel.isWritable), context: context)
         resumeHeldRead(context: context)
     }
 

@@ -5,15 +5,16 @@ import XCTest
 /// `ConnectionFlow` alone, without a channel: the cases `ConnectionPipelineTests` drives through one (the
 /// in-flight limit, a peer that does not read, turns, gatherings, one flush per burst), told as events.
 final class ConnectionFlowTests: XCTestCase {
-    private let start = NIODeadline.uptimeNanoseconds(1_000_000)
-    private let turn = TimeAmount.microseconds(500)
+    /// Readings of the clock, in nanoseconds.
+    private let start: ConnectionFlow.Instant = 1_000_000
+    private let turn: ConnectionFlow.Instant = 500_000
 
     private func flow(maxCallsInFlight: Int = 16) -> ConnectionFlow {
-        ConnectionFlow(maxCallsInFlight: maxCallsInFlight, turn: turn)
+        ConnectionFlow(maxCallsInFlight: maxCallsInFlight, turn: .microseconds(500))
     }
 
     /// A frame read and run, answered at once, as nearly every call is.
-    private func runAnsweredAtOnce(_ flow: inout ConnectionFlow, at now: NIODeadline) {
+    private func runAnsweredAtOnce(_ flow: inout ConnectionFlow, at now: ConnectionFlow.Instant) {
         XCTAssertEqual(flow.frameRead(now: now, writable: true), .run)
         let weight = flow.callsStarted(1)
         flow.dispatched(answeredAt: now)
@@ -80,7 +81,7 @@ final class ConnectionFlowTests: XCTestCase {
         flow.readBurstEnded()
 
         // Writable again: a drain on a turn of its own runs what waited, in order, then the held read.
-        let later = start + .milliseconds(5)
+        let later = start + 5_000_000
         XCTAssertTrue(flow.drainBegan(now: later))
         XCTAssertFalse(flow.nextWaitingFrame(now: later, writable: false, runsMessages: true), "not while it does not read")
         for _ in 1...2 {
@@ -101,8 +102,8 @@ final class ConnectionFlowTests: XCTestCase {
         var flow = flow()
         runAnsweredAtOnce(&flow, at: start)
         let pastTheTurn = start + turn
-        runAnsweredAtOnce(&flow, at: start + .microseconds(499))
-        XCTAssertEqual(flow.latestReading, start + .microseconds(499), "the call's reading is the turn's")
+        runAnsweredAtOnce(&flow, at: start + 499_000)
+        XCTAssertEqual(flow.latestReading, start + 499_000, "the call's reading is the turn's")
         XCTAssertEqual(flow.frameRead(now: pastTheTurn, writable: true), .run, "judged by the kept reading, not by now")
         XCTAssertEqual(flow.callsStarted(1), 1)
         flow.dispatched(answeredAt: nil)
@@ -115,7 +116,7 @@ final class ConnectionFlowTests: XCTestCase {
         XCTAssertNil(flow.latestReading)
 
         flow.turnGranted()
-        let nextRound = pastTheTurn + .milliseconds(1)
+        let nextRound = pastTheTurn + 1_000_000
         XCTAssertTrue(flow.drainBegan(now: nextRound), "a turn of its own")
         XCTAssertEqual(flow.phase, .draining(turnStarted: nextRound, withinReadBurst: false))
         XCTAssertTrue(flow.nextWaitingFrame(now: nextRound, writable: true, runsMessages: true))
