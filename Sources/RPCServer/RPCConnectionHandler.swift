@@ -28,8 +28,10 @@ import RPCWire
 /// Replies produced while a burst of reads is processed are appended to one output buffer (`ChargedOutput`)
 /// and written and flushed together at `channelReadComplete`, so a pipelining client costs one write of one
 /// buffer per burst rather than one per call. It frames what it writes itself rather than through an encoder
-/// handler: one hop less per reply, and one handler less per connection. Its `Phase` says whether replies are
-/// being gathered (a read burst, a drain of waiting frames) or go out at once (a reply that completes later).
+/// handler: one hop less per reply, and one handler less per connection.
+///
+/// What runs when, when to read and when to flush is `ConnectionFlow`'s to decide, how the connection ends
+/// `ConnectionShutdown`'s: the handler tells them what happens and carries out what they answer.
 ///
 /// It is also the connection's `RPCConnectionOutput`: the event notifications of its subscriptions (made on
 /// the first `rpc.subscribe`) are written here, between replies, and a connection with subscriptions is not
@@ -50,22 +52,15 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private let router: RPCRouter
     private let connection: RPCConnectionInfo
-    private let maxCallsInFlight: Int
     private let limits: ConnectionLimits
     private let account: PeerAccount
 
     private var context: ChannelHandlerContext?
-    private var callsInFlight = 0
-    /// Frames decoded while the in-flight limit was reached, in arrival order. Changed only through
-    /// `WaitingFrames`' static methods, which say why.
+    /// When frames run, reads go on and replies are flushed.
+    private var flow: ConnectionFlow
+    /// The frames `flow` holds back, in arrival order. Changed only through `WaitingFrames`' static methods,
+    /// which say why.
     fileprivate var waitingFrames = WaitingFrames()
-    /// The pipeline asked to read while we were at the limit; honoured once there is room again.
-    private var readHeld = false
-    /// What the handler is in the middle of, which decides when replies are flushed and whose turn it is.
-    private var phase = Phase.idle
-    /// Between `gatherWrites` and `flushGathered`: replies that complete meanwhile (a module host's answers of
-    /// one read of its link) wait for the latter to be flushed together, whatever the phase.
-    private var gathering = false
     /// How the connection ends (the server's shutdown, a refused frame): which messages were accepted, what to
     /// refuse.
     private var shutdown = ConnectionShutdown()
@@ -73,41 +68,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     private var refusedFrame: (any Error)?
     /// Replies and events written, charged until the socket takes them.
     private let output: ChargedOutput
-    /// A drain of the waiting frames is scheduled for the next turn.
-    private var nextTurnScheduled = false
     /// Fires `FrameTimeout=` after the peer stopped taking what was written.
     private var stallTimer: Scheduled<Void>?
     /// Made by the first `rpc.subscribe`; most connections never subscribe.
     private var eventSubscriptions: RPCConnectionSubscriptions?
-    /// The latest reading of the loop's clock within this turn: taken when the turn began and when each call
-    /// answered at once was answered (the router times such a call from it), so that a burst of calls costs
-    /// one reading per call for both their durations and the turn; nil when it may be stale (a call was
-    /// started that answers later, or the turn ended).
-    private var latestReading: NIODeadline?
-
-    private enum Phase {
-        /// Between read bursts and drains: a reply that completes now (a module's, a timer's) is flushed at once.
-        case idle
-        /// Inside a read burst (`channelRead`s up to `channelReadComplete`): replies wait for its end, to be
-        /// flushed together. The connection's turn on the loop began at `turnStarted`.
-        case reading(turnStarted: NIODeadline)
-        /// Serving frames that waited, from inside a read burst or on their own turn; replies wait for its
-        /// end. A drain does not start another drain (completions call back into it synchronously).
-        case draining(turnStarted: NIODeadline, withinReadBurst: Bool)
-
-        /// Whether replies are being gathered for one flush.
-        var batchesFlushes: Bool {
-            if case .idle = self { return false }
-            return true
-        }
-
-        var turnStarted: NIODeadline? {
-            switch self {
-            case .idle: nil
-            case .reading(let started), .draining(let started, _): started
-            }
-        }
-    }
 
     /// Whether `rpc.subscribe` may make subscriptions: not on an HTTP exchange, whose response is its only way
     /// back to the client.
@@ -119,7 +83,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     ) {
         self.router = router
         self.connection = connection
-        self.maxCallsInFlight = limits.maxCallsPerConnection
+        self.flow = ConnectionFlow(maxCallsInFlight: limits.maxCallsPerConnection, turn: RPCLoopTurns.turn)
         self.limits = limits
         self.account = connection.account
         self.output = ChargedOutput(account: connection.account, framing: framing, sent: connection.listener?.sent)
@@ -135,6 +99,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         eventSubscriptions?.close()
         eventSubscriptions = nil
         while let frame = WaitingFrames.popFirst(of: self) { account.release(frame.readableBytes) }
+        flow.waitingFramesDropped()
         stallTimer?.cancel()
         stallTimer = nil
         output.drop()
@@ -152,51 +117,40 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // Stopping (PROTOCOL.md §4, "Shutdown"): what arrives is not run; it is answered -32006 while the output
         // is open, and read on regardless, so that nothing unread makes the close a reset.
         guard shutdown.phase == .serving else { return refuse(frame, context: context) }
-        if case .idle = phase {
-            let now = context.eventLoop.now
-            phase = .reading(turnStarted: now)
-            latestReading = now
-        }
-        if callsInFlight >= maxCallsInFlight || !waitingFrames.isEmpty || !context.channel.isWritable || !hasTurnLeft() {
+        let writable = context.channel.isWritable
+        switch flow.frameRead(now: clock(context), writable: writable) {
+        case .run:
+            process(frame, context: context)
+        case .wait:
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
             let parsed = parse(frame)
             if parsed.message.isCancellation {
                 run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
             } else {
                 WaitingFrames.append(Self.compacted(frame), to: self)
-                if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
+                perform(flow.frameQueued(now: clock(context), writable: writable), context: context)
             }
-        } else {
-            process(frame, context: context)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        phase = .idle
-        latestReading = nil
+        flow.readBurstEnded()
         flushIfPending()
         context.fireChannelReadComplete()
     }
 
     func read(context: ChannelHandlerContext) {
-        if hasRoom {
-            context.read()
-        } else {
-            readHeld = true
-        }
+        if flow.readRequested(writable: context.channel.isWritable, shutdown: shutdown.phase) { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
-        case is ConnectionIdleEvent where isQuiet && (eventSubscriptions?.count ?? 0) == 0:
+        case is ConnectionIdleEvent where flow.isQuiet && (eventSubscriptions?.count ?? 0) == 0:
             connection.logger.debug("Closing idle connection")
             context.close(promise: nil)
         case is ChannelShouldQuiesceEvent:
-            for action in shutdown.stop(quiet: isQuiet) { perform(action, context: context) }
-            if readHeld && hasRoom {
-                readHeld = false
-                context.read()
-            }
+            for action in shutdown.stop(quiet: flow.isQuiet) { perform(action, context: context) }
+            resumeHeldRead(context: context)
         default:
             context.fireUserInboundEventTriggered(event)
         }
@@ -210,7 +164,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             return context.fireErrorCaught(error)
         }
         refusedFrame = error
-        if let action = shutdown.refuseFrame(quiet: isQuiet) { perform(action, context: context) }
+        if let action = shutdown.refuseFrame(quiet: flow.isQuiet) { perform(action, context: context) }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
@@ -231,16 +185,15 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         context.fireChannelWritabilityChanged()
     }
 
-    /// Whether to read more: room for calls, nothing queued, and the peer reading its replies. A peer that
-    /// stops reading fills the socket, then NIO's outbound buffer to its high-water mark; from then on nothing
-    /// more of its input is read or run until it drains, so it cannot make rpcd hold replies without bound.
-    /// While stopping, what is read is refused rather than run, so only the peer's reading holds it back.
-    private var hasRoom: Bool {
-        let writable = context?.channel.isWritable ?? true
-        guard shutdown.phase == .serving else { return writable || shutdown.phase == .closed }
-        return callsInFlight < maxCallsInFlight && waitingFrames.isEmpty && writable
+    /// The loop's clock, as `flow` last read it within this turn when it has.
+    private func now(_ context: ChannelHandlerContext) -> NIODeadline {
+        flow.latestReading.map(NIODeadline.uptimeNanoseconds) ?? context.eventLoop.now
     }
-    private var isQuiet: Bool { callsInFlight == 0 && waitingFrames.isEmpty }
+
+    /// The same, as the flow takes it.
+    private func clock(_ context: ChannelHandlerContext) -> ConnectionFlow.Instant {
+        flow.latestReading ?? context.eventLoop.now.uptimeNanoseconds
+    }
 
     private func process(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         let parsed = parse(frame)
@@ -260,20 +213,21 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         account.release(size)
         if let reply = ConnectionShutdown.refusal(of: message) {
             _ = output.write(reply, to: context, holding: 0)
-            if !holdsFlushes { flushIfPending() }
+            if !flow.holdsFlushes { flushIfPending() }
         }
     }
 
     private func perform(_ action: ConnectionShutdown.Action, context: ChannelHandlerContext) {
         switch action {
         case .refuseWaiting:
+            flow.waitingFramesDropped()
             while let frame = WaitingFrames.popFirst(of: self) { refuse(frame, context: context) }
         case .announce(let accepted, let lastID):
             // An HTTP exchange has no place for it: NIO's pipeline handler ends the connection after the
             // response in progress, saying `Connection: close`.
             guard output.framing != .messages else { return }
             _ = output.write(ConnectionShutdown.goingAway(accepted: accepted, lastID: lastID), to: context, force: true)
-            if !holdsFlushes { flushIfPending() }
+            if !flow.holdsFlushes { flushIfPending() }
         case .close:
             connection.logger.debug("Closing connection for shutdown")
             // The last reply may be held for the end of a burst or a gathering that the close would cut short;
@@ -328,9 +282,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         // The frame holds its length of the account (`FrameReceiver`); its calls keep what they retain.
         if charge < frameSize { account.release(frameSize - charge) }
         // Runs with room for one call at least, or for a cancellation (weight 0); a batch gets the room there is.
-        let weight = max(0, min(message.callCount, maxCallsInFlight - callsInFlight))
-        callsInFlight += weight
-        var clock = latestReading ?? context.eventLoop.now
+        let weight = flow.callsStarted(message.callCount)
+        var clock = now(context)
         let dispatched = router.dispatch(
             message, connection: connection, eventLoop: context.eventLoop, clock: &clock, maxConcurrentCalls: weight,
             output: self
@@ -339,17 +292,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
         switch dispatched {
         case .answered(let reply):
-            latestReading = phase.batchesFlushes ? clock : nil
+            flow.dispatched(answeredAt: clock.uptimeNanoseconds)
             complete(weight: weight, charge: charge, reply: reply)
         case .running:
-            latestReading = nil
+            flow.dispatched(answeredAt: nil)
         }
     }
 
     /// A message's calls are answered: its slots are free, and what its frame holds of the account goes to the
     /// reply (or back, when there is none).
     private func complete(weight: Int, charge: Int, reply: RPCReply?) {
-        callsInFlight -= weight
+        flow.callsAnswered(weight: weight)
         guard let context else {  // the connection is gone; the reply has nowhere to go
             account.release(charge)
             return
@@ -366,90 +319,54 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             context.close(promise: nil)
             return
         }
-        if !holdsFlushes { flushIfPending() }
+        if !flow.holdsFlushes { flushIfPending() }
         finishedCalls(context: context)
     }
 
     private func finishedCalls(context: ChannelHandlerContext) {
         // With nothing waiting, a drain would do nothing: the reply is flushed above or at the end of the burst.
-        if !waitingFrames.isEmpty || readHeld { drainWaitingFrames(context: context) }
+        if flow.drainWanted { drainWaitingFrames(context: context) }
         closeIfQuiescedAndQuiet()
     }
 
     private func drainWaitingFrames(context: ChannelHandlerContext) {
-        // Completions can happen synchronously inside `process`; the flag keeps this loop from recursing.
-        let withinReadBurst: Bool
-        switch phase {
-        case .draining: return
-        case .idle:
-            withinReadBurst = false
-            let now = context.eventLoop.now
-            phase = .draining(turnStarted: now, withinReadBurst: false)
-            latestReading = now
-        case .reading(let started):
-            withinReadBurst = true
-            phase = .draining(turnStarted: started, withinReadBurst: true)
-        }
+        // Calls answered at once call back in here; the flow runs one drain at a time.
+        guard flow.drainBegan(now: clock(context)) else { return }
         // Once stopping, nothing waits: what did was refused (`ConnectionShutdown`).
-        while shutdown.runsMessages, callsInFlight < maxCallsInFlight, context.channel.isWritable, hasTurnLeft(),
+        while flow.nextWaitingFrame(now: clock(context), writable: context.channel.isWritable, runsMessages: shutdown.runsMessages),
             let frame = WaitingFrames.popFirst(of: self)
         {
             process(frame, context: context)
         }
-        if hasRoomButNoTurn(context) { scheduleNextTurn(context: context) }
-        if withinReadBurst, let started = phase.turnStarted {
-            phase = .reading(turnStarted: started)
-        } else {
-            phase = .idle
-            latestReading = nil
-            if !gathering { flushIfPending() }
-        }
-        if readHeld && hasRoom {
-            readHeld = false
-            context.read()
-        }
+        perform(flow.drainEnded(now: clock(context), writable: context.channel.isWritable), context: context)
+        resumeHeldRead(context: context)
     }
 
-    /// Whether a reply written now waits for the end of a burst rather than being flushed at once.
-    private var holdsFlushes: Bool { gathering || phase.batchesFlushes }
+    private func resumeHeldRead(context: ChannelHandlerContext) {
+        if flow.heldReadResumes(writable: context.channel.isWritable, shutdown: shutdown.phase) { context.read() }
+    }
+
+    private func perform(_ actions: ConnectionFlow.Actions, context: ChannelHandlerContext) {
+        if actions.contains(.scheduleTurn) { scheduleNextTurn(context: context) }
+        if actions.contains(.flush) { flushIfPending() }
+    }
 
     private func flushIfPending() {
         guard let context else { return }
         output.flush(context)
     }
 
-    /// Whether this connection has used its turn on the loop (`turn`). By the loop's clock, so that tests on
-    /// an `EmbeddedEventLoop` decide when time passes; the latest reading when there is one.
-    private func hasTurnLeft() -> Bool {
-        guard let started = phase.turnStarted, let context else { return true }
-        let now: NIODeadline
-        if let latestReading {
-            now = latestReading
-        } else {
-            now = context.eventLoop.now
-            latestReading = now
-        }
-        return now - started < RPCLoopTurns.turn
-    }
-
-    /// Frames wait only because the turn is over: nothing else will start them.
-    private func hasRoomButNoTurn(_ context: ChannelHandlerContext) -> Bool {
-        !waitingFrames.isEmpty && callsInFlight < maxCallsInFlight && context.channel.isWritable && !hasTurnLeft()
-    }
-
     /// Serves the waiting frames in the loop's next round of turns, after its other connections' input.
     private func scheduleNextTurn(context: ChannelHandlerContext) {
-        guard !nextTurnScheduled else { return }
-        nextTurnScheduled = true
         router.turns(on: context.eventLoop).yield { [self] in
-            nextTurnScheduled = false
+            flow.turnGranted()
             guard let context = self.context else { return }
             drainWaitingFrames(context: context)
         }
     }
 
     private func closeIfQuiescedAndQuiet() {
-        guard let context, let action = shutdown.answered(quiet: isQuiet) else { return }
+        guard let context, let action = shutdown.answered(quiet: flow.isQuiet) else { return }
         perform(action, context: context)
     }
 }
@@ -466,16 +383,15 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
 
     /// Inside a read burst or a drain the flush waits for its end, as replies' do.
     func flushUnsolicited() {
-        if !holdsFlushes { flushIfPending() }
+        if !flow.holdsFlushes { flushIfPending() }
     }
 
     func gatherWrites() {
-        gathering = true
+        flow.gatheringBegan()
     }
 
     func flushGathered() {
-        gathering = false
-        if !phase.batchesFlushes { flushIfPending() }
+        if flow.gatheringEnded() { flushIfPending() }
     }
 
     var subscriptions: RPCConnectionSubscriptions? {
@@ -503,17 +419,17 @@ extension RPCMessage {
 }
 
 /// A connection's queue of frames waiting for room: it allocates nothing until the first frame waits, since
-/// most connections never queue and idle connections are counted in thousands.
+/// most connections never queue and idle connections are counted in thousands. `ConnectionFlow` counts them
+/// and says when one runs.
 ///
-/// The handler reads its queue (`isEmpty`) and changes it only through `append(_:to:)` and `popFirst(of:)`,
-/// which take the queue out of the handler, change it, and put it back. Why not a `mutating` call on the
-/// handler's stored property: that is an access spanning a call, and one such access anywhere makes Swift
-/// check exclusivity at run time on every access to the property, the reads on every call's path among them.
-/// Read and assigned only, the property's accesses provably never overlap, and the optimizer drops the checks.
+/// The handler changes its queue only through `append(_:to:)` and `popFirst(of:)`, which take the queue out
+/// of the handler, change it, and put it back. Why not a `mutating` call on the handler's stored property:
+/// that is an access spanning a call (into the queue's storage), and one such access anywhere makes Swift
+/// check exclusivity at run time on every access to the property. Read and assigned only, the property's
+/// accesses provably never overlap, and the optimizer drops the checks. (`ConnectionFlow`'s events call
+/// nothing, so the handler calls them in place.)
 private struct WaitingFrames {
     private var frames: CircularBuffer<ByteBuffer>?
-
-    var isEmpty: Bool { frames?.isEmpty ?? true }
 
     /// Queues `frame` behind the frames `handler` holds.
     static func append(_ frame: ByteBuffer, to handler: RPCConnectionHandler) {

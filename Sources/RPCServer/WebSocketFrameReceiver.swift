@@ -8,10 +8,10 @@ import RPCWire
 ///
 /// - **Unmasked in one copy of each read.** The channel holds the read, so its bytes are copied once into a
 ///   buffer of the receiver's own, and `WebSocketFrameScanner` unmasks every payload byte among them where it
-///   lies, before any frame is cut out of them. Each whole frame is handed on as a slice of that buffer, its
-///   header as it came and its payload unmasked, as `FrameReceiver` hands on frames: a `ByteBuffer` passes
-///   between handlers unboxed, where NIO's `WebSocketFrame` is allocated, boxed in `NIOAny`, cast and
-///   destroyed per frame. `WebSocketMessageHandler` reads the header again (`WebSocketFrameHead(judged:)`).
+///   lies, before any frame is cut out of them. Each whole frame is handed on as a `WebSocketReceivedFrame`:
+///   what its header says that the next layer reads (FIN and the opcode), and its payload unmasked, a slice
+///   of that buffer, so the header is read once, here. Not NIO's `WebSocketFrame`, which is allocated, boxed
+///   in `NIOAny`, cast and destroyed per frame.
 /// - **A client's frames are masked** (RFC 6455 §5.1): an unmasked one is refused by its header
 ///   (`WebSocketUnmaskedFrame`, which `WebSocketMessageHandler` answers with 1002).
 /// - **Refused by its header.** A frame longer than `MaxFrameSize=`, a fragmented control frame or one longer
@@ -37,8 +37,7 @@ import RPCWire
 /// Event-loop confined.
 final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
-    /// One whole frame: its header as it came, its payload unmasked (`WebSocketFrameHead(judged:)` reads it).
-    typealias InboundOut = ByteBuffer
+    typealias InboundOut = WebSocketReceivedFrame
 
     private enum State {
         /// Between frames, or holding the start of one whose header has not all arrived.
@@ -167,7 +166,7 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
                 state = .betweenFrames
                 if !head.isControl { messageOpen = !head.fin }
                 delivered = true
-                context.fireChannelRead(wrapInboundOut(frame))
+                context.fireChannelRead(wrapInboundOut(WebSocketReceivedFrame(head: head, frame: frame)))
             }
         }
         return delivered
@@ -215,6 +214,26 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
     private func stopTimer() {
         timer?.cancel()
         timer = nil
+    }
+}
+
+/// One whole frame as `WebSocketFrameReceiver` hands it on, from the header it read (`WebSocketFrameHead`):
+/// FIN and the opcode, and the payload, unmasked. The payload comes first and one byte beside it, 24 bytes,
+/// so that `NIOAny` holds it without a box.
+struct WebSocketReceivedFrame {
+    /// The payload, unmasked: a slice of the receiver's buffer.
+    var payload: ByteBuffer
+    /// FIN, RSV1-3 and the opcode, as they came (`WebSocketFrameHead.firstByte`).
+    var firstByte: UInt8
+
+    var fin: Bool { firstByte & 0x80 != 0 }
+    /// The opcode's 4 bits (RFC 6455 §5.2).
+    var opcode: UInt8 { firstByte & 0x0F }
+
+    /// The frame `frame`, whose header `head` was read from it.
+    init(head: WebSocketFrameHead, frame: ByteBuffer) {
+        self.payload = head.payload(of: frame)
+        self.firstByte = head.firstByte
     }
 }
 

@@ -41,7 +41,7 @@ import RPCWire
 /// Event-loop confined.
 final class WebSocketMessageHandler: ChannelDuplexHandler {
     /// One whole frame, its payload unmasked (`WebSocketFrameReceiver`).
-    typealias InboundIn = ByteBuffer
+    typealias InboundIn = WebSocketReceivedFrame
     typealias InboundOut = ByteBuffer
     /// Frames, header and payload.
     typealias OutboundIn = ByteBuffer
@@ -77,27 +77,26 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        let head = WebSocketFrameHead(judged: frame)
-        let payload = head.payload(of: frame)
-        switch (WebSocketOpcode(encodedWebSocketOpcode: head.opcode)!, state) {
+        let payload = frame.payload
+        switch (WebSocketOpcode(encodedWebSocketOpcode: frame.opcode)!, state) {
         case (_, .closing):
             return
-        case (.text, .open) where head.fin:
+        case (.text, .open) where frame.fin:
             deliver(payload, context: context)
         case (.text, .open):
-            var message = context.channel.allocator.buffer(capacity: head.length)
+            var message = context.channel.allocator.buffer(capacity: payload.readableBytes)
             message.writeImmutableBuffer(payload)
             state = .assembling(message)
             charge(message.capacity, context: context)
         case (.continuation, .assembling(var message)):
             state = .open  // the buffer is ours alone while it grows
-            guard message.readableBytes + head.length <= maxMessageSize else {
+            guard message.readableBytes + payload.readableBytes <= maxMessageSize else {
                 return refuse(
-                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + head.length, limit: maxMessageSize),
+                    .messageTooLarge, .frameTooLarge(announced: message.readableBytes + payload.readableBytes, limit: maxMessageSize),
                     "Refused oversize WebSocket message; closing connection", refusal: nil, context: context)
             }
             message.writeImmutableBuffer(payload)
-            if head.fin {
+            if frame.fin {
                 release()
                 deliver(message, context: context)
             } else {

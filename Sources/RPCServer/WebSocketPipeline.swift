@@ -6,7 +6,7 @@ import RPCProtocol
 /// The handlers of a connection upgraded to WebSocket (`GET /rpc` on an HTTP listener), after the idle
 /// handler and TLS, head to tail:
 ///
-///     WebSocketFrameReceiver      bytes -> frames (NIO's `WebSocketFrame`), unmasked; refuses a frame by its
+///     WebSocketFrameReceiver      bytes -> frames (`WebSocketReceivedFrame`), unmasked; refuses a frame by its
 ///                                 header; charges the frame still arriving
 ///     WebSocketMessageHandler     text messages -> messages; ping, close codes (the receiver's refusals too),
 ///                                 charges; control frames

@@ -51,15 +51,6 @@ package struct WebSocketFrameHead: Hashable, Sendable {
         }
     }
 
-    /// The header of a whole frame at the start of `frame`'s readable bytes, one that `read` has judged
-    /// already (`cut` handed it on): rpcd's `WebSocketFrameReceiver` hands frames on as their bytes, which
-    /// `WebSocketMessageHandler` reads again here.
-    package init(judged frame: ByteBuffer) {
-        let reading = frame.withUnsafeReadableBytes { Self.read($0, maxFrameSize: .max) }
-        guard case .head(let head) = reading else { preconditionFailure("not a frame WebSocketFrameHead.read has judged") }
-        self = head
-    }
-
     /// The payload of `frame`, a whole frame with this header at the start of its readable bytes.
     package func payload(of frame: ByteBuffer) -> ByteBuffer {
         frame.getSlice(at: frame.readerIndex + size, length: length)!
