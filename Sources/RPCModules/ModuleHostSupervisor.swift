@@ -363,7 +363,7 @@ final class ModuleHostSupervisor: Sendable {
         }
         let (process, link) = spawned
         state.withLock { $0.host = Host(attempt: attempt, process: process, cgroup: prepared.cgroup) }
-        process.watch { termination in self.died(attempt: attempt, termination) }
+        process.watch { termination in self.hostEnded(attempt: attempt, termination) }
         ModuleHostProcess.attach(link: link, on: loop, admission: { [weak self] head, length in
             self?.admit(head: head, length: length, attempt: attempt) ?? .skip
         }) {
@@ -540,6 +540,22 @@ final class ModuleHostSupervisor: Sendable {
         }
     }
 
+    /// Host `attempt` ended. One that was starting may have said why just before (a module that refused its
+    /// configuration sends `startFailed`, then exits): its link is read to the end first, or for
+    /// `linkClosedGrace` when a process it left behind holds the link open, so that its reason is not lost to
+    /// "ended before its module was ready" when the exit is seen before the last read.
+    private func hostEnded(attempt: UInt64, _ termination: ModuleHostTermination) {
+        let starting = state.withLock { state -> (any Channel)? in
+            guard case .starting = state.phase, state.firstStart != nil, let host = state.host, host.attempt == attempt
+            else { return nil }
+            return host.channel
+        }
+        guard let starting, starting.isActive else { return died(attempt: attempt, termination) }
+        let judge = RunsOnce { self.died(attempt: attempt, termination) }
+        starting.closeFuture.whenComplete { _ in judge.run() }
+        ProcessWatcher.shared.after(policy.linkClosedGrace) { judge.run() }
+    }
+
     private func died(attempt: UInt64, _ termination: ModuleHostTermination) {
         enum Next {
             case restart(after: Duration)
@@ -685,5 +701,19 @@ final class ModuleHostSupervisor: Sendable {
         case .retired: "stopped"
         }
         return .serviceUnavailable(service, handler: configuration.name, reason: reason)
+    }
+}
+
+/// Work done once, by whichever of its callers comes first.
+private final class RunsOnce: Sendable {
+    private let done = Atomic(false)
+    private let work: @Sendable () -> Void
+
+    init(_ work: @escaping @Sendable () -> Void) {
+        self.work = work
+    }
+
+    func run() {
+        if !done.exchange(true, ordering: .acquiringAndReleasing) { work() }
     }
 }
