@@ -100,8 +100,10 @@ final class HandlerCommandRunner: @unchecked Sendable {
         DispatchQueue(label: "rpcd.command-reap").async {
             var signal: Int32 = 0, code: Int32 = 0
             let reaped = rpcd_command_reap(started, &signal, &code)
+            let termination: ModuleHostTermination =
+                reaped < 0 ? .signalled(SIGKILL) : signal != 0 ? .signalled(signal) : .exited(code: code)
             loop.execute {
-                run.termination = reaped < 0 ? .signalled(SIGKILL) : signal != 0 ? .signalled(signal) : .exited(code: code)
+                run.termination = termination
                 self.ended(token)
             }
         }
@@ -125,7 +127,7 @@ final class HandlerCommandRunner: @unchecked Sendable {
     // MARK: One call
 
     private func read(_ descriptor: Int32, into run: RunningCommand, token: UInt64, isOutput: Bool) {
-        let reader = CommandPipeReader { [self] bytes in
+        let reader = CommandPipeReader { bytes in
             if isOutput {
                 run.output.append(contentsOf: bytes.readableBytesView)
                 if run.output.count > run.limit, !run.overflowed {
@@ -142,7 +144,9 @@ final class HandlerCommandRunner: @unchecked Sendable {
             run.openPipes = max(0, run.openPipes - 1)
             ended(token)
         }
-        NIOPipeBootstrap(group: eventLoop).takingOwnershipOfDescriptor(input: descriptor).whenComplete { [self] result in
+        // On the host's loop (the runner is confined to it), so the reader needs no sending across threads.
+        let bootstrapped = NIOPipeBootstrap(group: eventLoop).takingOwnershipOfDescriptor(input: descriptor)
+        bootstrapped.hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
             switch result {
             case .success(let channel):
                 run.pipes.append(channel)

@@ -41,6 +41,7 @@ package enum WideAreaHostID {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 128)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { return nil }
-        return String(cString: buffer).filter { !$0.isWhitespace }
+        let line = buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: line, as: UTF8.self).filter { !$0.isWhitespace }
     }
 }
