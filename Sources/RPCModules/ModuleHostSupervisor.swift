@@ -21,7 +21,11 @@ import Glibc
 /// module answers. Only a host that answers no ping for `ModuleHostPolicy.pingTimeout` hangs: it is killed
 /// (SIGKILL) and restarted. A host's end is seen from its process (`ProcessWatcher`), not from its link. rpcd's
 /// event loops never wait on a host: every link is a non-blocking channel, and hosts are reaped off the loops.
-/// Thread-safe.
+///
+/// What becomes of each call (admitted or refused, cancelled, timed out, answered, its reply skipped, failed
+/// with its host) and the host's phase that decides it are `LinkedCalls`' to say, one event per acquisition of
+/// the lock; this class does what it says: answers callers, sends on the link, gives charges back, starts and
+/// stops hosts. Thread-safe.
 final class ModuleHostSupervisor: Sendable {
     let configuration: HandlerConfiguration
     let modulePath: String
@@ -32,25 +36,12 @@ final class ModuleHostSupervisor: Sendable {
     private let events: RPCEventHub
     private let policy: ModuleHostPolicy
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state: Mutex<State>
     /// Hosts that died on their own, and hosts rpcd killed because they hung (for `rpcd.info`).
     let crashes = Atomic<Int>(0)
     let hangs = Atomic<Int>(0)
     /// Hosts started after the first.
     let restarts = Atomic<Int>(0)
-
-    private enum Phase {
-        /// A host is spawned and loads its module; calls get -32005 (`restarting`) meanwhile.
-        case starting
-        /// Calls go out through the outbox, in order with their cancellations.
-        case running(ModuleLinkOutbox)
-        /// The host died; a new one starts after the backoff.
-        case waitingToRestart
-        /// Down until the next reload: the module failed to start, or the start limit was hit.
-        case failed(reason: String)
-        /// No new calls; the host is stopped once the last call in flight is answered.
-        case retired
-    }
 
     /// The current host process, from its spawn until it is reaped.
     private struct Host {
@@ -67,41 +58,29 @@ final class ModuleHostSupervisor: Sendable {
         var killReason: String?
     }
 
-    private struct LinkedCall {
+    /// Who waits for a call on the link.
+    private struct Caller {
         let responder: RPCResponder
         let method: String
-        /// The caller's connection: its peer's account is charged `linkCharge` for the copy of the params the
-        /// link and the host hold until the host answers (`PeerLedger`: one account for everything rpcd holds
-        /// for a peer), and its log is rate-limited per peer.
+        /// The caller's connection: its peer's account is charged for the copy of the params the link and the
+        /// host hold until the host answers (`LinkedCalls.Call.linkCharge`; `PeerLedger`: one account for
+        /// everything rpcd holds for a peer), and its log is rate-limited per peer.
         let connection: RPCConnectionInfo
-        let linkCharge: Int
         var account: PeerAccount { connection.account }
         /// The caller's connection's loop, where a reply's charge passes to the connection's output.
         let eventLoop: any EventLoop
         /// The caller's connection's output, which gathers the answers of one read of the link for one flush.
         let output: (any RPCConnectionOutput)?
-        /// The caller has its answer already: it cancelled, or `Timeout=` passed.
-        var clientAnswered = false
-        /// Counted against `MaxConcurrency=`: until the host answers it, or it is cancelled.
-        var holdsSlot = true
-        var timeout: Scheduled<Void>?
-        /// What the caller was charged for its reply as the reply arrived (`admit`); 0 for a reply that came
-        /// whole in one read of the link.
-        var replyCharge = 0
-
-        /// Gives back what the call holds outside its connection: its copy on the link, its reply so far.
-        func releaseCharges() {
-            account.releaseCallBound(linkCharge + replyCharge)
-        }
     }
 
+    /// The calls on the link and the host's phase; calls go out through the outbox, in order with their
+    /// cancellations.
+    private typealias Calls = LinkedCalls<Caller, ModuleLinkOutbox>
+
     private struct State {
-        var phase = Phase.starting
+        var calls: Calls
         var host: Host?
         var attempt: UInt64 = 0
-        var calls: [UInt64: LinkedCall] = [:]
-        var nextToken: UInt64 = 1
-        var admitted = 0
         /// When each start within the start-limit interval happened.
         var starts: [NIODeadline] = []
         /// When each death within the start-limit interval happened: the crashes in a row, whose count sets
@@ -128,6 +107,7 @@ final class ModuleHostSupervisor: Sendable {
         self.loop = loop
         self.events = events
         self.policy = policy
+        self.state = Mutex(State(calls: Calls(maxConcurrency: configuration.maxConcurrency)))
         var logger = logger
         logger[metadataKey: LogField.handler] = "\(configuration.name)"
         logger[metadataKey: LogField.module] = "\(modulePath.split(separator: "/").last ?? "")"
@@ -146,41 +126,33 @@ final class ModuleHostSupervisor: Sendable {
     // MARK: Calls
 
     func handle(_ call: RPCCall, responder: RPCResponder, service: String) {
-        enum Admission {
-            case admitted(UInt64, ModuleLinkOutbox)
-            case refused(RPCError)
-        }
         // What the call makes rpcd and the host hold besides its frame: the link's copy of its params, then the
         // host's, until the host answers. Charged to the caller's peer like a frame, refused like one.
         let account = call.connection.account
         let linkCharge = ModuleLinkMessage.callFrameOverhead + (call.params?.readableBytes ?? 0)
         guard account.chargeCallBound(linkCharge) else { return responder.fail(RPCError.serverBusy(limit: account.shareLimit)) }
-        let admission = state.withLock { state -> Admission in
-            guard case .running(let outbox) = state.phase else {
-                return .refused(unavailable(state.phase, service: service))
-            }
-            guard state.admitted < configuration.maxConcurrency else { return .refused(.serviceBusy(service)) }
-            state.admitted += 1
-            let token = state.nextToken
-            state.nextToken += 1
-            state.calls[token] = LinkedCall(
-                responder: responder, method: call.request.method, connection: call.connection, linkCharge: linkCharge,
-                eventLoop: call.eventLoop, output: call.output)
-            return .admitted(token, outbox)
+        let admission = state.withLock { state in
+            state.calls.admit(
+                Caller(
+                    responder: responder, method: call.request.method, connection: call.connection,
+                    eventLoop: call.eventLoop, output: call.output),
+                linkCharge: linkCharge)
         }
-        guard case .admitted(let token, let outbox) = admission else {
+        let token: UInt64
+        let outbox: ModuleLinkOutbox
+        switch admission {
+        case .send(let sent, let link):
+            (token, outbox) = (sent, link)
+        case .busy:
             account.releaseCallBound(linkCharge)
-            if case .refused(let error) = admission { responder.fail(error) }
-            return
+            return responder.fail(RPCError.serviceBusy(service))
+        case .unavailable(let reason):
+            account.releaseCallBound(linkCharge)
+            return responder.fail(RPCError.serviceUnavailable(service, handler: configuration.name, reason: reason))
         }
         if let timeout = configuration.timeout {
             let task = call.eventLoop.scheduleTask(in: timeout.timeAmount) { self.timedOut(token, after: timeout) }
-            let answered = state.withLock { state -> Bool in
-                guard state.calls[token] != nil else { return true }
-                state.calls[token]?.timeout = task
-                return false
-            }
-            if answered { task.cancel() }
+            if !state.withLock({ $0.calls.timerStarted(task, for: token) }) { task.cancel() }
         }
         call.onCancel { self.cancelled(token) }
         outbox.send(.call(token: token, method: UInt32(call.methodIndex), params: call.params))
@@ -188,63 +160,47 @@ final class ModuleHostSupervisor: Sendable {
 
     /// The caller gave up (the router answered it -32011): its slot is free, and the host is told.
     private func cancelled(_ token: UInt64) {
-        let outbox = state.withLock { state -> ModuleLinkOutbox? in
-            guard var call = state.calls[token], !call.clientAnswered else { return nil }
-            call.clientAnswered = true
-            if call.holdsSlot {
-                call.holdsSlot = false
-                state.admitted -= 1
-            }
-            call.timeout?.cancel()
-            state.calls[token] = call
-            guard case .running(let outbox) = state.phase else { return nil }
-            return outbox
-        }
-        outbox?.send(.cancel(token: token))
+        guard let abandonment = state.withLock({ $0.calls.callerCancelled(token) }) else { return }
+        abandonment.timer?.cancel()
+        abandonment.cancelOn?.send(.cancel(token: token))
     }
 
     /// `Timeout=` passed: the caller gets -32003 and the module is told as for a cancellation; the call keeps
     /// its slot until the module answers. A module that overruns is slow, not hung: the pings tell that.
     private func timedOut(_ token: UInt64, after timeout: Duration) {
-        let found = state.withLock { state -> (LinkedCall, ModuleLinkOutbox?)? in
-            guard var call = state.calls[token], !call.clientAnswered else { return nil }
-            call.clientAnswered = true
-            state.calls[token] = call
-            if case .running(let outbox) = state.phase { return (call, outbox) }
-            return (call, nil)
-        }
-        guard let (call, outbox) = found else { return }
+        guard let (caller, outbox) = state.withLock({ $0.calls.timedOut(token) }) else { return }
         let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-        logger.warning("Call timed out", metadata: [LogField.method: "\(call.method)"])
-        call.responder.fail(RPCError.timeout(after: milliseconds))
+        logger.warning("Call timed out", metadata: [LogField.method: "\(caller.method)"])
+        caller.responder.fail(RPCError.timeout(after: milliseconds))
         outbox?.send(.cancel(token: token))
     }
 
     /// The host answered call `token` (`nil`: with a result that is not one JSON value); the answer goes to its
-    /// caller with the others of the same read of the link (`answers`).
+    /// caller with the others of the same read of the link (`answers`), unless the caller has its answer already.
     private func answered(_ token: UInt64, _ outcome: RPCOutcome?, attempt: UInt64, answers: ModuleLinkAnswers) {
-        finish(token, from: attempt) { call in
-            if call.clientAnswered {
-                call.releaseCharges()
+        let finished = state.withLock { state in state.host?.attempt == attempt ? state.calls.answered(token) : nil }
+        guard let finished else { return }
+        carryOut(finished) { call in
+            if call.callerAnswered {
+                releaseCharges(of: call)
             } else {
                 deliver(outcome, of: call, answers: answers)
             }
         }
     }
 
-    /// Takes call `token` off the books (its slot, its timer) and hands it to `answer`, which gives back its
-    /// charges; then stops a retired host whose last call this was (after the answer: closing the link ends
-    /// the read whose answers are being gathered).
-    private func finish(_ token: UInt64, from attempt: UInt64, answer: (LinkedCall) -> Void) {
-        let (found, drained) = state.withLock { state -> (LinkedCall?, Bool) in
-            guard state.host?.attempt == attempt, let call = state.calls.removeValue(forKey: token) else { return (nil, false) }
-            if call.holdsSlot { state.admitted -= 1 }
-            call.timeout?.cancel()
-            guard case .retired = state.phase else { return (call, false) }
-            return (call, state.calls.isEmpty)
-        }
-        if let found { answer(found) }
-        if drained { stopHost() }
+    /// Does what a call taken off the books asks: its timer cancelled, its caller answered by `answer`, which
+    /// gives back its charges; then a retired host whose last call this was stopped (after the answer: closing
+    /// the link ends the read whose answers are being gathered).
+    private func carryOut(_ finished: Calls.Finished, answer: (Calls.Call) -> Void) {
+        finished.call.timer?.cancel()
+        answer(finished.call)
+        if finished.drained { stopHost() }
+    }
+
+    /// Gives back what the call held outside its connection: its copy on the link, its reply so far.
+    private func releaseCharges(of call: Calls.Call) {
+        call.caller.account.releaseCallBound(call.charged)
     }
 
     /// A frame the link is about to gather across reads, `length` bytes, whose payload starts with `head`: a
@@ -254,36 +210,29 @@ final class ModuleHostSupervisor: Sendable {
     /// messages are the host's own (descriptor, log entries, events, bounded by the link's frame limit).
     func admit(head: ByteBuffer, length: Int, attempt: UInt64) -> ModuleLinkFrameReceiver.Admission {
         guard let token = ModuleLinkMessage.answerToken(head: head) else { return .hold }
-        enum Decision {
-            case hold
-            case skip(LinkedCall?)
-            case refuse(LinkedCall)
+        let arrival = state.withLock { state -> Calls.ReplyArrival in
+            guard state.host?.attempt == attempt else { return .skip(nil) }
+            return state.calls.replyArriving(token, length: length) { caller in
+                if caller.account.isClosed { return .callerLeft }
+                return caller.account.chargeCallBound(length) ? .charged : .overShare
+            }
         }
-        let decision = state.withLock { state -> Decision in
-            guard state.host?.attempt == attempt, var call = state.calls[token] else { return .skip(nil) }
-            guard !call.clientAnswered, !call.account.isClosed else { return .skip(call) }
-            guard call.account.chargeCallBound(length) else { return .refuse(call) }
-            call.replyCharge += length
-            state.calls[token] = call
-            return .hold
-        }
-        switch decision {
+        switch arrival {
         case .hold:
             return .hold
-        case .skip(let waiting):
-            if waiting != nil { finish(token, from: attempt) { $0.releaseCharges() } }
-            return .skip
-        case .refuse:
-            finish(token, from: attempt) { call in
-                call.releaseCharges()
-                refuseReply(of: call)
+        case .skip(let finished):
+            if let finished { carryOut(finished) { releaseCharges(of: $0) } }
+        case .refuse(let finished):
+            carryOut(finished) { call in
+                releaseCharges(of: call)
+                refuseReply(of: call.caller)
             }
-            return .skip
         }
+        return .skip
     }
 
     /// The caller's share cannot cover its reply: -32009, logged at most as the peer's log budget allows.
-    private func refuseReply(of call: LinkedCall) {
+    private func refuseReply(of call: Caller) {
         call.connection.rateLimitedLogger?.notice(
             "Module's reply exceeds the caller's share of MaxBufferedBytesPerPeer=; answered -32009",
             metadata: [LogField.handler: "\(configuration.name)", LogField.method: "\(call.method)",
@@ -295,28 +244,29 @@ final class ModuleHostSupervisor: Sendable {
     /// frame it will become is (one gathered across reads since its first byte, `admit`): one the peer's share
     /// cannot cover is refused (-32009), not held. The charge is given back on the connection's loop, right
     /// before the connection's output charges the reply itself.
-    private func deliver(_ outcome: RPCOutcome?, of call: LinkedCall, answers: ModuleLinkAnswers) {
-        let responder = call.responder
+    private func deliver(_ outcome: RPCOutcome?, of call: Calls.Call, answers: ModuleLinkAnswers) {
+        let caller = call.caller
+        let responder = caller.responder
         let failure: RPCError
-        call.account.releaseCallBound(call.linkCharge)
+        caller.account.releaseCallBound(call.linkCharge)
         switch outcome {
         case .success(let json):
             let held = call.replyCharge > 0 ? call.replyCharge : json.readableBytes
-            guard call.replyCharge > 0 || call.account.chargeCallBound(held) else {
-                return refuseReply(of: call)
+            guard call.replyCharge > 0 || caller.account.chargeCallBound(held) else {
+                return refuseReply(of: caller)
             }
-            return answers.deliver(on: call.eventLoop, to: call.output) { [account = call.account] in
+            return answers.deliver(on: caller.eventLoop, to: caller.output) { [account = caller.account] in
                 account.releaseCallBound(held)
                 responder.succeed(rawJSON: json)
             }
         case .failure(let error):
             failure = error
         case nil:
-            logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(call.method)"])
+            logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(caller.method)"])
             failure = RPCError.internalError
         }
-        call.account.releaseCallBound(call.replyCharge)
-        answers.deliver(on: call.eventLoop, to: call.output) { responder.fail(failure) }
+        caller.account.releaseCallBound(call.replyCharge)
+        answers.deliver(on: caller.eventLoop, to: caller.output) { responder.fail(failure) }
     }
 
     // MARK: Host life
@@ -324,11 +274,7 @@ final class ModuleHostSupervisor: Sendable {
     /// Spawns a host (first start, or a restart after the backoff) and sends it its module.
     private func launch() {
         let attempt = state.withLock { state -> UInt64? in
-            switch state.phase {
-            case .starting, .waitingToRestart: break
-            case .running, .failed, .retired: return nil
-            }
-            state.phase = .starting
+            guard state.calls.hostStarting() else { return nil }
             state.attempt += 1
             let now = NIODeadline.now()
             state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount } + [now]
@@ -382,7 +328,7 @@ final class ModuleHostSupervisor: Sendable {
             }
         loop.scheduleTask(in: policy.startTimeout.timeAmount) {
             let stillStarting = self.state.withLock { state -> Bool in
-                guard state.host?.attempt == attempt, case .starting = state.phase else { return false }
+                guard state.host?.attempt == attempt, case .starting = state.calls.phase else { return false }
                 return true
             }
             if stillStarting { self.kill(reason: "hung", detail: "its module did not start within \(self.policy.startTimeout)") }
@@ -392,7 +338,7 @@ final class ModuleHostSupervisor: Sendable {
     /// The module could not be started at all (no host, or the module refused): down until the next reload.
     private func startFailed(_ reason: String) {
         let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in
-            state.phase = .failed(reason: reason)
+            state.calls.failed(reason: reason)
             defer { state.firstStart = nil }
             return state.firstStart
         }
@@ -458,11 +404,11 @@ final class ModuleHostSupervisor: Sendable {
             case stale
         }
         let outcome = state.withLock { state -> Outcome in
-            guard let host = state.host, host.attempt == attempt, case .starting = state.phase,
+            guard let host = state.host, host.attempt == attempt, case .starting = state.calls.phase,
                   let channel = host.channel else { return .stale }
             if let expected = state.descriptor, expected != descriptor { return .changed }
             state.descriptor = descriptor
-            state.phase = .running(ModuleLinkOutbox(channel: channel))
+            state.calls.hostReady(on: ModuleLinkOutbox(channel: channel))
             state.host?.lastPong = .now()
             state.pinger = loop.scheduleRepeatedTask(initialDelay: policy.pingInterval.timeAmount, delay: policy.pingInterval.timeAmount) {
                 [weak self] _ in self?.ping()
@@ -505,7 +451,7 @@ final class ModuleHostSupervisor: Sendable {
             case none
         }
         let action = state.withLock { state -> Action in
-            guard let host = state.host, case .running(let outbox) = state.phase else { return .none }
+            guard let host = state.host, let outbox = state.calls.link else { return .none }
             if NIODeadline.now() - host.lastPong > policy.pingTimeout.timeAmount { return .kill }
             state.pingSequence += 1
             return .send(outbox, state.pingSequence)
@@ -546,7 +492,7 @@ final class ModuleHostSupervisor: Sendable {
     /// "ended before its module was ready" when the exit is seen before the last read.
     private func hostEnded(attempt: UInt64, _ termination: ModuleHostTermination) {
         let starting = state.withLock { state -> (any Channel)? in
-            guard case .starting = state.phase, state.firstStart != nil, let host = state.host, host.attempt == attempt
+            guard case .starting = state.calls.phase, state.firstStart != nil, let host = state.host, host.attempt == attempt
             else { return nil }
             return host.channel
         }
@@ -563,22 +509,16 @@ final class ModuleHostSupervisor: Sendable {
             case stopped
             case none
         }
-        let outcome = state.withLock { state -> (calls: [LinkedCall], next: Next, killReason: String?, pid: pid_t, service: String?, cgroup: HostCgroup?)? in
+        let outcome = state.withLock { state -> (calls: [UInt64: Calls.Call], next: Next, killReason: String?, pid: pid_t, service: String?, cgroup: HostCgroup?)? in
             guard let host = state.host, host.attempt == attempt else { return nil }
             // Its link closes when the last process holding it ends (its process group and cgroup are killed);
             // until then nothing on it is heard (`received`).
             state.host = nil
             state.pinger?.cancel()
             state.pinger = nil
-            let calls = Array(state.calls.values)
-            state.calls = [:]
-            for call in calls {
-                if call.holdsSlot { state.admitted -= 1 }
-                call.timeout?.cancel()
-                call.releaseCharges()
-            }
+            let calls = state.calls.hostEnded()
             let next: Next
-            switch state.phase {
+            switch state.calls.phase {
             case .retired:
                 next = .stopped
             case .failed:
@@ -590,16 +530,20 @@ final class ModuleHostSupervisor: Sendable {
                 state.starts = state.starts.filter { now - $0 < policy.startLimitInterval.timeAmount }
                 state.deaths = state.deaths.filter { now - $0 < policy.startLimitInterval.timeAmount } + [now]
                 if state.starts.count >= policy.startLimitBurst {
-                    state.phase = .failed(reason: "start limit hit")
+                    state.calls.failed(reason: "start limit hit")
                     next = .gaveUp
                 } else {
-                    state.phase = .waitingToRestart
+                    state.calls.waitsToRestart()
                     next = .restart(after: policy.restartDelay(afterDeaths: state.deaths.count))
                 }
             }
             return (calls, next, host.killReason, host.process.pid, state.descriptor?.name, host.cgroup)
         }
         guard let outcome else { return }
+        for call in outcome.calls.values {
+            call.timer?.cancel()
+            releaseCharges(of: call)
+        }
         if let cgroup = outcome.cgroup {
             cgroup.kill()
             removeWhenEmpty(cgroup)
@@ -607,7 +551,7 @@ final class ModuleHostSupervisor: Sendable {
         let service = outcome.service ?? configuration.service ?? configuration.name
         let reason = outcome.killReason ?? "crashed"
         let error = RPCError.serviceUnavailable(service, handler: configuration.name, reason: reason, termination: "\(termination)")
-        for call in outcome.calls where !call.clientAnswered { call.responder.fail(error) }
+        for call in outcome.calls.values where !call.callerAnswered { call.caller.responder.fail(error) }
         if case .stopped = outcome.next {
             logger.notice("Handler stopped", metadata: [LogField.pid: "\(outcome.pid)"])
             return
@@ -628,7 +572,7 @@ final class ModuleHostSupervisor: Sendable {
         case .none:
             let first = state.withLock { state -> EventLoopPromise<RPCServiceDescriptor>? in
                 defer { state.firstStart = nil }
-                if case .starting = state.phase { state.phase = .failed(reason: "\(reason): \(termination)") }
+                if case .starting = state.calls.phase { state.calls.failed(reason: "\(reason): \(termination)") }
                 return state.firstStart
             }
             first?.fail(ModuleHostStartError(reason: "the module host ended (\(termination)) before its module was ready"))
@@ -650,11 +594,10 @@ final class ModuleHostSupervisor: Sendable {
     /// No new calls from now on; the host stops once its calls in flight are answered.
     func retire() {
         let drained = state.withLock { state -> Bool in
-            state.phase = .retired
             // No more pings: a retiring host only finishes its calls, and at shutdown rpcd's loops stop soon.
             state.pinger?.cancel()
             state.pinger = nil
-            return state.calls.isEmpty
+            return state.calls.retire()
         }
         if drained { stopHost() }
     }
@@ -668,7 +611,7 @@ final class ModuleHostSupervisor: Sendable {
     /// Whether a host serves, or will again after its backoff (a reload keeps such a handler as it is).
     var isHealthy: Bool {
         state.withLock { state in
-            switch state.phase {
+            switch state.calls.phase {
             case .starting, .running, .waitingToRestart: true
             case .failed, .retired: false
             }
@@ -678,7 +621,7 @@ final class ModuleHostSupervisor: Sendable {
     /// The supervisor's state, for `rpcd.info`.
     var status: JSONValue {
         let (phase, pid) = state.withLock { state -> (String, pid_t?) in
-            let phase = switch state.phase {
+            let phase = switch state.calls.phase {
             case .starting: "starting"
             case .running: "running"
             case .waitingToRestart: "restarting"
@@ -692,15 +635,6 @@ final class ModuleHostSupervisor: Sendable {
             "crashes": .number(crashes.load(ordering: .relaxed)), "hangs": .number(hangs.load(ordering: .relaxed)),
             "restarts": .number(restarts.load(ordering: .relaxed)),
         ]
-    }
-
-    private func unavailable(_ phase: Phase, service: String) -> RPCError {
-        let reason = switch phase {
-        case .starting, .waitingToRestart, .running: "restarting"
-        case .failed(let reason): reason
-        case .retired: "stopped"
-        }
-        return .serviceUnavailable(service, handler: configuration.name, reason: reason)
     }
 }
 
