@@ -58,19 +58,21 @@ final class ModuleHostSupervisor: Sendable {
         var killReason: String?
     }
 
-    /// Who waits for a call on the link.
+    /// Who waits for a call on the link: the call as routed, and its responder. What the supervisor needs of
+    /// the call is read through it, one reference held per call rather than one per field.
     private struct Caller {
+        let call: RPCCall
         let responder: RPCResponder
-        let method: String
+        var method: String { call.request.method }
         /// The caller's connection: its peer's account is charged for the copy of the params the link and the
         /// host hold until the host answers (`LinkedCalls.Call.linkCharge`; `PeerLedger`: one account for
         /// everything rpcd holds for a peer), and its log is rate-limited per peer.
-        let connection: RPCConnectionInfo
-        var account: PeerAccount { connection.account }
+        var connection: RPCConnectionInfo { call.connection }
+        var account: PeerAccount { call.connection.account }
         /// The caller's connection's loop, where a reply's charge passes to the connection's output.
-        let eventLoop: any EventLoop
+        var eventLoop: any EventLoop { call.eventLoop }
         /// The caller's connection's output, which gathers the answers of one read of the link for one flush.
-        let output: (any RPCConnectionOutput)?
+        var output: (any RPCConnectionOutput)? { call.output }
     }
 
     /// The calls on the link and the host's phase; calls go out through the outbox, in order with their
@@ -132,11 +134,7 @@ final class ModuleHostSupervisor: Sendable {
         let linkCharge = ModuleLinkMessage.callFrameOverhead + (call.params?.readableBytes ?? 0)
         guard account.chargeCallBound(linkCharge) else { return responder.fail(RPCError.serverBusy(limit: account.shareLimit)) }
         let admission = state.withLock { state in
-            state.calls.admit(
-                Caller(
-                    responder: responder, method: call.request.method, connection: call.connection,
-                    eventLoop: call.eventLoop, output: call.output),
-                linkCharge: linkCharge)
+            state.calls.admit(Caller(call: call, responder: responder), linkCharge: linkCharge)
         }
         let token: UInt64
         let outbox: ModuleLinkOutbox
