@@ -97,11 +97,15 @@ package struct RPCEnvelopeParser: Sendable {
         var duplicate: StaticString?
         if !scanner.consume(UInt8(ascii: "}")) {
             repeat {
-                let (keyRange, _) = try scanner.scanString()
+                let (keyRange, hasEscapes) = try scanner.scanString()
                 try scanner.expect(UInt8(ascii: ":"))
                 let value = try scanner.scanValue(depth: depth + 1)
                 let key = UnsafeRawBufferPointer(rebasing: scanner.bytes[keyRange])
-                if let name = members.assign(key: key, value: value) { duplicate = name }
+                if let name = EnvelopeMembers.Name(key, hasEscapes: hasEscapes),
+                    let repeated = members.assign(name, value: value)
+                {
+                    duplicate = repeated
+                }
             } while scanner.consume(UInt8(ascii: ","))
             try scanner.expect(UInt8(ascii: "}"))
         }
@@ -125,17 +129,58 @@ private struct EnvelopeMembers {
     var params: Member?
     var id: Member?
 
-    /// Records a member; returns the member name when it was already present.
-    mutating func assign(key: UnsafeRawBufferPointer, value: Member) -> StaticString? {
-        func set(_ slot: inout Member?, _ name: StaticString) -> StaticString? {
-            defer { slot = value }
-            return slot == nil ? nil : name
+    /// The four member names of the envelope; every other member is allowed and ignored.
+    enum Name {
+        case jsonrpc, method, params, id
+
+        /// The envelope member `key` (a validated string token, quotes included) names, if any. A key without
+        /// escapes, nearly every key, is told by its length and one or two word compares; one with escapes is
+        /// decoded and compared.
+        init?(_ key: UnsafeRawBufferPointer, hasEscapes: Bool) {
+            guard !hasEscapes else {
+                guard let name = Self.allCases.first(where: { JSONString.token(key, equals: $0.text) }) else { return nil }
+                self = name
+                return
+            }
+            // The little-endian words of the tokens' bytes: `"id"`, `"method"`, `"params"`, and `"jsonrpc` then `"`.
+            switch key.count {
+            case 4 where UInt32(littleEndian: key.loadUnaligned(as: UInt32.self)) == 0x2264_6922: self = .id
+            case 8:
+                switch UInt64(littleEndian: key.loadUnaligned(as: UInt64.self)) {
+                case 0x2264_6F68_7465_6D22: self = .method
+                case 0x2273_6D61_7261_7022: self = .params
+                default: return nil
+                }
+            case 9 where UInt64(littleEndian: key.loadUnaligned(as: UInt64.self)) == 0x6370_726E_6F73_6A22 && key[8] == UInt8(ascii: "\""):
+                self = .jsonrpc
+            default: return nil
+            }
         }
-        if JSONString.token(key, equals: "method") { return set(&method, "method") }
-        if JSONString.token(key, equals: "params") { return set(&params, "params") }
-        if JSONString.token(key, equals: "id") { return set(&id, "id") }
-        if JSONString.token(key, equals: "jsonrpc") { return set(&jsonrpc, "jsonrpc") }
-        return nil  // other members are allowed and ignored
+
+        static let allCases: [Name] = [.jsonrpc, .method, .params, .id]
+
+        var text: StaticString {
+            switch self {
+            case .jsonrpc: "jsonrpc"
+            case .method: "method"
+            case .params: "params"
+            case .id: "id"
+            }
+        }
+    }
+
+    /// Records a member; returns its name when it was already present.
+    mutating func assign(_ name: Name, value: Member) -> StaticString? {
+        func set(_ slot: inout Member?) -> StaticString? {
+            defer { slot = value }
+            return slot == nil ? nil : name.text
+        }
+        switch name {
+        case .jsonrpc: return set(&jsonrpc)
+        case .method: return set(&method)
+        case .params: return set(&params)
+        case .id: return set(&id)
+        }
     }
 
     func entry(bytes: UnsafeRawBufferPointer, frame: ByteBuffer, duplicate: StaticString?) -> RPCEntry {
@@ -158,8 +203,7 @@ private struct EnvelopeMembers {
             let echoed = "\(duplicate)" == "id" ? nil : requestID
             return .invalid(id: echoed, error: .invalidRequest("member '\(duplicate)' appears more than once"))
         }
-        guard let jsonrpc, jsonrpc.kind == .string,
-            JSONString.token(UnsafeRawBufferPointer(rebasing: bytes[jsonrpc.range]), equals: "2.0")
+        guard let jsonrpc, jsonrpc.kind == .string, Self.isVersion(UnsafeRawBufferPointer(rebasing: bytes[jsonrpc.range]))
         else { return invalid("'jsonrpc' must be exactly \"2.0\"") }
         guard let method else { return invalid("'method' is missing") }
         guard method.kind == .string else { return invalid("'method' must be a string") }
@@ -172,5 +216,13 @@ private struct EnvelopeMembers {
         }
         let name = JSONString.decode(UnsafeRawBufferPointer(rebasing: bytes[method.range]))
         return .request(RPCRequest(method: name, params: params, id: requestID))
+    }
+
+    /// Whether a string token is `"2.0"`: byte for byte nearly always, decoded when it is written with escapes.
+    private static func isVersion(_ token: UnsafeRawBufferPointer) -> Bool {
+        if token.count == 5 && UInt32(littleEndian: token.loadUnaligned(as: UInt32.self)) == 0x302E_3222 && token[4] == UInt8(ascii: "\"") {
+            return true
+        }
+        return token.count > 5 && JSONString.token(token, equals: "2.0")
     }
 }

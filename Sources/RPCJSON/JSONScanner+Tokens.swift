@@ -3,6 +3,7 @@
 extension JSONScanner {
     /// Scans a string whose opening quote is at `offset`; leaves `offset` past the closing quote.
     /// Returns whether the string contains escapes.
+    @usableFromInline
     mutating func scanStringBody() throws(JSONSyntaxError) -> Bool {
         let end = bytes.count
         var i = offset &+ 1

@@ -22,6 +22,7 @@ public struct JSONScanner {
     }
 
     /// Skips space, tab, line feed and carriage return.
+    @inlinable
     public mutating func skipWhitespace() {
         let end = bytes.count
         var i = offset
@@ -43,12 +44,14 @@ public struct JSONScanner {
     }
 
     /// Skips whitespace and returns the next byte without consuming it, or nil at the end of the input.
+    @inlinable
     public mutating func peekNonWhitespace() -> UInt8? {
         skipWhitespace()
         return offset < bytes.count ? bytes[offset] : nil
     }
 
     /// Skips whitespace; if the next byte is `byte`, consumes it and returns true.
+    @inlinable
     public mutating func consume(_ byte: UInt8) -> Bool {
         guard peekNonWhitespace() == byte else { return false }
         offset &+= 1
@@ -56,6 +59,7 @@ public struct JSONScanner {
     }
 
     /// Skips whitespace; throws `.trailingData` if anything remains.
+    @inlinable
     public mutating func expectEnd() throws(JSONSyntaxError) {
         skipWhitespace()
         if offset < bytes.count { throw JSONSyntaxError(reason: .trailingData, offset: offset) }
@@ -82,6 +86,7 @@ public struct JSONScanner {
 
     /// Scans a string token after optional whitespace. The range includes the quotes; `hasEscapes` tells
     /// whether `JSONString.decode` has any escapes to resolve.
+    @inlinable
     public mutating func scanString() throws(JSONSyntaxError) -> (range: Range<Int>, hasEscapes: Bool) {
         skipWhitespace()
         let start = offset

@@ -43,6 +43,28 @@ final class RPCEnvelopeParserTests: XCTestCase {
         XCTAssertEqual(try request(#"{"jsonrpc":"2.0","method":"calc.\u0061dd","id":1}"#).method, "calc.add")
     }
 
+    /// Member names and the version are compared as decoded strings: escapes name the same members, and a
+    /// name one byte off (in length or content) is another member.
+    func testEnvelopeNamesAndVersionWrittenWithEscapesAreTheSame() throws {
+        let escaped = #"{"\u006asonrpc":"\u0032.0","\u006dethod":"a.b","p\u0061rams":[1],"\u0069d":7}"#
+        let request = try request(escaped)
+        XCTAssertEqual(request.method, "a.b")
+        XCTAssertEqual(request.params.map { String(buffer: $0) }, "[1]")
+        XCTAssertEqual(request.id?.description, "7")
+        guard case .single(.invalid(nil, let error)) = parser.parse(ByteBuffer(string: #"{"jsonrpc":"2.0","method":"a.b","id":1,"\u0069d":2}"#))
+        else { return XCTFail("a repeated id written with an escape is not refused") }
+        XCTAssertEqual(error.data, ["detail": "member 'id' appears more than once"])
+        for nearMiss in [#""jsonrpC""#, #""jsonrpcs""#, #""Method""#, #""methods""#, #""param""#, #""ID""#, #""i""#] {
+            let payload = #"{"jsonrpc":"2.0","method":"a.b","id":1,\#(nearMiss):{"x":1}}"#
+            XCTAssertNil(try self.request(payload).params, nearMiss)
+        }
+        for version in [#""2.0 ""#, #""2.1""#, #""2\u002e1""#, #""\u0032.""#] {
+            guard case .single(.invalid(let id, _)) = parser.parse(ByteBuffer(string: #"{"jsonrpc":\#(version),"method":"a.b","id":3}"#))
+            else { return XCTFail("version \(version) accepted") }
+            XCTAssertEqual(id?.description, "3")
+        }
+    }
+
     func testUnknownMembersAreIgnored() throws {
         XCTAssertEqual(try request(#"{"jsonrpc":"2.0","method":"a.b","extra":{"deep":[1]},"id":1}"#).method, "a.b")
     }
