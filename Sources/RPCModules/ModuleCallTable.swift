@@ -139,7 +139,7 @@ final class PendingModuleCall: Sendable {
 }
 
 /// Where the module host logs what no handler owns (an answer to a call that is not open, a stale handler
-/// handle): the daemon's logger, set when the `ModuleHost` is made.
+/// handle): the daemon's logger, set when the `HandlerSet` is made.
 enum ModuleHostLog {
     private static let current = Mutex(Logger(label: "rpcd"))
 

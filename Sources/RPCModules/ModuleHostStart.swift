@@ -6,7 +6,7 @@ import RPCModuleLink
 /// the handler's configuration the module sees. Limits (`Timeout=`, `MaxConcurrency=`) and access rules stay
 /// in rpcd, which enforces them before a call crosses the link.
 struct ModuleHostStart: Equatable, Sendable {
-    /// The module file, resolved by rpcd (`ModuleHost.modulePath`); the host checks and loads it as rpcd would.
+    /// The module file, resolved by rpcd (`HandlerSet.servingPath`); the host checks and loads it as rpcd would.
     var modulePath: String
     var handler: String
     var service: String?

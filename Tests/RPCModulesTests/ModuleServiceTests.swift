@@ -158,25 +158,25 @@ final class ModuleServiceTests: XCTestCase {
             to: handlers.appendingPathComponent("a.conf"), atomically: true, encoding: .utf8)
         try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
-        let host = ModuleHost(
+        let handlerSet = HandlerSet(
             directories: HandlerDirectories(directories: [handlers.path]), moduleDirectories: ModuleDirectories([modules.path]),
             reservedServices: [], pool: pool, logger: Logger(label: "test"))
-        let generation = try host.prepare(strict: false)
+        let generation = try handlerSet.prepare(strict: false)
         XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
         XCTAssertEqual(generation.problems.count, 1)
         let problem = generation.problems.first ?? ""
         XCTAssertTrue(problem.contains("handler 'b' would serve the same service as handler 'a'"), problem)
         XCTAssertFalse(problem.contains("asked to fail"), problem)
-        host.commit(generation)
-        host.retireAll()
+        handlerSet.commit(generation)
+        handlerSet.retireAll()
         // Isolated (the default): no module host is started for the second, so its init never runs.
         try "[Handler]\nModule=twice\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
-        let again = try host.prepare(strict: false)
+        let again = try handlerSet.prepare(strict: false)
         XCTAssertEqual(again.services.map(\.configuration.name), ["a"])
         XCTAssertTrue(again.problems.first?.contains("handler 'b' would serve the same service as handler 'a'") ?? false, "\(again.problems)")
-        host.commit(again)
-        host.retireAll()
+        handlerSet.commit(again)
+        handlerSet.retireAll()
     }
 
     /// A method without RPCD_METHOD_MAY_BLOCK that holds its event loop is reported once, naming the method and

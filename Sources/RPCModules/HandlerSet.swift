@@ -18,7 +18,7 @@ import Glibc
 /// disable only their own handler. The caller swaps the router's registry, then `commit`s, which retires
 /// the instances no longer used (each is de-initialised after its last call). Thread-safe; `prepare` blocks
 /// (file I/O, `dlopen`, module `init`), so call it off the event loops.
-package final class ModuleHost: Sendable {
+package final class HandlerSet: Sendable {
     package let directories: HandlerDirectories
     package let moduleDirectories: ModuleDirectories
     /// Where handlers' `StateDirectory=` directories are made (`StateDirectories`).
