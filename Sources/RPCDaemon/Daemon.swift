@@ -13,6 +13,7 @@ import RPCConsole
 import RPCCore
 import RPCLogging
 import RPCMetrics
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import RPCServer

@@ -4,6 +4,7 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCLogging
+import RPCModuleHost
 import RPCProtocol
 import Synchronization
 
@@ -67,7 +68,7 @@ package final class HandlerSet: Sendable {
         self.reservedServices = reservedServices
         self.pool = pool
         self.logger = logger
-        ModuleHostLog.logger = logger
+        ModuleLog.logger = logger
     }
 
     /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid

@@ -16,6 +16,7 @@ import RPCConfig
 import RPCCore
 import RPCDaemon
 import RPCLogging
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import RPCServer

@@ -5,6 +5,7 @@ import RPCConfig
 import RPCCore
 import RPCLogging
 @testable import RPCDaemon
+import RPCModuleHost
 import RPCModules
 import RPCServer
 import RPCSystemd

@@ -1,5 +1,6 @@
 import RPCBinding
 import RPCConfig
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

@@ -1,5 +1,6 @@
 import Foundation
 import RPCConfig
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import XCTest

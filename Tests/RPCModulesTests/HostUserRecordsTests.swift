@@ -1,5 +1,6 @@
 import Foundation
 import RPCJSON
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

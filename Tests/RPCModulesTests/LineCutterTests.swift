@@ -1,5 +1,6 @@
 import NIOCore
 import NIOEmbedded
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

@@ -1,4 +1,5 @@
 import Foundation
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

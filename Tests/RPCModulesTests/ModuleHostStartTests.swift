@@ -1,6 +1,7 @@
 import RPCConfig
 import RPCJSON
 import RPCModuleLink
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

@@ -2,6 +2,7 @@ import NIOCore
 import NIOEmbedded
 import RPCCore
 import RPCModuleLink
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

@@ -1,3 +1,4 @@
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

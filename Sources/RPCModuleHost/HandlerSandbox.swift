@@ -34,7 +34,7 @@ package struct HandlerSandbox: Hashable, Sendable {
     }
 
     /// Every path the module may write beneath: `ReadWritePaths=` and the state directory.
-    var writablePaths: [String] { readWritePaths + (stateDirectory.map { [$0] } ?? []) }
+    package var writablePaths: [String] { readWritePaths + (stateDirectory.map { [$0] } ?? []) }
 
     /// The host's command-line arguments for this sandbox (`ModuleHostArguments` reads them back).
     var arguments: [String] {
