@@ -348,6 +348,14 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RPCModuleHostTests",
+            dependencies: ["RPCModuleHost", "RPCModuleLink", "RPCBinding", "RPCConfig", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", "RPCTestSupport", "CRPCDHostSupport",
                 "RPCModules", "RPCModuleHost", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",

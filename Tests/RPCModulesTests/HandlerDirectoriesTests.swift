@@ -1,6 +1,5 @@
 import Foundation
 import RPCConfig
-import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import XCTest

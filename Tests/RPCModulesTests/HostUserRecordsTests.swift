@@ -1,6 +1,5 @@
 import Foundation
 import RPCJSON
-@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

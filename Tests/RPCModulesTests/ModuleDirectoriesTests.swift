@@ -1,5 +1,4 @@
 import Foundation
-@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

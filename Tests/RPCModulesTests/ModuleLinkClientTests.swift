@@ -2,7 +2,6 @@ import NIOCore
 import NIOEmbedded
 import RPCCore
 import RPCModuleLink
-@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

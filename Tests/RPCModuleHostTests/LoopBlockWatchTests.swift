@@ -1,6 +1,5 @@
 import Foundation
 @testable import RPCModuleHost
-@testable import RPCModules
 import XCTest
 
 #if canImport(Glibc)

@@ -1,7 +1,6 @@
 import NIOCore
 import NIOEmbedded
 @testable import RPCModuleHost
-@testable import RPCModules
 import XCTest
 
 /// A handler program's output and log are cut into lines (docs/HANDLER-PROTOCOL.md §1, §7).

@@ -1,5 +1,4 @@
 @testable import RPCModuleHost
-@testable import RPCModules
 import XCTest
 
 /// Handles handed to modules are unguessable tokens (issue 14: call tokens were global and sequential, so one

@@ -1,7 +1,6 @@
 import Dispatch
 import NIOPosix
 import RPCModuleHost
-import RPCModules
 import Synchronization
 import XCTest
 

@@ -2,7 +2,6 @@ import RPCConfig
 import RPCJSON
 import RPCModuleLink
 @testable import RPCModuleHost
-@testable import RPCModules
 import XCTest
 
 /// What rpcd tells a module host to load, and how to initialise it, survives the link.
