@@ -139,9 +139,18 @@ let package = Package(
             dependencies: ["RPCBinding", "RPCJSON", "RPCProtocol", "RPCWire", .product(name: "NIOCore", package: "swift-nio")]
         ),
         .target(
-            name: "RPCModules",
+            name: "RPCModuleHost",
             dependencies: ["RPCBinding", "RPCModuleLink",
-                "CRPCDModule", "CRPCDHostSupport", "RPCCore", "RPCConfig", "JSONRPC", "RPCJSON", "RPCProtocol",
+                "CRPCDModule", "CRPCDHostSupport", "RPCConfig", "RPCJSON", "RPCProtocol", "RPCLogging",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "RPCModules",
+            dependencies: ["RPCBinding", "RPCModuleHost", "RPCModuleLink",
+                "CRPCDHostSupport", "RPCCore", "RPCConfig", "RPCJSON", "RPCProtocol",
                 "RPCLogging",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -209,7 +218,7 @@ let package = Package(
         .target(
             name: "RPCDaemon",
             dependencies: [
-                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCAvahi", "RPCWideArea",
+                "RPCServer", "RPCConsole", "RPCConfig", "RPCCore", "RPCModules", "RPCModuleHost", "RPCSystemd", "RPCAvahi", "RPCWideArea",
                 "RPCDNSSD", "RPCProtocol", "RPCLogging", "RPCMetrics", "JSONRPC", "RPCTLS", "RPCJSON",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -221,7 +230,7 @@ let package = Package(
         .executableTarget(
             name: "rpcd",
             dependencies: [
-                "RPCDaemon", "RPCServer", "RPCConfig", "RPCCore", "RPCModules", "RPCSystemd", "RPCWideArea", "RPCProtocol",
+                "RPCDaemon", "RPCServer", "RPCConfig", "RPCCore", "RPCModules", "RPCModuleHost", "RPCSystemd", "RPCWideArea", "RPCProtocol",
                 "RPCLogging", "RPCTLS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -236,7 +245,7 @@ let package = Package(
             dependencies: ["RPCServer", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")]
         ),
         // Runs one handler's module in a process of its own, for rpcd (Isolation=process): small on purpose.
-        .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModules"], path: "Sources/rpcd-module-host"),
+        .executableTarget(name: "rpcd-module-host", dependencies: ["RPCModuleHost"], path: "Sources/rpcd-module-host"),
         .executableTarget(
             name: "rpcctl",
             dependencies: [
@@ -339,9 +348,17 @@ let package = Package(
             ]
         ),
         .testTarget(
+            name: "RPCModuleHostTests",
+            dependencies: ["RPCModuleHost", "RPCModuleLink", "RPCBinding", "RPCConfig", "RPCJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", "RPCTestSupport", "CRPCDHostSupport",
-                "RPCModules", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
+                "RPCModules", "RPCModuleHost", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -373,7 +390,8 @@ let package = Package(
         .testTarget(
             name: "RPCDaemonTests",
             dependencies: [
-                "RPCDaemon", "RPCTestSupport", "RPCAvahi", "RPCConfig", "RPCCore", "RPCDNSSD", "RPCLogging", "RPCModules", "RPCProtocol", "RPCServer",
+                "RPCDaemon", "RPCTestSupport", "RPCAvahi", "RPCConfig", "RPCCore", "RPCDNSSD", "RPCLogging", "RPCModules", "RPCModuleHost",
+                "RPCProtocol", "RPCServer",
                 "RPCSystemd", "JSONRPC",
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -13,6 +13,7 @@ import RPCConsole
 import RPCCore
 import RPCLogging
 import RPCMetrics
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import RPCServer
@@ -27,7 +28,7 @@ import UnixSignals
 /// long-running is a `Service` in one `ServiceGroup`, so SIGTERM/SIGINT stop them in reverse order.
 package struct Daemon {
     let settings: ServerConfiguration
-    let host: ModuleHost
+    let handlers: HandlerSet
     let logger: Logger
     let logLevel: LogLevelControl
     let notifier: any ServiceNotifier
@@ -41,11 +42,11 @@ package struct Daemon {
     let tsigKey: TSIGKey?
 
     package init(
-        settings: ServerConfiguration, host: ModuleHost, logger: Logger, logLevel: LogLevelControl, notifier: any ServiceNotifier,
+        settings: ServerConfiguration, handlers: HandlerSet, logger: Logger, logLevel: LogLevelControl, notifier: any ServiceNotifier,
         activatedSockets: [ActivatedSocket], tls: TLSServerContext?, tsigKey: TSIGKey?
     ) {
         self.settings = settings
-        self.host = host
+        self.handlers = handlers
         self.logger = logger
         self.logLevel = logLevel
         self.notifier = notifier
@@ -74,11 +75,11 @@ package struct Daemon {
         let state = RPCServerState()
         let reloads = ReloadRequests()
         let builtins = Self.builtinServices(
-            state: state, statistics: statistics, events: host.events, logLevel: logLevel, reloads: reloads)
+            state: state, statistics: statistics, events: handlers.events, logLevel: logLevel, reloads: reloads)
 
         notifier.send(.status("Loading handlers"))
         let generation = try await StartupTimeout(notifier: notifier).extending {
-            try host.prepare(strict: false)
+            try handlers.prepare(strict: false)
         }
         if let problem = generation.problems.last { statistics.recordError(problem) }
         let router = RPCRouter(
@@ -89,8 +90,8 @@ package struct Daemon {
             parser: RPCEnvelopeParser(limits: settings.limits),
             statistics: statistics,
             callLog: RPCCallLogPolicy(logEveryCall: settings.logCalls, slowCallThreshold: settings.slowCallThreshold),
-            maxReplySize: settings.limits.maxFrameSize, events: host.events)
-        host.commit(generation)
+            maxReplySize: settings.limits.maxFrameSize, events: handlers.events)
+        handlers.commit(generation)
 
         let passed = activatedSockets.filter { !ListenerStore.isStored($0) }
         let kept = activatedSockets.filter(ListenerStore.isStored)
@@ -158,7 +159,7 @@ package struct Daemon {
         notifier.send(.status("Binding listeners"))
 
         let reload = ReloadService(
-            host: host, router: router, builtins: builtins, running: settings, tls: tls, reloadConfiguration: reloadConfiguration,
+            handlers: handlers, router: router, builtins: builtins, running: settings, tls: tls, reloadConfiguration: reloadConfiguration,
             logLevel: logLevel, notifier: notifier, status: status, logger: logger, requests: reloads, hangups: hangups,
             didReload: { advertising.update(Advertising.advertisements(for: $0.services)) })
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: server), .init(service: reload)]
@@ -175,7 +176,7 @@ package struct Daemon {
         let serviceGroup = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
-        defer { host.retireAll() }
+        defer { handlers.retireAll() }
         try await serviceGroup.run()
     }
 }

@@ -1,4 +1,5 @@
 import NIOCore
+import RPCModuleHost
 import RPCModules
 import RPCSystemd
 

@@ -18,7 +18,7 @@ import ServiceLifecycle
 /// `Hangups` is the daemon's `UnixSignalsSequence`; tests hand it any sequence, so that they never trap a signal in
 /// their own process (a disposition children would inherit).
 struct ReloadService<Hangups: AsyncSequence & Sendable>: Service, CustomStringConvertible where Hangups.Element: Sendable {
-    let host: ModuleHost
+    let handlers: HandlerSet
     let router: RPCRouter
     let builtins: [any RPCService]
     let running: ServerConfiguration
@@ -34,7 +34,7 @@ struct ReloadService<Hangups: AsyncSequence & Sendable>: Service, CustomStringCo
     /// SIGHUPs, trapped since the daemon began to start (`Daemon.run`), so none is lost or fatal.
     let hangups: Hangups
     /// Told about each generation that now serves (the DNS-SD publisher updates its records).
-    var didReload: @Sendable (ModuleHost.Generation) -> Void = { _ in }
+    var didReload: @Sendable (HandlerSet.Generation) -> Void = { _ in }
 
     /// What swift-service-lifecycle logs for this service (the default would print every stored property).
     var description: String { "ReloadService" }
@@ -66,13 +66,13 @@ struct ReloadService<Hangups: AsyncSequence & Sendable>: Service, CustomStringCo
             logLevel.level = Logger.Level(settings.logLevel)
             reloadTLS(settings.tls)
             // dlopen and module init block: keep them off the event loops and the cooperative pool's hot path.
-            let generation = try await Task.detached { try host.prepare(strict: true) }.value
+            let generation = try await Task.detached { try handlers.prepare(strict: true) }.value
             router.replaceRegistry(
                 try RPCServiceRegistry(
                     services: builtins + generation.services, unavailable: generation.unavailable, refusals: generation.refusals,
                     access: RPCAccessPolicy(settings: settings, handlers: generation.services, logger: logger),
                     metrics: router.statistics.metrics))
-            host.commit(generation)
+            handlers.commit(generation)
             didReload(generation)
             if let problem = generation.problems.last { router.statistics.recordError(problem) }
             let services = generation.services.map(\.descriptor.name).sorted()

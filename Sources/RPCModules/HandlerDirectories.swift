@@ -2,6 +2,7 @@ import RPCConfig
 
 #if canImport(Glibc)
 import Glibc
+import RPCModuleHost
 #endif
 
 /// Finds handler files in `handlers.d` directories with systemd's precedence and masking.

@@ -1,4 +1,5 @@
 import RPCCore
+import RPCModuleHost
 
 /// A configured handler serving its service, wherever its module runs: in rpcd's process (`ModuleService`,
 /// `Isolation=none`) or in a module host process (`IsolatedModuleService`, `Isolation=process`).
@@ -7,5 +8,3 @@ package protocol HandlerService: AnyObject, RPCService {
     /// Stops taking calls; the module is de-initialised once it has answered its last call.
     func retire()
 }
-
-extension ModuleService: HandlerService {}

@@ -4,6 +4,7 @@ import RPCLogging
 
 #if canImport(Glibc)
 import Glibc
+import RPCModuleHost
 #endif
 
 /// What rpcd puts around each module host beyond the sandbox the host applies to itself (docs/SECURITY.md,

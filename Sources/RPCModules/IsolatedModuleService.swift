@@ -3,6 +3,7 @@ import NIOCore
 import RPCBinding
 import RPCCore
 import RPCJSON
+import RPCModuleHost
 
 /// One handler whose module runs in a module host process (`Isolation=process`), as an `RPCService`: the
 /// descriptor the host reported at its first start, and the supervisor that forwards calls to the host and

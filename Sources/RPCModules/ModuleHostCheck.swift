@@ -2,6 +2,7 @@ import Logging
 import NIOCore
 import RPCBinding
 import RPCJSON
+import RPCModuleHost
 import RPCModuleLink
 import Synchronization
 
@@ -27,7 +28,7 @@ package enum ModuleHostCheck {
         // As long as the daemon gives a host to start its module (whose init it also waits for).
         let timeout = timeout ?? ModuleHostPolicy.standard.startTimeout
         let spawned: (ModuleHostProcess, Int32)
-        let ended = eventLoop.makePromise(of: ModuleHostTermination.self)
+        let ended = eventLoop.makePromise(of: ProcessTermination.self)
         do {
             let handed = try ModuleHostArguments.openServed(modulePath, configuration: configuration)
             defer { for file in handed { close(file) } }

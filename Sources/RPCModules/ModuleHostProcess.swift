@@ -1,6 +1,7 @@
 import CRPCDHostSupport
 import NIOCore
 import NIOPosix
+import RPCModuleHost
 import RPCModuleLink
 import Synchronization
 
@@ -68,7 +69,7 @@ final class ModuleHostProcess: Sendable {
 
     /// Calls `ended` once, on the watcher's thread, when the process has ended and been reaped (at once if it
     /// already has). Call once, after the process is recorded wherever `ended` looks for it.
-    func watch(ended: @escaping @Sendable (ModuleHostTermination) -> Void) {
+    func watch(ended: @escaping @Sendable (ProcessTermination) -> Void) {
         let descriptor = pidfd.withLock { $0 }
         ProcessWatcher.shared.watch(pidfd: descriptor, pid: pid) { termination in
             self.pidfd.withLock { descriptor in
@@ -124,35 +125,6 @@ struct ModuleHostWalls: Sendable {
     var uid: uid_t?
     var gid: gid_t?
     var maxTasks: Int?
-}
-
-/// How a module host process ended, as `waitid` reported it.
-enum ModuleHostTermination: Equatable, Sendable, CustomStringConvertible {
-    case exited(code: Int32)
-    case signalled(Int32)
-
-    /// `SIGSEGV`, `SIGKILL`, ... for a signal; `exit 3` for an exit.
-    var description: String {
-        switch self {
-        case .exited(let code): "exit \(code)"
-        case .signalled(let signal): Self.signalName(signal)
-        }
-    }
-
-    /// The signal's name (`SIGSEGV`); `nil` for an exit.
-    var signalName: String? {
-        if case .signalled(let signal) = self { Self.signalName(signal) } else { nil }
-    }
-
-    private static func signalName(_ signal: Int32) -> String {
-        let names: [Int32: String] = [
-            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
-            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV",
-            SIGPIPE: "SIGPIPE", SIGALRM: "SIGALRM", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU", SIGXFSZ: "SIGXFSZ",
-            SIGSYS: "SIGSYS",
-        ]
-        return names[signal] ?? "signal \(signal)"
-    }
 }
 
 /// A module host process could not be started.

@@ -3,6 +3,7 @@ import NIOCore
 import RPCCore
 import RPCJSON
 import RPCLogging
+import RPCModuleHost
 import RPCModuleLink
 import RPCProtocol
 import Synchronization
@@ -488,7 +489,7 @@ final class ModuleHostSupervisor: Sendable {
     /// configuration sends `startFailed`, then exits): its link is read to the end first, or for
     /// `linkClosedGrace` when a process it left behind holds the link open, so that its reason is not lost to
     /// "ended before its module was ready" when the exit is seen before the last read.
-    private func hostEnded(attempt: UInt64, _ termination: ModuleHostTermination) {
+    private func hostEnded(attempt: UInt64, _ termination: ProcessTermination) {
         let starting = state.withLock { state -> (any Channel)? in
             guard case .starting = state.calls.phase, state.firstStart != nil, let host = state.host, host.attempt == attempt
             else { return nil }
@@ -500,7 +501,7 @@ final class ModuleHostSupervisor: Sendable {
         ProcessWatcher.shared.after(policy.linkClosedGrace) { judge.run() }
     }
 
-    private func died(attempt: UInt64, _ termination: ModuleHostTermination) {
+    private func died(attempt: UInt64, _ termination: ProcessTermination) {
         enum Next {
             case restart(after: Duration)
             case gaveUp

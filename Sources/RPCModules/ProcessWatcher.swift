@@ -1,5 +1,6 @@
 import CRPCDHostSupport
 import NIOPosix
+import RPCModuleHost
 import Synchronization
 
 #if canImport(Glibc)
@@ -17,7 +18,7 @@ final class ProcessWatcher: Sendable {
 
     private struct Watch {
         var pid: pid_t
-        var ended: @Sendable (ModuleHostTermination) -> Void
+        var ended: @Sendable (ProcessTermination) -> Void
     }
 
     private struct Timer {
@@ -47,7 +48,7 @@ final class ProcessWatcher: Sendable {
 
     /// Calls `ended` (on the watcher's thread) once the process behind `pidfd`, a child of rpcd's, has ended
     /// and been reaped. `pidfd` stays the caller's to close, after `ended`.
-    func watch(pidfd: Int32, pid: pid_t, ended: @escaping @Sendable (ModuleHostTermination) -> Void) {
+    func watch(pidfd: Int32, pid: pid_t, ended: @escaping @Sendable (ProcessTermination) -> Void) {
         state.withLock { $0.watches[pidfd] = Watch(pid: pid, ended: ended) }
         let result = rpcd_pidfd_watch(epoll, pidfd)
         precondition(result == 0, "epoll_ctl: \(String(cString: strerror(-result)))")

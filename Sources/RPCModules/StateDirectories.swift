@@ -13,16 +13,6 @@ import Glibc
 package enum StateDirectories {
     package static let standardRoot = "/var/lib/rpcd"
 
-    /// `StateDirectory=` names one directory beneath the root: never a path, never `.` or `..`, so no handler
-    /// file reaches outside the root or into another handler's directory by a path of its own.
-    @Sendable static func parseName(_ entry: INIEntry) throws(ConfigError) -> String? {
-        guard HandlerConfiguration.isPlainName(entry.value) else {
-            throw entry.invalidValue(
-                expected: "expected a directory name (\(HandlerConfiguration.plainNameRule)), made beneath rpcd's state directory; paths are not accepted")
-        }
-        return entry.value
-    }
-
     /// Makes `path` (the root's `NAME`) if it is missing: mode 0700, owned by rpcd's user, and the root too
     /// (mode 0755, so that a host's user may search it) when it is missing. Throws the reason when `path` is not
     /// a directory rpcd's user owns: rpcd never hands over, or grants access to, what it does not own.

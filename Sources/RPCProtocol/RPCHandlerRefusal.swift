@@ -2,7 +2,7 @@ import RPCJSON
 
 /// A handler rpcd did not start (at start-up or on a reload): which one, why, and where an operator fixes it.
 /// `rpcd.reload` answers with these (`refused`), `rpcctl reload` prints them and fails, and the log says the
-/// same. A value; made where handlers are started (`ModuleHost.prepare`), read anywhere (rpcctl reads it back).
+/// same. A value; made where handlers are started (`HandlerSet.prepare`), read anywhere (rpcctl reads it back).
 package struct RPCHandlerRefusal: Sendable, Hashable, CustomStringConvertible {
     /// The handler's name (its file's name without `.conf`).
     package var handler: String

@@ -16,6 +16,7 @@ import RPCConfig
 import RPCCore
 import RPCDaemon
 import RPCLogging
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import RPCServer
@@ -119,12 +120,12 @@ struct RPCDaemonCommand: AsyncParsableCommand {
 
         let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.threads ?? System.coreCount)
         let pool = WorkerPool(threads: max(2, System.coreCount))
-        let host = ModuleHost(
+        let handlers = HandlerSet(
             directories: handlerDirectories, moduleDirectories: moduleDirectories, stateRoot: stateRoot,
             reservedServices: Set(Daemon.builtinServices(state: RPCServerState(), statistics: RPCStatistics()).map(\.descriptor.name)),
             pool: pool, logger: logger, group: group, walls: HostWalls.detect(logger: logger))
         let daemon = Daemon(
-            settings: settings, host: host, logger: logger, logLevel: logLevel, notifier: notifier,
+            settings: settings, handlers: handlers, logger: logger, logLevel: logLevel, notifier: notifier,
             activatedSockets: activatedSockets, tls: tls, tsigKey: tsigKey)
         do {
             try await daemon.run(group: group, pool: pool, hangups: hangups, reloadConfiguration: { [self] in try self.loadConfiguration() })

@@ -42,6 +42,20 @@ final class ArchitectureGraphTests: XCTestCase {
         }
     }
 
+    /// The module host process (`rpcd-module-host`) runs a module and its end of the link, none of rpcd's
+    /// serving side: it never links the router, the envelope codec, the listeners or the supervisor.
+    func testTheModuleHostLinksNoRouter() throws {
+        let manifest = try manifestGraph()
+        var linked: Set<String> = []
+        var waiting = ["rpcd-module-host"]
+        while let target = waiting.popLast() {
+            guard linked.insert(target).inserted else { continue }
+            waiting += manifest[target]?.targets ?? []
+        }
+        XCTAssertTrue(linked.contains("RPCModuleHost"))
+        XCTAssertEqual(linked.intersection(["RPCCore", "JSONRPC", "RPCServer", "RPCModules"]).sorted(), [], "rpcd-module-host links rpcd's serving side")
+    }
+
     /// The names in backticks in the first cell of each row of the table under "## Layers".
     private func layerRows() throws -> [[String]] {
         let text = try String(contentsOf: Self.repository.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)

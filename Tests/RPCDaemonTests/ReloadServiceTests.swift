@@ -5,6 +5,7 @@ import RPCConfig
 import RPCCore
 import RPCLogging
 @testable import RPCDaemon
+import RPCModuleHost
 import RPCModules
 import RPCServer
 import RPCSystemd
@@ -31,17 +32,17 @@ final class ReloadServiceTests: XCTestCase {
 
     private func makeService(
         reloadConfiguration: @escaping @Sendable () throws -> ServerConfiguration, notifier: RecordingNotifier,
-        didReload: @escaping @Sendable (ModuleHost.Generation) -> Void = { _ in }
+        didReload: @escaping @Sendable (HandlerSet.Generation) -> Void = { _ in }
     ) throws -> (ReloadService<AsyncStream<Void>>, RPCRouter) {
         let logger = Logger(label: "test")
-        let host = ModuleHost(
+        let handlers = HandlerSet(
             directories: HandlerDirectories(directories: [directory.path]), moduleDirectories: ModuleDirectories([directory.path]),
             reservedServices: [], pool: pool, logger: logger)
         let statistics = RPCStatistics()
         let builtins = Daemon.builtinServices(state: RPCServerState(), statistics: statistics)
         let router = RPCRouter(registry: try RPCServiceRegistry(services: builtins), parser: RPCEnvelopeParser(), statistics: statistics)
         let service = ReloadService(
-            host: host, router: router, builtins: builtins, running: .defaults, tls: nil, reloadConfiguration: reloadConfiguration,
+            handlers: handlers, router: router, builtins: builtins, running: .defaults, tls: nil, reloadConfiguration: reloadConfiguration,
             logLevel: LogLevelControl(), notifier: notifier, status: DaemonStatus(router: router, listeners: { [] }),
             logger: logger, requests: ReloadRequests(), hangups: AsyncStream<Void> { $0.finish() },
             didReload: didReload)

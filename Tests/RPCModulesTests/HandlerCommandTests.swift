@@ -1,6 +1,7 @@
 import Foundation
 import RPCConfig
 import RPCJSON
+import RPCModuleHost
 import RPCModules
 import RPCProtocol
 import XCTest

@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import RPCCore
 import RPCJSON
+@testable import RPCModuleHost
 @testable import RPCModules
 import XCTest
 

@@ -4,6 +4,7 @@ import NIOEmbedded
 import NIOPosix
 import RPCCore
 import RPCModuleLink
+@testable import RPCModuleHost
 @testable import RPCModules
 import Synchronization
 import XCTest

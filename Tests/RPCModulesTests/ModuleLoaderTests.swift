@@ -1,5 +1,6 @@
 import CRPCDHostSupport
 import Foundation
+@testable import RPCModuleHost
 @testable import RPCModules
 import RPCProtocol
 import XCTest

@@ -9,6 +9,7 @@ import RPCJSON
 import RPCServer
 import RPCTestSupport
 import RPCLogging
+@testable import RPCModuleHost
 @testable import RPCModules
 import Synchronization
 import XCTest
@@ -55,7 +56,7 @@ final class ModuleServiceTests: XCTestCase {
 
     /// Waits (at most about 10 s) until the module has answered every call it was given, late answers included.
     private func waitUntilTheModuleAnswered(_ service: ModuleService, file: StaticString = #filePath, line: UInt = #line) throws {
-        try blockingWaitUntil("the module to answer every call it holds", file: file, line: line) { service.callsInModule == 0 }
+        try blockingWaitUntil("the module to answer every call it holds", file: file, line: line) { service.instance.callsInModule == 0 }
     }
 
     private func request(_ method: String, _ params: String? = nil, id: Int = 1) -> String {
@@ -114,7 +115,7 @@ final class ModuleServiceTests: XCTestCase {
                 #"{"jsonrpc":"2.0","error":{"code":-32602,"message":"Invalid params","data":{"detail":"\#(detail)"}},"id":1}"#,
                 "params \(params ?? "absent")")
         }
-        XCTAssertEqual(service.callsInModule, 0)
+        XCTAssertEqual(service.instance.callsInModule, 0)
     }
 
     /// A module that declares its `[Config]` keys refuses a handler with another one before its init runs, with
@@ -158,25 +159,25 @@ final class ModuleServiceTests: XCTestCase {
             to: handlers.appendingPathComponent("a.conf"), atomically: true, encoding: .utf8)
         try "[Handler]\nModule=twice\nIsolation=none\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
-        let host = ModuleHost(
+        let handlerSet = HandlerSet(
             directories: HandlerDirectories(directories: [handlers.path]), moduleDirectories: ModuleDirectories([modules.path]),
             reservedServices: [], pool: pool, logger: Logger(label: "test"))
-        let generation = try host.prepare(strict: false)
+        let generation = try handlerSet.prepare(strict: false)
         XCTAssertEqual(generation.services.map(\.configuration.name), ["a"])
         XCTAssertEqual(generation.problems.count, 1)
         let problem = generation.problems.first ?? ""
         XCTAssertTrue(problem.contains("handler 'b' would serve the same service as handler 'a'"), problem)
         XCTAssertFalse(problem.contains("asked to fail"), problem)
-        host.commit(generation)
-        host.retireAll()
+        handlerSet.commit(generation)
+        handlerSet.retireAll()
         // Isolated (the default): no module host is started for the second, so its init never runs.
         try "[Handler]\nModule=twice\n[Config]\nFailInit=yes\n".write(
             to: handlers.appendingPathComponent("b.conf"), atomically: true, encoding: .utf8)
-        let again = try host.prepare(strict: false)
+        let again = try handlerSet.prepare(strict: false)
         XCTAssertEqual(again.services.map(\.configuration.name), ["a"])
         XCTAssertTrue(again.problems.first?.contains("handler 'b' would serve the same service as handler 'a'") ?? false, "\(again.problems)")
-        host.commit(again)
-        host.retireAll()
+        handlerSet.commit(again)
+        handlerSet.retireAll()
     }
 
     /// A method without RPCD_METHOD_MAY_BLOCK that holds its event loop is reported once, naming the method and
@@ -210,13 +211,13 @@ final class ModuleServiceTests: XCTestCase {
     /// late reaches no freed memory (issue 14, the handler pointer's lifetime).
     func testTheHandlerHandleEndsWithDeinit() throws {
         let service = try service()
-        XCTAssertNotNil(HandlerContext.of(OpaquePointer(bitPattern: service.handlerToken)))
+        XCTAssertNotNil(HandlerContext.of(OpaquePointer(bitPattern: service.instance.handlerToken)))
         service.retire()
-        XCTAssertTrue(service.isDeinitialized)
-        XCTAssertNil(HandlerContext.of(OpaquePointer(bitPattern: service.handlerToken)))
+        XCTAssertTrue(service.instance.isDeinitialized)
+        XCTAssertNil(HandlerContext.of(OpaquePointer(bitPattern: service.instance.handlerToken)))
         // What a late log line from the module does: nothing.
-        HostFunctions.table.pointee.log(OpaquePointer(bitPattern: service.handlerToken), 6, "late", nil, 0)
-        XCTAssertNil(HostFunctions.table.pointee.config_get(OpaquePointer(bitPattern: service.handlerToken), "Greeting"))
+        HostFunctions.table.pointee.log(OpaquePointer(bitPattern: service.instance.handlerToken), 6, "late", nil, 0)
+        XCTAssertNil(HostFunctions.table.pointee.config_get(OpaquePointer(bitPattern: service.instance.handlerToken), "Greeting"))
     }
 
     func testConfigValuesReachTheModule() throws {
@@ -239,7 +240,7 @@ final class ModuleServiceTests: XCTestCase {
     func testSecondAnswerIsIgnored() throws {
         let service = try service()
         XCTAssertEqual(try call(service, request("twice")), #"{"jsonrpc":"2.0","result":1,"id":1}"#)
-        XCTAssertEqual(service.callsInModule, 0)
+        XCTAssertEqual(service.instance.callsInModule, 0)
     }
 
     func testAnswerFromAnotherThreadLater() throws {
@@ -252,7 +253,7 @@ final class ModuleServiceTests: XCTestCase {
         let reply = try JSONValue(parsing: XCTUnwrap(call(service, request("later", "[400]"))))
         XCTAssertEqual(reply["error"]?["code"], -32003)
         XCTAssertEqual(reply["error"]?["data"]?["timeout_ms"], 50)
-        XCTAssertEqual(service.callsInModule, 1, "the module still holds the call until it answers")
+        XCTAssertEqual(service.instance.callsInModule, 1, "the module still holds the call until it answers")
         try waitUntilTheModuleAnswered(service)
     }
 
@@ -275,7 +276,7 @@ final class ModuleServiceTests: XCTestCase {
         // ran once, or not at all because the module had already answered: never twice.
         XCTAssertLessThanOrEqual(cancelCalls.pointee - callsBefore, 1, "cancel() ran at most once")
         try waitUntilTheModuleAnswered(service)
-        XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with the module's answer")
+        XCTAssertEqual(service.instance.callsHoldingSlots, 0, "its slot came back with the module's answer")
     }
 
     /// Past `Timeout=` the module's cancel() runs once, before the caller is answered (the test above cannot
@@ -289,7 +290,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(reply["error"]?["code"], -32003)
         XCTAssertEqual(cancelCalls.pointee, callsBefore + 1, "cancel() ran once, before the timeout answered")
         try waitUntilTheModuleAnswered(service)
-        XCTAssertEqual(service.callsHoldingSlots, 0, "its slot came back with cancel()'s answer")
+        XCTAssertEqual(service.instance.callsHoldingSlots, 0, "its slot came back with cancel()'s answer")
     }
 
     func testMaxConcurrencyRefusesPastTheLimit() throws {
@@ -327,7 +328,7 @@ final class ModuleServiceTests: XCTestCase {
         loop.execute {
             router.dispatch(router.parser.parse(ByteBuffer(string: self.request("wait_cancel", id: 7))),
                             connection: connection, eventLoop: loop) { waited.succeed($0.map { String(buffer: $0) }) }
-            slotsWhileRunning.succeed(service.callsHoldingSlots)
+            slotsWhileRunning.succeed(service.instance.callsHoldingSlots)
             let cancel = #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":7},"id":8}"#
             router.dispatch(router.parser.parse(ByteBuffer(string: cancel)), connection: connection, eventLoop: loop) {
                 cancelled.succeed($0.map { String(buffer: $0) })
@@ -337,7 +338,7 @@ final class ModuleServiceTests: XCTestCase {
         XCTAssertEqual(try waited.futureResult.wait(),
                        #"{"jsonrpc":"2.0","error":{"code":-32011,"message":"Call cancelled"},"id":7}"#)
         XCTAssertEqual(try cancelled.futureResult.wait(), #"{"jsonrpc":"2.0","result":true,"id":8}"#)
-        XCTAssertEqual(service.callsHoldingSlots, 0, "the slot is free before the module answers")
+        XCTAssertEqual(service.instance.callsHoldingSlots, 0, "the slot is free before the module answers")
         XCTAssertEqual(try call(service, request("ok")), #"{"jsonrpc":"2.0","result":42,"id":1}"#)
 
         let handle = image.handle
@@ -366,7 +367,7 @@ final class ModuleServiceTests: XCTestCase {
         let handle = image.handle
         let waitForCancel = unsafeBitCast(try XCTUnwrap(dlsym(handle, "test_wait_for_cancel")), to: (@convention(c) (Int32) -> Int32).self)
         XCTAssertEqual(waitForCancel(10), 0)
-        XCTAssertEqual(service.callsHoldingSlots, 0)
+        XCTAssertEqual(service.instance.callsHoldingSlots, 0)
     }
 
     func testBlockingMethodRunsOnThePoolAndLeavesTheLoopFree() throws {
@@ -414,7 +415,7 @@ final class ModuleServiceTests: XCTestCase {
         let waitForDeinit = unsafeBitCast(
             try XCTUnwrap(dlsym(handle, "test_wait_for_deinit")), to: (@convention(c) (Int32) -> Int32).self)
         while deinitCount.pointee <= before, waitForDeinit(30) == 0 {}
-        XCTAssertTrue(service.isDeinitialized)
+        XCTAssertTrue(service.instance.isDeinitialized)
         XCTAssertEqual(deinitCount.pointee, before + 1)
         let late = try JSONValue(parsing: XCTUnwrap(call(service, request("ok"))))
         XCTAssertEqual(late["error"]?["code"], -32005, "a call routed after de-initialisation is refused, not run")

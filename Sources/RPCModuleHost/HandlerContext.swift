@@ -1,6 +1,6 @@
 import Logging
 import NIOCore
-import RPCCore
+import RPCBinding
 import RPCLogging
 
 #if canImport(Glibc)
@@ -11,7 +11,7 @@ import Glibc
 /// strings, and where its events go.
 ///
 /// The module gets a token from `handles`, not a pointer: the handle is valid from the instance's `init` until
-/// its `deinit` has returned (`ModuleService` registers and removes it), and a module thread that logs through
+/// its `deinit` has returned (`ModuleInstance` registers and removes it), and a module thread that logs through
 /// it later is ignored rather than reaching freed memory. The strings live as long as the context.
 final class HandlerContext: @unchecked Sendable {
     /// Every live handler's context, by the token its module holds.

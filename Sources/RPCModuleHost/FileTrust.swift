@@ -13,10 +13,10 @@ import Glibc
 /// directory others may write (sticky or not) a link is trusted by its own owner, never by its target's
 /// (a user's `leak.conf -> /etc/shadow` is refused before a byte of it is read). Pure checks on `lstat` and
 /// `stat` results; thread-safe.
-enum FileTrust {
+package enum FileTrust {
     /// Why `path`, whose metadata is `info` (read from the descriptor that will be used), cannot be trusted;
     /// nil if it can.
-    static func problem(file path: String, info: stat) -> String? {
+    package static func problem(file path: String, info: stat) -> String? {
         guard info.st_mode & S_IFMT == S_IFREG else { return "not a regular file" }
         if let problem = ownershipProblem(info, what: path, sticky: false) { return problem }
         return problem(directoriesAbove: path)
@@ -24,7 +24,7 @@ enum FileTrust {
 
     /// Why one of the directories above `path` (as written, and after resolving symlinks), or a symlink on
     /// the way to it (`path` itself included), cannot be trusted.
-    static func problem(directoriesAbove path: String) -> String? {
+    package static func problem(directoriesAbove path: String) -> String? {
         if let problem = problem(linksOn: path) { return problem }
         var chains = [ancestors(of: path)]
         if let real = realpath(path, nil) {

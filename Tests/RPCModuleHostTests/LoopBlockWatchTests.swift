@@ -1,5 +1,5 @@
 import Foundation
-@testable import RPCModules
+@testable import RPCModuleHost
 import XCTest
 
 #if canImport(Glibc)

@@ -1,10 +1,11 @@
-import JSONRPC
 import Logging
 import NIOCore
-import RPCCore
 import RPCLogging
 import RPCProtocol
 import Synchronization
+
+/// What a module answered: its result (checked to be one JSON value) or its error.
+typealias ModuleOutcome = Result<ByteBuffer, RPCError>
 
 /// Calls handed to modules and not answered by them yet, by unguessable token (`OpaqueHandleTable`).
 ///
@@ -23,12 +24,12 @@ final class ModuleCallTable: Sendable {
     }
 
     /// A module's answer: completes the call unless it already timed out; always releases the module's slot.
-    func complete(_ handle: OpaquePointer?, _ outcome: RPCOutcome?, invalidResult: Bool = false) {
+    func complete(_ handle: OpaquePointer?, _ outcome: ModuleOutcome?, invalidResult: Bool = false) {
         guard let call = calls.remove(UInt(handle: handle)) else {
             if let suppressed = strayAnswers.admit() {
                 var metadata: Logger.Metadata = [LogField.callToken: "\(UInt(handle: handle))"]
                 if suppressed > 0 { metadata[LogField.suppressed] = "\(suppressed)" }
-                ModuleHostLog.logger.warning(
+                ModuleLog.logger.warning(
                     "A module answered a call that is not open (answered already, or never given); answer ignored",
                     metadata: metadata)
             }
@@ -62,8 +63,8 @@ final class ModuleCallTable: Sendable {
 /// cancellation), counted against `MaxConcurrency=` until the module answers or the call is cancelled, and
 /// against the instance's life until the module answers.
 final class PendingModuleCall: Sendable {
-    private let responder: RPCResponder
-    private let service: ModuleService
+    private let answer: any ModuleCallAnswer
+    private let instance: ModuleInstance
     private let method: String
     /// The params as bound by rpcd (`RPCD_METHOD_BIND_PARAMS`): held until the call ends, as `rpcd_host.param`
     /// promises.
@@ -74,9 +75,9 @@ final class PendingModuleCall: Sendable {
     private let holdsSlot = Atomic<Bool>(true)
     private let timeout = Mutex<Scheduled<Void>?>(nil)
 
-    init(responder: RPCResponder, service: ModuleService, method: String, boundParams: BoundCallParams?) {
-        self.responder = responder
-        self.service = service
+    init(answer: any ModuleCallAnswer, instance: ModuleInstance, method: String, boundParams: BoundCallParams?) {
+        self.answer = answer
+        self.instance = instance
         self.method = method
         self.boundParams = boundParams
     }
@@ -90,9 +91,9 @@ final class PendingModuleCall: Sendable {
         let task = loop.scheduleTask(in: .milliseconds(Int64(milliseconds))) {
             guard self.claimAnswer() else { return }
             self.timedOut.store(true, ordering: .releasing)
-            self.service.logger.warning("Call timed out", metadata: [LogField.method: "\(self.method)"])
+            self.instance.logger.warning("Call timed out", metadata: [LogField.method: "\(self.method)"])
             tellModule()
-            self.responder.fail(RPCError.timeout(after: milliseconds))
+            self.answer.fail(RPCError.timeout(after: milliseconds))
         }
         timeout.withLock { $0 = task }
     }
@@ -100,31 +101,31 @@ final class PendingModuleCall: Sendable {
     /// Whether nobody waits for the module's answer any more: the caller gave up, or `Timeout=` passed.
     var isCancelled: Bool { cancelled.load(ordering: .acquiring) || timedOut.load(ordering: .acquiring) }
 
-    /// The caller gave up (the router has answered it -32011): frees the call's slot and marks it for
+    /// The caller gave up (rpcd has answered it -32011): frees the call's slot and marks it for
     /// `call_cancelled`. Returns false when the module had answered already (nothing left to tell it).
     func cancel() -> Bool {
         timeout.withLock { $0?.cancel() }
         cancelled.store(true, ordering: .releasing)
-        if releaseSlot() { service.releaseSlot() }
+        if releaseSlot() { instance.releaseSlot() }
         return claimAnswer()
     }
 
     /// nil: the module sent a result that is not valid JSON.
-    fileprivate func moduleAnswered(_ outcome: RPCOutcome?) {
+    fileprivate func moduleAnswered(_ outcome: ModuleOutcome?) {
         timeout.withLock { $0?.cancel() }
-        defer { service.moduleCallFinished(releasingSlot: releaseSlot()) }
+        defer { instance.moduleCallFinished(releasingSlot: releaseSlot()) }
         guard claimAnswer() else {
-            service.logger.debug(
+            instance.logger.debug(
                 cancelled.load(ordering: .acquiring) ? "Answer to a cancelled call dropped" : "Late answer after timeout dropped",
                 metadata: [LogField.method: "\(method)"])
             return
         }
         switch outcome {
-        case .success(let result): responder.succeed(rawJSON: result)
-        case .failure(let error): responder.fail(error)
+        case .success(let result): answer.succeed(rawJSON: result)
+        case .failure(let error): answer.fail(error)
         case nil:
-            service.logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(method)"])
-            responder.fail(RPCError.internalError)
+            instance.logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(method)"])
+            answer.fail(RPCError.internalError)
         }
     }
 
@@ -138,12 +139,13 @@ final class PendingModuleCall: Sendable {
     }
 }
 
-/// Where the module host logs what no handler owns (an answer to a call that is not open, a stale handler
-/// handle): the daemon's logger, set when the `ModuleHost` is made.
-enum ModuleHostLog {
+/// Where module calls log what no handler owns (an answer to a call that is not open, a stale handler
+/// handle): in rpcd the daemon's logger, set when the `HandlerSet` is made; in a module host process the
+/// link's, set when it starts.
+package enum ModuleLog {
     private static let current = Mutex(Logger(label: "rpcd"))
 
-    static var logger: Logger {
+    package static var logger: Logger {
         get { current.withLock { $0 } }
         set { current.withLock { $0 = newValue } }
     }

@@ -14,7 +14,7 @@ import Synchronization
 /// meanwhile, the answers of the calls its loop runs at once, goes out when the read ends, with no task,
 /// which at one call at a time is a measurable share of the host's work (bench/README.md, "One call at a
 /// time"). Thread-safe; `hold` and `release` on the link's loop.
-final class ModuleLinkOutbox: Sendable {
+package final class ModuleLinkOutbox: Sendable {
     private struct Pending {
         var messages: [ModuleLinkMessage] = []
         /// A task to drain is scheduled on the link's loop.
@@ -26,13 +26,13 @@ final class ModuleLinkOutbox: Sendable {
     private let channel: any Channel
     private let pending = Mutex(Pending())
 
-    init(channel: any Channel) {
+    package init(channel: any Channel) {
         self.channel = channel
     }
 
-    var eventLoop: any EventLoop { channel.eventLoop }
+    package var eventLoop: any EventLoop { channel.eventLoop }
 
-    func send(_ message: ModuleLinkMessage) {
+    package func send(_ message: ModuleLinkMessage) {
         let schedule = pending.withLock { pending in
             pending.messages.append(message)
             guard !pending.scheduled, !pending.held else { return false }
@@ -44,13 +44,13 @@ final class ModuleLinkOutbox: Sendable {
     }
 
     /// From now until `release`, what is sent waits for `release` (unless a task already drains it).
-    func hold() {
+    package func hold() {
         channel.eventLoop.preconditionInEventLoop()
         pending.withLock { $0.held = true }
     }
 
     /// Writes what was sent since `hold`, unless a scheduled task will.
-    func release() {
+    package func release() {
         channel.eventLoop.preconditionInEventLoop()
         let messages = pending.withLock { pending -> [ModuleLinkMessage] in
             pending.held = false

@@ -1,8 +1,6 @@
 import CRPCDModule
-import JSONRPC
 import Logging
 import NIOCore
-import RPCCore
 import RPCJSON
 import RPCLogging
 import RPCProtocol
@@ -65,10 +63,10 @@ enum HostFunctions {
     }()
 }
 
-enum JSONValidation {
+package enum JSONValidation {
     /// Whether `bytes` hold exactly one JSON value (modules' results are checked so a broken module cannot
     /// send clients a broken reply).
-    static func isSingleValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package static func isSingleValue(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var scanner = JSONScanner(bytes: bytes, maxDepth: 512)
         do {
             _ = try scanner.scanValue(depth: 0)

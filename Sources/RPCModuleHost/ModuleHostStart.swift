@@ -5,24 +5,24 @@ import RPCModuleLink
 /// What rpcd tells a module host process to run (`ModuleLinkMessage.start`): the module file and the part of
 /// the handler's configuration the module sees. Limits (`Timeout=`, `MaxConcurrency=`) and access rules stay
 /// in rpcd, which enforces them before a call crosses the link.
-struct ModuleHostStart: Equatable, Sendable {
-    /// The module file, resolved by rpcd (`ModuleHost.modulePath`); the host checks and loads it as rpcd would.
-    var modulePath: String
-    var handler: String
-    var service: String?
-    var config: [String: String]
+package struct ModuleHostStart: Equatable, Sendable {
+    /// The module file, resolved by rpcd (`HandlerSet.servingPath`); the host checks and loads it as rpcd would.
+    package var modulePath: String
+    package var handler: String
+    package var service: String?
+    package var config: [String: String]
     /// The `[Config]` assignments with their files and lines: the host checks them against the keys the module
     /// declares before its `init` runs, with the errors rpcd itself gives (file, line, "did you mean").
-    var configEntries: [INIEntry]
+    package var configEntries: [INIEntry]
     /// `rpcd --check-config`: load and check the module, report its descriptor, and never call its `init`.
-    var checkOnly: Bool
+    package var checkOnly: Bool
     /// A command handler's methods (`[Command]`), read again by the host from the sections as written.
-    var commands: [HandlerCommand]
+    package var commands: [HandlerCommand]
     /// The handler's `Timeout=`, in milliseconds: a program that leaves a cancelled call unanswered this long
     /// again is hung (`HandlerProgram`); nil: none.
-    var timeoutMilliseconds: Int?
+    package var timeoutMilliseconds: Int?
 
-    init(modulePath: String, configuration: HandlerConfiguration, checkOnly: Bool = false) {
+    package init(modulePath: String, configuration: HandlerConfiguration, checkOnly: Bool = false) {
         self.modulePath = modulePath
         self.handler = configuration.name
         self.service = configuration.service
@@ -33,7 +33,7 @@ struct ModuleHostStart: Equatable, Sendable {
         self.timeoutMilliseconds = configuration.timeout.map { Int($0 / .milliseconds(1)) }
     }
 
-    var json: JSONValue {
+    package var json: JSONValue {
         [
             "module": .string(modulePath), "handler": .string(handler), "service": service.map(JSONValue.string) ?? .null,
             "config": .object(config.mapValues(JSONValue.string)),
@@ -46,7 +46,7 @@ struct ModuleHostStart: Equatable, Sendable {
         ]
     }
 
-    init?(json: JSONValue) {
+    package init?(json: JSONValue) {
         guard let modulePath = json["module"]?.stringValue, let handler = json["handler"]?.stringValue,
               let config = json["config"]?.objectValue else { return nil }
         self.modulePath = modulePath
@@ -68,9 +68,9 @@ struct ModuleHostStart: Equatable, Sendable {
         self.timeoutMilliseconds = json["timeout_ms"]?.intValue
     }
 
-    /// The configuration the host's in-process `ModuleService` runs with: no timeout and no concurrency limit of
+    /// The configuration the host's `ModuleInstance` runs with: no timeout and no concurrency limit of
     /// its own (rpcd's apply before a call is sent).
-    var configuration: HandlerConfiguration {
+    package var configuration: HandlerConfiguration {
         var configuration = HandlerConfiguration(name: handler)
         configuration.module = modulePath
         configuration.service = service

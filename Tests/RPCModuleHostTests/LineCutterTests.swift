@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-@testable import RPCModules
+@testable import RPCModuleHost
 import XCTest
 
 /// A handler program's output and log are cut into lines (docs/HANDLER-PROTOCOL.md §1, §7).

@@ -4,6 +4,7 @@ import NIOPosix
 import RPCConfig
 import RPCCore
 import RPCLogging
+import RPCModuleHost
 import RPCProtocol
 import Synchronization
 
@@ -18,7 +19,7 @@ import Glibc
 /// disable only their own handler. The caller swaps the router's registry, then `commit`s, which retires
 /// the instances no longer used (each is de-initialised after its last call). Thread-safe; `prepare` blocks
 /// (file I/O, `dlopen`, module `init`), so call it off the event loops.
-package final class ModuleHost: Sendable {
+package final class HandlerSet: Sendable {
     package let directories: HandlerDirectories
     package let moduleDirectories: ModuleDirectories
     /// Where handlers' `StateDirectory=` directories are made (`StateDirectories`).
@@ -67,7 +68,7 @@ package final class ModuleHost: Sendable {
         self.reservedServices = reservedServices
         self.pool = pool
         self.logger = logger
-        ModuleHostLog.logger = logger
+        ModuleLog.logger = logger
     }
 
     /// Reads the handler files and starts what they describe. With `strict` (reload), an unreadable or invalid

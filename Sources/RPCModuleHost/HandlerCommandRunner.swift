@@ -100,7 +100,7 @@ final class HandlerCommandRunner: @unchecked Sendable {
         DispatchQueue(label: "rpcd.command-reap").async {
             var signal: Int32 = 0, code: Int32 = 0
             let reaped = rpcd_command_reap(started, &signal, &code)
-            let termination: ModuleHostTermination =
+            let termination: ProcessTermination =
                 reaped < 0 ? .signalled(SIGKILL) : signal != 0 ? .signalled(signal) : .exited(code: code)
             loop.execute {
                 run.termination = termination
@@ -180,7 +180,7 @@ final class HandlerCommandRunner: @unchecked Sendable {
         answer(token, outcome(of: run, termination: termination))
     }
 
-    private func outcome(of run: RunningCommand, termination: ModuleHostTermination) -> Result<JSONValue, RPCError> {
+    private func outcome(of run: RunningCommand, termination: ProcessTermination) -> Result<JSONValue, RPCError> {
         if run.cancelled { return .failure(.callCancelled) }
         if run.overflowed { return .failure(.commandOutputTooLarge(limit: run.limit)) }
         let tail = String(decoding: run.standardError.suffix(Self.standardErrorTail), as: UTF8.self)
@@ -227,7 +227,7 @@ private final class RunningCommand: @unchecked Sendable {
     var standardError: [UInt8] = []
     var openPipes = 2
     var pipes: [any Channel] = []
-    var termination: ModuleHostTermination?
+    var termination: ProcessTermination?
     var cancelled = false
     var overflowed = false
     var grace: Scheduled<Void>?

@@ -1,4 +1,4 @@
-@testable import RPCModules
+@testable import RPCModuleHost
 import XCTest
 
 /// Handles handed to modules are unguessable tokens (issue 14: call tokens were global and sequential, so one

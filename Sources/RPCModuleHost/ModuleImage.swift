@@ -1,7 +1,5 @@
 import CRPCDModule
-import JSONRPC
 import RPCBinding
-import RPCCore
 import RPCJSON
 import RPCProtocol
 
@@ -241,7 +239,7 @@ package struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertib
     package var path: String
     package var reason: String
 
-    init(_ path: String, _ reason: String) {
+    package init(_ path: String, _ reason: String) {
         self.path = path
         self.reason = reason
     }
@@ -250,21 +248,21 @@ package struct ModuleLoadError: Error, Hashable, Sendable, CustomStringConvertib
 }
 
 /// What identifies a file's contents well enough to notice it was replaced.
-struct FileIdentity: Hashable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modified: Int64
-    var modifiedNanoseconds: Int64
+package struct FileIdentity: Hashable, Sendable {
+    package var device: UInt64
+    package var inode: UInt64
+    package var size: Int64
+    package var modified: Int64
+    package var modifiedNanoseconds: Int64
 
     /// The identity of the file at `path` now; nil when it cannot be read.
-    init?(path: String) {
+    package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         self.init(info)
     }
 
-    init(_ info: stat) {
+    package init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)

@@ -1,6 +1,6 @@
 import RPCBinding
 import RPCConfig
-@testable import RPCModules
+@testable import RPCModuleHost
 import XCTest
 
 /// `[Config]` values held to what the module declares for them (issue 40, item 2), with the file and line a

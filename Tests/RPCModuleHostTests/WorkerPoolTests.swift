@@ -1,6 +1,6 @@
 import Dispatch
 import NIOPosix
-import RPCModules
+import RPCModuleHost
 import Synchronization
 import XCTest
 

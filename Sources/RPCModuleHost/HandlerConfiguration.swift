@@ -84,7 +84,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
                     .timeSpan("Timeout", \.timeout, in: .zero...RPCLimits.timeSpanCeiling, zeroDisables: true),
                     .integer("MaxConcurrency", \.maxConcurrency, in: maxConcurrencyRange),
                     .value("Isolation", \.isolation, parse: HandlerIsolation.parse, format: \.rawValue),
-                    .value("StateDirectory", \.stateDirectory, parse: StateDirectories.parseName, format: { $0 ?? "" }),
+                    .value("StateDirectory", \.stateDirectory, parse: parseStateDirectory, format: { $0 ?? "" }),
                     .list("ReadWritePaths", \.sandbox.readWritePaths, parse: HandlerSandbox.parsePath, format: { $0 }),
                     .size("MemoryMax", \.sandbox.memoryMax, in: HandlerSandbox.memoryMaxRange),
                     .integer("TasksMax", \.sandbox.tasksMax, in: HandlerSandbox.tasksMaxRange),
@@ -104,6 +104,17 @@ package struct HandlerConfiguration: Hashable, Sendable {
         guard isPlainName(entry.value) else {
             throw entry.invalidValue(
                 expected: "expected a module name (\(plainNameRule)), found in the module directory as NAME.so or libNAME.so; paths are not accepted")
+        }
+        return entry.value
+    }
+
+    /// `StateDirectory=` names one directory beneath rpcd's state root (`StateDirectories`): never a path, never
+    /// `.` or `..`, so no handler file reaches outside the root or into another handler's directory by a path of
+    /// its own.
+    @Sendable private static func parseStateDirectory(_ entry: INIEntry) throws(ConfigError) -> String? {
+        guard isPlainName(entry.value) else {
+            throw entry.invalidValue(
+                expected: "expected a directory name (\(plainNameRule)), made beneath rpcd's state directory; paths are not accepted")
         }
         return entry.value
     }
@@ -150,7 +161,7 @@ package struct HandlerConfiguration: Hashable, Sendable {
 
     /// Builds the configuration of handler `name` from its documents (main file first). A document with no
     /// entries and no sections masks the handler: the result is nil.
-    static func make(name: String, documents: [INIDocument]) throws(ConfigError) -> HandlerConfiguration? {
+    package static func make(name: String, documents: [INIDocument]) throws(ConfigError) -> HandlerConfiguration? {
         guard let main = documents.first, !(main.entries.isEmpty && main.sectionHeaders.isEmpty) else { return nil }
         var handlerDocuments: [INIDocument] = []
         var config: [String: String] = [:]

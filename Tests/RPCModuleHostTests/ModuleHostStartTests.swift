@@ -1,7 +1,7 @@
 import RPCConfig
 import RPCJSON
 import RPCModuleLink
-@testable import RPCModules
+@testable import RPCModuleHost
 import XCTest
 
 /// What rpcd tells a module host to load, and how to initialise it, survives the link.

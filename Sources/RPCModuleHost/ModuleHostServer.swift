@@ -1,10 +1,8 @@
 import CRPCDHostSupport
-import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
 import RPCBinding
-import RPCCore
 import RPCJSON
 import RPCLogging
 import RPCModuleLink
@@ -15,10 +13,10 @@ import Synchronization
 import Glibc
 #endif
 
-/// The module host process's end of the link: loads the module rpcd names (`start`), runs it in an in-process
-/// `ModuleService` exactly as rpcd itself would (same host function table, same worker pool for
-/// `RPCD_METHOD_MAY_BLOCK`, same handle checks), and turns link messages into calls and answers, log entries
-/// and events into link messages.
+/// The module host process's end of the link: loads the module rpcd names (`start`), runs it in a
+/// `ModuleInstance` exactly as rpcd itself runs an in-process one (same host function table, same worker pool
+/// for `RPCD_METHOD_MAY_BLOCK`, same handle checks), and turns link messages into calls (`ModuleCall`) and
+/// answers, log entries and events into link messages.
 ///
 /// Methods without `RPCD_METHOD_MAY_BLOCK` run on the host's one event loop, which also answers rpcd's pings:
 /// a module that blocks it stops the pongs, and rpcd kills the host. When the link closes (rpcd stopped, or
@@ -31,7 +29,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         case awaitingStart
         /// Answers and events go out through the outbox: one write for all a read's calls answered, at the
         /// read's end (the outbox is held from its first call to `channelReadComplete`).
-        case serving(ModuleService, ModuleLinkOutbox)
+        case serving(ModuleInstance, ModuleLinkOutbox)
         /// A program handler's program: calls become lines (`HandlerProgram`).
         case servingProgram(HandlerProgram, ModuleLinkOutbox)
         /// The program is starting: it has not declared itself yet.
@@ -125,7 +123,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         let outbox = ModuleLinkOutbox(channel: channel)
         var logger = Logger(label: "rpcd") { _ in ModuleLinkLogHandler(channel: channel) }
         logger.logLevel = .debug
-        ModuleHostLog.logger = logger
+        ModuleLog.logger = logger
         switch sandbox {
         case .failure(let error): return fail("\(error)", context: context)
         case .success(.noLandlock):
@@ -152,7 +150,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             }
             var configuration = start.configuration
             configuration.sandbox.stateDirectory = stateDirectory
-            let service = try ModuleService(image: image, configuration: configuration, pool: pool, logger: logger) {
+            let service = try ModuleInstance(image: image, configuration: configuration, pool: pool, logger: logger) {
                 event, payload in
                 outbox.send(.emit(event: event, payload: payload))
             }
@@ -238,36 +236,40 @@ final class ModuleHostServer: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut([.startFailed(reason)])).whenComplete { _ in context.close(promise: nil) }
     }
 
-    private func call(_ service: ModuleService, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {
+    private func call(_ service: ModuleInstance, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {
         guard service.descriptor.methods.indices.contains(method) else {
             let error = RPCError.methodNotFound("#\(method)")
             return outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: nil))
         }
-        let descriptor = service.descriptor.methods[method]
-        let call = RPCCall(
-            request: RPCRequest(method: service.descriptor.name + "." + descriptor.name, params: params, id: nil),
-            methodIndex: method, method: descriptor, connection: Self.connection, eventLoop: outbox.eventLoop,
-            registry: Self.registry)
-        let responder = RPCResponder { [cancellations] outcome, _ in
-            _ = cancellations.remove(token)
-            let message: ModuleLinkMessage = switch outcome {
-            case .success(let json): .result(token: token, json: json)
-            case .failure(let error):
-                .error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer))
-            }
-            outbox.send(message)
-        }
-        service.enter(call, responder: responder) { [cancellations] cancel in
+        let call = ModuleCall(
+            methodIndex: method, name: service.descriptor.name + "." + service.descriptor.methods[method].name,
+            params: params, eventLoop: outbox.eventLoop)
+        service.enter(call, answer: LinkAnswer(token: token, outbox: outbox, cancellations: cancellations)) {
+            [cancellations] cancel in
             cancellations.register(token, cancel)
         }
     }
-
-    /// Who calls, as the in-process service sees it: rpcd, which checked the real caller's access already.
-    private static let connection = RPCConnectionInfo(id: 0, peer: RPCPeer(address: .unixSocket), logger: Logger(label: "rpcd"))
-    private static let registry = try! RPCServiceRegistry(services: [])
 }
 
-/// The cancellation each open call registered (`ModuleService.enter`), by token: registered and run on the
+/// A call's answer as a link message, sent back to rpcd by the token rpcd gave the call.
+private struct LinkAnswer: ModuleCallAnswer {
+    let token: UInt64
+    let outbox: ModuleLinkOutbox
+    let cancellations: CallCancellations
+
+    func succeed(rawJSON: ByteBuffer) {
+        _ = cancellations.remove(token)
+        outbox.send(.result(token: token, json: rawJSON))
+    }
+
+    func fail(_ error: any Error) {
+        _ = cancellations.remove(token)
+        let error = RPCError(from: error)
+        outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer)))
+    }
+}
+
+/// The cancellation each open call registered (`ModuleInstance.enter`), by token: registered and run on the
 /// host's event loop, removed by whichever thread answers the call.
 private final class CallCancellations: Sendable {
     /// The handlers run on the event loop they were registered on; the box only carries them there.
@@ -290,45 +292,5 @@ extension Error {
     /// What a person reads of a failure to start a module.
     fileprivate var reason: String {
         (self as? ModuleLoadError)?.reason ?? "\(self)"
-    }
-}
-
-/// The `rpcd-module-host` executable's main.
-package enum ModuleHostMain {
-    /// Serves the link on descriptor 3 until it closes, then exits.
-    package static func main() -> Never {
-        guard let arguments = ModuleHostArguments(parsing: Array(CommandLine.arguments.dropFirst())) else {
-            DescriptorOutput.standardError("rpcd-module-host: runs one handler's module for rpcd, which starts it; not meant to be run by hand\n")
-            _exit(2)
-        }
-        AllocatorTuning.moduleHost.apply()
-        // First, while this is the only thread: Landlock binds the threads started after it.
-        let sandbox = Result { () throws(ModuleHostSandboxError) in try ModuleHostSandbox.apply(arguments) }
-        signal(SIGPIPE, SIG_IGN)
-        // rpcd stops its hosts itself, through the link, once their calls in flight are answered. systemd's
-        // `systemctl stop` and `systemctl kill` signal every process of the unit: a host that died of that
-        // SIGTERM would fail the calls rpcd is letting finish, and a SIGHUP meant as a reload would kill it.
-        for stop in [SIGTERM, SIGINT, SIGHUP] { signal(stop, SIG_IGN) }
-        _ = rpcd_exit_with_parent()
-        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        let pool = WorkerPool(threads: max(2, System.coreCount))
-        do {
-            let channel = try ClientBootstrap(group: group)
-                .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(
-                            pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile, kind: arguments.kind,
-                            handlerSandbox: arguments.sandbox)])
-                    }
-                }
-                .withConnectedSocket(3).wait()
-            try channel.closeFuture.wait()
-            // A program handler's program gets its time to finish once its input closed.
-            HandlerProgram.current?.stop()
-        } catch {
-            DescriptorOutput.standardError("rpcd-module-host: \(error)\n")
-            _exit(1)
-        }
-        _exit(0)
     }
 }

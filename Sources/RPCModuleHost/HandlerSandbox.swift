@@ -7,7 +7,7 @@ package struct HandlerSandbox: Hashable, Sendable {
     /// Absolute paths the module may create, write and delete beneath; everywhere else it may at most read
     /// system libraries, its own module directory, `/proc` and `/sys`.
     package var readWritePaths: [String] = []
-    /// The handler's state directory (`StateDirectory=` beneath rpcd's state root), resolved by `ModuleHost`;
+    /// The handler's state directory (`StateDirectory=` beneath rpcd's state root), resolved by `HandlerSet`;
     /// writable as a `ReadWritePaths=` entry is, and handed to the module (`state_directory`, `stateDirectory`).
     package var stateDirectory: String?
     /// The host's memory limit: its cgroup's `memory.max`, over every process it starts, where rpcd has a
@@ -34,7 +34,7 @@ package struct HandlerSandbox: Hashable, Sendable {
     }
 
     /// Every path the module may write beneath: `ReadWritePaths=` and the state directory.
-    var writablePaths: [String] { readWritePaths + (stateDirectory.map { [$0] } ?? []) }
+    package var writablePaths: [String] { readWritePaths + (stateDirectory.map { [$0] } ?? []) }
 
     /// The host's command-line arguments for this sandbox (`ModuleHostArguments` reads them back).
     var arguments: [String] {

@@ -5,16 +5,16 @@
 /// applies it in `main`, before any thread exists (Landlock restricts the thread that asks, and the threads it
 /// starts after). The module file comes as a descriptor rpcd opened and checked (`ModuleLoader.openTrusted`):
 /// the host, which runs as a user of its own, need not reach its path.
-struct ModuleHostArguments: Equatable, Sendable {
-    var handler: String
+package struct ModuleHostArguments: Equatable, Sendable {
+    package var handler: String
     /// The module file, the program of a program handler, or the handler file of command methods.
-    var modulePath: String
-    var kind: ModuleHostKind
+    package var modulePath: String
+    package var kind: ModuleHostKind
     /// The host's descriptor of the module file (after the link, 3); nil unless it runs a module.
-    var moduleFile: Int32? = 4
-    var sandbox = HandlerSandbox()
+    package var moduleFile: Int32? = 4
+    package var sandbox = HandlerSandbox()
 
-    init(handler: String, modulePath: String, sandbox: HandlerSandbox, kind: ModuleHostKind = .module) {
+    package init(handler: String, modulePath: String, sandbox: HandlerSandbox, kind: ModuleHostKind = .module) {
         self.handler = handler
         self.modulePath = modulePath
         self.sandbox = sandbox
@@ -23,10 +23,10 @@ struct ModuleHostArguments: Equatable, Sendable {
     }
 
     /// Whether the host starts processes of the handler's (a program, or commands) rather than loading a module.
-    var startsProcesses: Bool { kind != .module }
+    package var startsProcesses: Bool { kind != .module }
 
     /// The arguments after the executable's name.
-    var arguments: [String] {
+    package var arguments: [String] {
         let served = switch kind {
         case .module: ["--module", modulePath, "--module-file", "\(moduleFile ?? 4)"]
         case .program: ["--program", modulePath]
@@ -36,7 +36,7 @@ struct ModuleHostArguments: Equatable, Sendable {
     }
 
     /// Reads `arguments` (after the executable's name); nil for anything `arguments` does not write.
-    init?(parsing arguments: [String]) {
+    package init?(parsing arguments: [String]) {
         guard let handler = arguments.first else { return nil }
         self.handler = handler
         var modulePath: String?
@@ -76,7 +76,7 @@ struct ModuleHostArguments: Equatable, Sendable {
     /// Checks what serves a handler and opens what the host is handed: the module file at `path`, opened and
     /// checked (`ModuleLoader.openTrusted`), or nothing for a program or commands, whose programs are checked the
     /// same way and started by their paths (`ModuleLoader.checkProgram`).
-    static func openServed(_ path: String, configuration: HandlerConfiguration) throws(ModuleLoadError) -> [Int32] {
+    package static func openServed(_ path: String, configuration: HandlerConfiguration) throws(ModuleLoadError) -> [Int32] {
         switch configuration.hostKind {
         case .module:
             return [try ModuleLoader.openTrusted(path: path)]
