@@ -307,11 +307,16 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             account.release(charge)
             return
         }
-        guard let reply = reply ?? (output.framing == .messages ? .serialized(ByteBuffer()) : nil) else {
+        let written: Bool
+        if let reply {
+            written = output.write(reply, to: context, holding: charge)
+        } else if output.framing == .messages {  // an HTTP request is answered even when nothing is to send
+            written = output.write(ByteBuffer(), to: context, force: false, holding: charge)
+        } else {
             account.release(charge)
             return finishedCalls(context: context)
         }
-        guard output.write(reply, to: context, holding: charge) else {
+        guard written else {
             // Made already, and more than the peer may have held for it: ending the connection frees it.
             connection.rateLimitedLogger?.notice(
                 "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
