@@ -2,9 +2,16 @@ import NIOCore
 import RPCLogging
 import RPCProtocol
 
-/// What completes one call of a connection with an answer that arrived from elsewhere (a module host's, over its
-/// link): it gives back what the answer held and hands it to the call's responder.
-package typealias RPCConnectionAnswer = @Sendable () -> Void
+/// One call's answer that arrived from elsewhere (a module host's, over its link), as its connection is handed
+/// it. A struct rather than a bare closure: kept in an array, a closure is re-abstracted, which allocates.
+package struct RPCConnectionAnswer: Sendable {
+    /// Completes the call: gives back what the answer held and hands it to the call's responder.
+    package let complete: @Sendable () -> Void
+
+    package init(complete: @escaping @Sendable () -> Void) {
+        self.complete = complete
+    }
+}
 
 /// The write side of one connection for frames the server sends unasked (events) and for answers that arrive
 /// together from elsewhere, implemented by the connection handler. Used only on the connection's event loop.

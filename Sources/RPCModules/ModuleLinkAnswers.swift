@@ -26,7 +26,10 @@ final class ModuleLinkAnswers {
 
     /// Keeps an answer for its caller's connection, `output` (nil: the call has none), on `eventLoop`, until
     /// `finish`.
-    func deliver(on eventLoop: any EventLoop, to output: (any RPCConnectionOutput)?, _ answer: @escaping RPCConnectionAnswer) {
+    func deliver(
+        on eventLoop: any EventLoop, to output: (any RPCConnectionOutput)?, _ complete: @escaping @Sendable () -> Void
+    ) {
+        let answer = RPCConnectionAnswer(complete: complete)
         if eventLoop.inEventLoop { return here.add(answer, for: output) }
         if let index = elsewhere.firstIndex(where: { $0.loop === eventLoop }) {
             elsewhere[index].batches.add(answer, for: output)
@@ -68,7 +71,7 @@ final class ModuleLinkAnswers {
 
         var isEmpty: Bool { used == 0 }
 
-        mutating func add(_ answer: @escaping RPCConnectionAnswer, for output: (any RPCConnectionOutput)?) {
+        mutating func add(_ answer: RPCConnectionAnswer, for output: (any RPCConnectionOutput)?) {
             let key = output.map { ObjectIdentifier($0) }
             if let slot = index[key] { return batches[slot].answers.append(answer) }
             index[key] = used
@@ -87,7 +90,7 @@ final class ModuleLinkAnswers {
                 if let output = batch.output {
                     output.deliver(batch.answers[...])
                 } else {
-                    for answer in batch.answers { answer() }
+                    for answer in batch.answers { answer.complete() }
                 }
             }
         }

@@ -389,7 +389,7 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
     /// The answers complete their calls (`complete`), whose replies `flow` holds until they all have.
     func deliver(_ answers: ArraySlice<RPCConnectionAnswer>) {
         let began = flow.answersArrived()
-        for answer in answers { answer() }
+        for answer in answers { answer.complete() }
         if began, flow.answersDelivered() { flushIfPending() }
     }
 

@@ -151,7 +151,7 @@ private final class RecordingOutput: RPCConnectionOutput {
     var subscriptions: RPCConnectionSubscriptions? { nil }
     func deliver(_ answers: ArraySlice<RPCConnectionAnswer>) {
         record("burst")
-        for answer in answers { answer() }
+        for answer in answers { answer.complete() }
         record("end")
     }
 }

@@ -108,7 +108,7 @@ final class ConnectionPipelineTests: XCTestCase {
         let output = try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self)
         // Each answer completes one call (its timer fires).
         let loop = channel.embeddedEventLoop
-        let answer: RPCConnectionAnswer = { loop.advanceTime(by: .milliseconds(100)) }
+        let answer = RPCConnectionAnswer { loop.advanceTime(by: .milliseconds(100)) }
         output.deliver([answer, answer, answer])
         var written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the delivery's replies")
@@ -260,7 +260,7 @@ final class ConnectionPipelineTests: XCTestCase {
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
         let loop = channel.embeddedEventLoop
         try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).deliver([
-            { loop.advanceTime(by: .milliseconds(50)) },
+            RPCConnectionAnswer { loop.advanceTime(by: .milliseconds(50)) },
         ])
         XCTAssertEqual(try outboundFrames(), [
             #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#,
