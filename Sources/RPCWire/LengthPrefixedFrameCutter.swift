@@ -103,8 +103,10 @@ package struct LengthPrefixedFrameCutter {
                     return .tooLarge(error)
                 }
                 switch scanned {
-                case .frame:
-                    return .frame(LengthPrefixedFrameDecoder.readFrame(from: &input)!)
+                case .frame(let length):
+                    // The length is read once: a read of the buffer costs a check of its storage's exclusive access.
+                    input.moveReaderIndex(forwardBy: LengthPrefixedFrameDecoder.headerSize)
+                    return .frame(input.readSlice(length: length)!)
                 case .needLength:
                     guard input.readableBytes > 0 else { return .needMoreData }
                     state = .gathering(ByteBufferAllocator().buffer(capacity: LengthPrefixedFrameDecoder.headerSize), admitted: admissionHeadSize == nil)
