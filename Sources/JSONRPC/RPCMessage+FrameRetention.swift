@@ -4,27 +4,29 @@ extension RPCMessage {
     /// Frames at most this long are kept whole: copying their parts out would save too little to matter.
     package static let smallFrameSize = 4096
 
-    /// This message with its params and ids moved out of the frame when they are a small part of it, and the
-    /// bytes it then keeps alive.
+    /// Moves this message's params and ids out of the frame when they are a small part of it; returns the bytes
+    /// it then keeps alive.
     ///
     /// The envelope parser hands params and ids on as slices of the frame, and a slice keeps its whole
     /// buffer alive: a call carrying a megabyte of ignored members would pin that megabyte until it is
     /// answered. When what the calls use is less than half of a frame larger than `smallFrameSize`, it is
     /// copied into one buffer of its own and the frame can be freed; so a message never keeps more than
-    /// twice what its calls use, plus `smallFrameSize`.
-    package func retainingOnlyWhatCallsUse(frameSize: Int) -> (message: RPCMessage, retainedBytes: Int) {
-        guard frameSize > Self.smallFrameSize else { return (self, frameSize) }
+    /// twice what its calls use, plus `smallFrameSize`. (Mutating rather than returning a new message with the
+    /// count: a tuple holding a message is destroyed through its type's metadata, a cost on every call.)
+    package mutating func retainOnlyWhatCallsUse(frameSize: Int) -> Int {
+        guard frameSize > Self.smallFrameSize else { return frameSize }
         let used = usedBytes
-        guard used * 2 < frameSize else { return (self, frameSize) }
+        guard used * 2 < frameSize else { return frameSize }
         var storage = ByteBufferAllocator().buffer(capacity: used)
         switch self {
         case .failure:
-            return (self, 0)
+            return 0
         case .single(let entry):
-            return (.single(entry.copied(into: &storage)), used)
+            self = .single(entry.copied(into: &storage))
         case .batch(let entries):
-            return (.batch(entries.map { $0.copied(into: &storage) }), used)
+            self = .batch(entries.map { $0.copied(into: &storage) })
         }
+        return used
     }
 
     /// The bytes of the frame the message's entries refer to.

@@ -78,7 +78,11 @@ package final class RPCRouter: Sendable {
         let dispatched = dispatch(
             message, connection: connection, eventLoop: eventLoop, clock: &clock, maxConcurrentCalls: maxConcurrentCalls,
             output: output, completion: { completion })
-        if case .answered(let reply) = dispatched { completion(reply?.serialized) }
+        switch dispatched {
+        case .answered(let reply): completion(reply.serialized)
+        case .nothingToSend: completion(nil)
+        case .running: break
+        }
     }
 
     /// `dispatch(_:connection:eventLoop:maxConcurrentCalls:output:completion:)` for a connection's hot path: a
@@ -109,14 +113,14 @@ package final class RPCRouter: Sendable {
             switch route(entry, registry: registry, connection: connection) {
             case .answered(let reply):
                 clock = eventLoop.now
-                return .answered(reply)
+                return reply.map { .answered($0) } ?? .nothingToSend
             case .routed(let route, let request):
                 switch answerAtOnce(
                     request, route: route, clock: &clock, registry: registry, connection: connection,
                     eventLoop: eventLoop, output: output)
                 {
                 case .answered(let reply): return .answered(reply)
-                case .nothingToSend: return .answered(nil)
+                case .nothingToSend: return .nothingToSend
                 case .notYet: break
                 }
                 let context = DispatchContext(
@@ -134,11 +138,13 @@ package final class RPCRouter: Sendable {
     }
 }
 
-/// What `RPCRouter.dispatch` did with a message.
+/// What `RPCRouter.dispatch` did with a message. (No optional reply: an optional of an enum with payloads is
+/// copied and destroyed through its type's metadata, three times the cost of the reply itself.)
 package enum RPCDispatch {
-    /// Answered before `dispatch` returned, with this reply (nil: nothing to send, only notifications); no
-    /// completion was made.
-    case answered(RPCReply?)
+    /// Answered before `dispatch` returned, with this reply; no completion was made.
+    case answered(RPCReply)
+    /// Answered before `dispatch` returned with nothing to send (only notifications); no completion was made.
+    case nothingToSend
     /// Its calls run, and the completion gets the reply (perhaps before `dispatch` returned, for a batch).
     case running
 }

@@ -13,7 +13,7 @@ import RPCWire
 /// in a queue and the handler stops asking the socket for more (it holds `read()`), so a fast client is slowed
 /// down instead of flooding memory or being sent errors. What a frame holds of the peer's account
 /// (`PeerAccount`, charged by `FrameReceiver`) is given back once its calls are answered; while they run, the
-/// message keeps only what its calls use of the frame (`RPCMessage.retainingOnlyWhatCallsUse`). The handler
+/// message keeps only what its calls use of the frame (`RPCMessage.retainOnlyWhatCallsUse`). The handler
 /// also ends the connection when it is idle with nothing in flight (on `IdleTimeoutHandler`'s event), and
 /// when the server quiesces it stops as `ConnectionShutdown` says: what waits or arrives from then on is
 /// refused (-32006), the client is told which of its calls were accepted (`rpc.goingAway`), and once the last
@@ -123,9 +123,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             process(frame, context: context)
         case .wait:
             // A cancellation must not wait behind the calls it is meant to end: it runs at once, uncounted.
-            let parsed = parse(frame)
-            if parsed.message.isCancellation {
-                run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
+            var message = router.parser.parse(frame)
+            if message.isCancellation {
+                let charge = Self.keepOnlyWhatCallsUse(of: &message, frame: frame)
+                run(message, frameSize: frame.readableBytes, charge: charge, context: context)
             } else {
                 WaitingFrames.append(Self.compacted(frame), to: self)
                 perform(flow.frameQueued(now: clock(context), writable: writable), context: context)
@@ -196,9 +197,10 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     private func process(_ frame: ByteBuffer, context: ChannelHandlerContext) {
-        let parsed = parse(frame)
-        shutdown.accept(parsed.message)
-        run(parsed.message, frameSize: frame.readableBytes, charge: parsed.charge, context: context)
+        var message = router.parser.parse(frame)
+        let charge = Self.keepOnlyWhatCallsUse(of: &message, frame: frame)
+        shutdown.accept(message)
+        run(message, frameSize: frame.readableBytes, charge: charge, context: context)
     }
 
     /// A frame read while stopping: not run, answered -32006 while the output is open (`ConnectionShutdown`).
@@ -258,13 +260,12 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         }
     }
 
-    /// The message, and what of the frame's length its calls keep (`RPCMessage.retainingOnlyWhatCallsUse`).
+    /// What of the frame's length the calls of `message`, parsed from it, keep (`RPCMessage.retainOnlyWhatCallsUse`).
     /// Judged by the storage the frame is a slice of, not by the frame: a small frame may share a whole read,
     /// and a call that kept a slice of it would keep all of it alive while charged for a few bytes.
-    private func parse(_ frame: ByteBuffer) -> (message: RPCMessage, charge: Int) {
+    private static func keepOnlyWhatCallsUse(of message: inout RPCMessage, frame: ByteBuffer) -> Int {
         let held = max(frame.readableBytes, frame.storageCapacity)
-        let (message, retained) = router.parser.parse(frame).retainingOnlyWhatCallsUse(frameSize: held)
-        return (message, min(frame.readableBytes, retained))
+        return min(frame.readableBytes, message.retainOnlyWhatCallsUse(frameSize: held))
     }
 
     /// A frame to queue, in storage of its own when it shares a larger read: what waits is what is charged.
@@ -288,34 +289,50 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             message, connection: connection, eventLoop: context.eventLoop, clock: &clock, maxConcurrentCalls: weight,
             output: self
         ) {
-            { [self] reply in self.complete(weight: weight, charge: charge, reply: reply.map { .serialized($0) }) }
+            { [self] reply in
+                if let reply {
+                    complete(weight: weight, charge: charge, reply: .serialized(reply))
+                } else {
+                    completeWithNothingToSend(weight: weight, charge: charge)
+                }
+            }
         }
         switch dispatched {
         case .answered(let reply):
             flow.dispatched(answeredAt: clock.uptimeNanoseconds)
             complete(weight: weight, charge: charge, reply: reply)
+        case .nothingToSend:
+            flow.dispatched(answeredAt: clock.uptimeNanoseconds)
+            completeWithNothingToSend(weight: weight, charge: charge)
         case .running:
             flow.dispatched(answeredAt: nil)
         }
     }
 
     /// A message's calls are answered: its slots are free, and what its frame holds of the account goes to the
-    /// reply (or back, when there is none).
-    private func complete(weight: Int, charge: Int, reply: RPCReply?) {
+    /// reply.
+    private func complete(weight: Int, charge: Int, reply: RPCReply) {
         flow.callsAnswered(weight: weight)
         guard let context else {  // the connection is gone; the reply has nowhere to go
             account.release(charge)
             return
         }
-        let written: Bool
-        if let reply {
-            written = output.write(reply, to: context, holding: charge)
-        } else if output.framing == .messages {  // an HTTP request is answered even when nothing is to send
-            written = output.write(ByteBuffer(), to: context, force: false, holding: charge)
-        } else {
+        replyWritten(output.write(reply, to: context, holding: charge), context: context)
+    }
+
+    /// A message's calls are answered with nothing to send (only notifications): their slots are free, and what
+    /// the frame holds of the account goes back, or to the empty answer an HTTP request still gets.
+    private func completeWithNothingToSend(weight: Int, charge: Int) {
+        flow.callsAnswered(weight: weight)
+        guard let context, output.framing == .messages else {
             account.release(charge)
-            return finishedCalls(context: context)
+            if let context { finishedCalls(context: context) }
+            return
         }
+        replyWritten(output.write(ByteBuffer(), to: context, force: false, holding: charge), context: context)
+    }
+
+    private func replyWritten(_ written: Bool, context: ChannelHandlerContext) {
         guard written else {
             // Made already, and more than the peer may have held for it: ending the connection frees it.
             connection.rateLimitedLogger?.notice(
