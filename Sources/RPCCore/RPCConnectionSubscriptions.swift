@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import RPCLogging
-import RPCProtocol
+package import RPCProtocol
 
 /// The write side of one connection for frames the server sends unasked (events) and for gathering replies
 /// that complete together outside a read burst, implemented by the connection handler. Used only on the
