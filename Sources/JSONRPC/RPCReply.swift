@@ -27,23 +27,13 @@ package enum RPCReply: Sendable {
             return reply
         case .result(let result, let id):
             var buffer = ByteBuffer()
-            buffer.reserveCapacity(result.readableBytes + id.rawJSON.readableBytes + RPCReplyWriter.resultOverhead)
+            buffer.reserveCapacity(RPCReplyWriter.resultLength(result, id: id))
             RPCReplyWriter.writeResult(result, id: id, into: &buffer)
             return buffer
         case .error:
             var buffer = ByteBuffer()
             write(into: &buffer)
             return buffer
-        }
-    }
-
-    /// The reply's length when it is known without writing it (a result, or a serialized reply); nil for an
-    /// error, whose message is escaped as it is written.
-    package var knownLength: Int? {
-        switch self {
-        case .result(let result, let id): RPCReplyWriter.resultOverhead + result.readableBytes + id.rawJSON.readableBytes
-        case .serialized(let reply): reply.readableBytes
-        case .error: nil
         }
     }
 }

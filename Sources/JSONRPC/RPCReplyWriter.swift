@@ -12,8 +12,14 @@ package enum RPCReplyWriter {
 
     /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
     package static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
-        let length = resultOverhead + result.readableBytes + id.rawJSON.readableBytes
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: length) { writeResult(result, id: id, to: $0) }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: resultLength(result, id: id)) {
+            writeResult(result, id: id, to: $0)
+        }
+    }
+
+    /// The length of the result reply `writeResult` writes, known before it is written.
+    package static func resultLength(_ result: ByteBuffer, id: RPCID) -> Int {
+        resultOverhead + result.readableBytes + id.rawJSON.readableBytes
     }
 
     /// `writeResult(_:id:into:)` into `memory`, which has room for it (`resultOverhead` and the result's and

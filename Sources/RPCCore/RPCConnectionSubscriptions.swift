@@ -2,9 +2,19 @@ package import NIOCore
 import RPCLogging
 package import RPCProtocol
 
-/// The write side of one connection for frames the server sends unasked (events) and for gathering replies
-/// that complete together outside a read burst, implemented by the connection handler. Used only on the
-/// connection's event loop.
+/// One call's answer that arrived from elsewhere (a module host's, over its link), as its connection is handed
+/// it. A struct rather than a bare closure: kept in an array, a closure is re-abstracted, which allocates.
+package struct RPCConnectionAnswer: Sendable {
+    /// Completes the call: gives back what the answer held and hands it to the call's responder.
+    package let complete: @Sendable () -> Void
+
+    package init(complete: @escaping @Sendable () -> Void) {
+        self.complete = complete
+    }
+}
+
+/// The write side of one connection for frames the server sends unasked (events) and for answers that arrive
+/// together from elsewhere, implemented by the connection handler. Used only on the connection's event loop.
 package protocol RPCConnectionOutput: AnyObject, Sendable {
     /// Whether the peer is reading: false once NIO's outbound buffer passed its high-water mark. The
     /// handler calls `RPCConnectionSubscriptions.resume()` when it becomes writable again.
@@ -15,13 +25,11 @@ package protocol RPCConnectionOutput: AnyObject, Sendable {
     /// The connection's subscriptions, made on the first `rpc.subscribe` (most connections never subscribe,
     /// and pay nothing for it); nil once the connection is gone (a batch entry may run after that).
     var subscriptions: RPCConnectionSubscriptions? { get }
-    /// Holds back the flush of what is written from now on (replies, events) until `flushGathered()`: the
-    /// answers a module host sent in one read of its link complete one after another, and without this each
-    /// would be a write of its own to the client (redis' output buffer, per burst rather than per reply).
-    func gatherWrites()
-    /// Ends `gatherWrites()`: flushes what was written meanwhile, unless a read burst of the connection's own
-    /// will flush it anyway.
-    func flushGathered()
+    /// Runs `answers`, in order, as one burst of the connection's: their replies leave in one write at its end
+    /// (or at the end of the connection's own burst, when it is inside one), not one each (redis' output
+    /// buffer, per burst rather than per reply). A module host's answers of one read of its link come this way.
+    /// Each runs even when the connection is gone.
+    func deliver(_ answers: ArraySlice<RPCConnectionAnswer>)
 }
 
 /// The subscriptions of one connection (`rpc.subscribe`, `rpc.unsubscribe`), at most `maxSubscriptions`; its

@@ -112,6 +112,7 @@ extension JSONScanner {
     /// Scans a number starting at `offset` (a '-' or a digit); leaves `offset` after its last byte.
     /// What follows the number is for the caller to judge, except that a digit after a leading zero is
     /// reported here as `.invalidNumber`.
+    @usableFromInline
     mutating func scanNumber() throws(JSONSyntaxError) {
         let end = bytes.count
         var i = offset
@@ -147,6 +148,7 @@ extension JSONScanner {
     }
 
     /// Scans `true`, `false` or `null` (given as ASCII) starting at `offset`.
+    @usableFromInline
     mutating func scanLiteral(_ literal: StaticString) throws(JSONSyntaxError) {
         let end = bytes.count
         let expected = literal.utf8Start  // compile-time ASCII literals always have a pointer representation

@@ -71,6 +71,7 @@ public struct JSONScanner {
     /// count: an array at depth 0 is at level 1; it is an error (`.tooDeep(limit: maxDepth)`, at the offset of
     /// the opening bracket) when any container would be at a level above `maxDepth`. The returned range
     /// excludes surrounding whitespace; for strings it includes the quotes. Leaves `offset` just past the value.
+    @inlinable
     public mutating func scanValue(depth: Int) throws(JSONSyntaxError) -> (kind: JSONKind, range: Range<Int>) {
         skipWhitespace()
         guard offset < bytes.count else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: offset) }
@@ -99,7 +100,8 @@ public struct JSONScanner {
     }
 
     /// Scans a scalar whose first byte (at `offset`) is `first`.
-    private mutating func scanScalar(_ first: UInt8) throws(JSONSyntaxError) -> JSONKind {
+    @inlinable
+    mutating func scanScalar(_ first: UInt8) throws(JSONSyntaxError) -> JSONKind {
         switch first {
         case UInt8(ascii: "\""):
             _ = try scanStringBody()
@@ -122,7 +124,8 @@ public struct JSONScanner {
     }
 
     /// Scans an array or object starting at `offset` as a state machine over an explicit stack.
-    private mutating func scanContainer(depth: Int) throws(JSONSyntaxError) {
+    @usableFromInline
+    mutating func scanContainer(depth: Int) throws(JSONSyntaxError) {
         var stack = NestingStack()
         let end = bytes.count
         // Each turn of the loop starts at a position where a value is required.

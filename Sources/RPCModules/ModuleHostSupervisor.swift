@@ -73,7 +73,7 @@ final class ModuleHostSupervisor: Sendable {
         var account: PeerAccount { call.connection.account }
         /// The caller's connection's loop, where a reply's charge passes to the connection's output.
         var eventLoop: any EventLoop { call.eventLoop }
-        /// The caller's connection's output, which gathers the answers of one read of the link for one flush.
+        /// The caller's connection's output, which takes the answers of one read of the link as one batch.
         var output: (any RPCConnectionOutput)? { call.output }
     }
 
@@ -191,7 +191,7 @@ final class ModuleHostSupervisor: Sendable {
 
     /// Does what a call taken off the books asks: its timer cancelled, its caller answered by `answer`, which
     /// gives back its charges; then a retired host whose last call this was stopped (after the answer: closing
-    /// the link ends the read whose answers are being gathered).
+    /// the link ends the read whose answers are being kept, and hands them over).
     private func carryOut(_ finished: Calls.Finished, answer: (Calls.Call) -> Void) {
         finished.call.timer?.cancel()
         answer(finished.call)

@@ -146,16 +146,16 @@ final class ChargedOutput {
     /// `rpcd.ping`'s among them) is serialized straight into the output buffer behind its header, without a
     /// buffer of its own.
     func write(_ reply: RPCReply, to context: ChannelHandlerContext, holding: Int) -> Bool {
-        guard framing != .messages, let length = reply.knownLength, length <= Self.coalescingLimit else {
-            return write(reply.serialized, to: context, force: false, holding: holding)
-        }
-        let bytes = framing.size(payloadLength: length)
-        guard charge(bytes, holding: holding) else { return false }
-        flushPending = true
-        uncounted += bytes
-        pendingCharge += bytes
-        var buffer = takePending(context, room: bytes)
-        if case .result(let result, let id) = reply {
+        switch reply {
+        case .result(let result, let id) where framing != .messages:
+            let length = RPCReplyWriter.resultLength(result, id: id)
+            guard length <= Self.coalescingLimit else { break }
+            let bytes = framing.size(payloadLength: length)
+            guard charge(bytes, holding: holding) else { return false }
+            flushPending = true
+            uncounted += bytes
+            pendingCharge += bytes
+            var buffer = takePending(context, room: bytes)
             // The header and the reply in one pass over the buffer's memory (`RPCReplyWriter.writeResult`):
             // one write of the buffer per reply instead of two, each checking its room and exclusive access.
             let framing = framing
@@ -164,12 +164,14 @@ final class ChargedOutput {
                 return header + RPCReplyWriter.writeResult(
                     result, id: id, to: UnsafeMutableRawBufferPointer(rebasing: memory[header...]))
             }
-        } else {
-            framing.writeHeader(payloadLength: length, into: &buffer)
-            reply.write(into: &buffer)
+            pending = buffer
+            return true
+        case .serialized(let payload):
+            return write(payload, to: context, force: false, holding: holding)
+        case .result, .error:
+            break
         }
-        pending = buffer
-        return true
+        return write(reply.serialized, to: context, force: false, holding: holding)
     }
 
     /// Payloads up to this size are copied into the output buffer; larger ones are written as they are.

@@ -21,9 +21,9 @@ import NIOCore
 /// - **Turns** (`RPCLoopTurns`): a read burst, or a drain of waiting frames, is the connection's turn on its
 ///   loop; frames past `turn` wait for the loop's next round (`Actions.scheduleTurn`, asked for once until
 ///   `turnGranted`).
-/// - **Flushes**: replies written inside a burst, a drain or a gathering (`gatherWrites` to `flushGathered`,
-///   a module host's answers of one read of its link) wait for its end, to go out in one write; others are
-///   flushed at once (`holdsFlushes`).
+/// - **Flushes**: replies written inside a burst, a drain or a delivery of answers that arrived together
+///   (`RPCConnectionOutput.deliver`: a module host's answers of one read of its link, run as a burst of the
+///   connection's own) wait for its end, to go out in one write; others are flushed at once (`holdsFlushes`).
 /// - **The clock**: within a turn the latest reading of the loop's clock is kept (`latestReading`), taken when
 ///   the turn began and when a call answered at once was answered (the router times such a call from it), so
 ///   that a burst costs one reading per call for both their durations and the turn. It is dropped when it
@@ -78,8 +78,8 @@ struct ConnectionFlow {
     private(set) var waitingFrames = 0
     /// The pipeline asked to read while there was no room; honoured once there is.
     private(set) var readHeld = false
-    /// Between `gatheringBegan` and `gatheringEnded`: replies wait for the latter, whatever the phase.
-    private(set) var gathering = false
+    /// Between `answersArrived` and `answersDelivered`: replies wait for the latter, whatever the phase.
+    private(set) var deliveringAnswers = false
     /// A drain is asked for in the loop's next round.
     private(set) var nextTurnScheduled = false
     /// The latest reading of the loop's clock within this turn; nil when there is none or it may be stale.
@@ -93,8 +93,8 @@ struct ConnectionFlow {
     /// No call is running and no frame waits.
     var isQuiet: Bool { callsInFlight == 0 && waitingFrames == 0 }
 
-    /// Whether a reply written now waits for the end of a burst, a drain or a gathering.
-    var holdsFlushes: Bool { gathering || !isIdle }
+    /// Whether a reply written now waits for the end of a burst, a drain or a delivery.
+    var holdsFlushes: Bool { deliveringAnswers || !isIdle }
 
     /// Whether answered calls may let waiting frames run, or a held read go on.
     var drainWanted: Bool { waitingFrames > 0 || readHeld }
@@ -198,7 +198,7 @@ struct ConnectionFlow {
         return true
     }
 
-    /// The drain ran what it could: back to the burst it was in, or idle (flushing unless gathering), and a
+    /// The drain ran what it could: back to the burst it was in, or idle (flushing unless delivering), and a
     /// turn asked for when only the turn keeps frames waiting. A held read is `heldReadResumes`'s to judge,
     /// after the flush.
     mutating func drainEnded(now: Instant, writable: Bool) -> Actions {
@@ -208,7 +208,7 @@ struct ConnectionFlow {
         } else {
             phase = .idle
             latestReading = nil
-            if !gathering { actions.insert(.flush) }
+            if !deliveringAnswers { actions.insert(.flush) }
         }
         return actions
     }
@@ -223,16 +223,21 @@ struct ConnectionFlow {
         waitingFrames = 0
     }
 
-    // MARK: Gathering
+    // MARK: Answers from elsewhere
 
-    /// Replies that complete from now on wait for `gatheringEnded`.
-    mutating func gatheringBegan() {
-        gathering = true
+    /// Answers that arrived together (`RPCConnectionOutput.deliver`) complete their calls: the replies wait
+    /// for `answersDelivered`. False inside such a delivery already, whose end flushes (the handler then does
+    /// not tell `answersDelivered`).
+    mutating func answersArrived() -> Bool {
+        guard !deliveringAnswers else { return false }
+        deliveringAnswers = true
+        return true
     }
 
-    /// Returns whether to flush now: not inside a burst or a drain, whose end flushes.
-    mutating func gatheringEnded() -> Bool {
-        gathering = false
+    /// The answers completed their calls. Returns whether to flush now: not inside a burst or a drain, whose
+    /// end flushes.
+    mutating func answersDelivered() -> Bool {
+        deliveringAnswers = false
         return isIdle
     }
 

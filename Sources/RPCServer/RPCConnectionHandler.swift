@@ -230,7 +230,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             if !flow.holdsFlushes { flushIfPending() }
         case .close:
             connection.logger.debug("Closing connection for shutdown")
-            // The last reply may be held for the end of a burst or a gathering that the close would cut short;
+            // The last reply may be held for the end of a burst or a delivery that the close would cut short;
             // and a close fails the writes the socket has not taken yet, so it waits for them (an empty write
             // completes after every write before it).
             flushIfPending()
@@ -307,11 +307,16 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
             account.release(charge)
             return
         }
-        guard let reply = reply ?? (output.framing == .messages ? .serialized(ByteBuffer()) : nil) else {
+        let written: Bool
+        if let reply {
+            written = output.write(reply, to: context, holding: charge)
+        } else if output.framing == .messages {  // an HTTP request is answered even when nothing is to send
+            written = output.write(ByteBuffer(), to: context, force: false, holding: charge)
+        } else {
             account.release(charge)
             return finishedCalls(context: context)
         }
-        guard output.write(reply, to: context, holding: charge) else {
+        guard written else {
             // Made already, and more than the peer may have held for it: ending the connection frees it.
             connection.rateLimitedLogger?.notice(
                 "Replies not taken by the peer fill its share of MaxBufferedBytesPerPeer=; closing connection",
@@ -386,12 +391,11 @@ extension RPCConnectionHandler: RPCConnectionOutput, @unchecked Sendable {
         if !flow.holdsFlushes { flushIfPending() }
     }
 
-    func gatherWrites() {
-        flow.gatheringBegan()
-    }
-
-    func flushGathered() {
-        if flow.gatheringEnded() { flushIfPending() }
+    /// The answers complete their calls (`complete`), whose replies `flow` holds until they all have.
+    func deliver(_ answers: ArraySlice<RPCConnectionAnswer>) {
+        let began = flow.answersArrived()
+        for answer in answers { answer.complete() }
+        if began, flow.answersDelivered() { flushIfPending() }
     }
 
     var subscriptions: RPCConnectionSubscriptions? {

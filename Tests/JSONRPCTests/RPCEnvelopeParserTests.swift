@@ -104,7 +104,7 @@ final class RPCReplyWriterTests: XCTestCase {
     }
 
     /// The reply is copied in one pass into the buffer's memory: after what the buffer holds already, from
-    /// a result that is a slice of a larger buffer, exactly `knownLength` bytes.
+    /// a result that is a slice of a larger buffer, exactly `resultLength` bytes.
     func testResultIsAppendedFromSlicesInItsKnownLength() {
         var buffer = ByteBuffer(string: "head")
         var source = ByteBuffer(string: "xx[1,2]yy")
@@ -113,7 +113,7 @@ final class RPCReplyWriterTests: XCTestCase {
         let id = RPCID(rawJSON: ByteBuffer(string: "42"))
         RPCReplyWriter.writeResult(result, id: id, into: &buffer)
         XCTAssertEqual(String(buffer: buffer), #"head{"jsonrpc":"2.0","result":[1,2],"id":42}"#)
-        XCTAssertEqual(buffer.readableBytes - 4, RPCReply.result(result, id: id).knownLength)
+        XCTAssertEqual(buffer.readableBytes - 4, RPCReplyWriter.resultLength(result, id: id))
     }
 
     func testErrorEscapesMessageAndWritesDataAndNullId() {

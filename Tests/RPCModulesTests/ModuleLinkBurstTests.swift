@@ -10,7 +10,7 @@ import Synchronization
 import XCTest
 
 /// Both ends of the link answer a burst with one write: the host writes the answers to the calls of one read
-/// in one buffer, and rpcd hands the answers of one read of the link to their connections with one flush each.
+/// in one buffer, and rpcd hands the answers of one read of the link to each connection as one batch.
 final class ModuleLinkBurstTests: XCTestCase {
     func testTheHostAnswersTheCallsOfOneReadWithOneWriteAtTheReadsEnd() throws {
         let directory = TestModule.temporaryDirectory()
@@ -72,37 +72,41 @@ final class ModuleLinkBurstTests: XCTestCase {
         XCTAssertTrue(try channel.finish().isClean)
     }
 
-    func testAnswersOfOneReadAreFlushedOncePerConnectionAtItsEnd() throws {
+    func testAnswersOfOneReadGoToEachConnectionAsOneBatchAtItsEnd() throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         defer { try? group.syncShutdownGracefully() }
         let link = group.next(), other = group.next()
         let here = RecordingOutput(), there = RecordingOutput(), elsewhere = RecordingOutput()
+        let unconnected = Mutex<[String]>([])
         let answers = ModuleLinkAnswers()
         try link.submit {
             for index in 0..<3 {
                 answers.deliver(on: link, to: here) { here.record("here \(index)") }
                 answers.deliver(on: link, to: there) { there.record("there \(index)") }
+                answers.deliver(on: link, to: nil) { unconnected.withLock { $0.append("none \(index)") } }
                 answers.deliver(on: other, to: elsewhere) {
                     XCTAssertTrue(other.inEventLoop)
                     elsewhere.record("elsewhere \(index)")
                 }
             }
-            // Delivered at once on the link's loop, their flushes held; the other loop's wait for the end.
-            XCTAssertEqual(here.events, ["gather", "here 0", "here 1", "here 2"])
-            XCTAssertEqual(there.events, ["gather", "there 0", "there 1", "there 2"])
-            XCTAssertEqual(elsewhere.events, [])
+            // Kept until the read ends.
+            XCTAssertEqual(here.events + there.events + elsewhere.events, [])
+            XCTAssertEqual(unconnected.withLock { $0 }, [])
             answers.finish()
-            XCTAssertEqual(here.events.last, "flush")
-            XCTAssertEqual(there.events.last, "flush")
+            XCTAssertEqual(here.events, ["burst", "here 0", "here 1", "here 2", "end"])
+            XCTAssertEqual(there.events, ["burst", "there 0", "there 1", "there 2", "end"])
+            XCTAssertEqual(unconnected.withLock { $0 }, ["none 0", "none 1", "none 2"], "a call without a connection is answered all the same")
         }.wait()
         try other.submit {}.wait()
-        XCTAssertEqual(elsewhere.events, ["gather", "elsewhere 0", "elsewhere 1", "elsewhere 2", "flush"])
-        // Nothing is held after the burst: the next answer gathers and flushes anew.
+        XCTAssertEqual(elsewhere.events, ["burst", "elsewhere 0", "elsewhere 1", "elsewhere 2", "end"])
+        // Nothing is kept after the burst: the next answer is a batch of its own.
         try link.submit {
-            answers.deliver(on: link, to: here) { here.record("next") }
+            answers.deliver(on: link, to: there) { there.record("next") }
+            answers.finish()
             answers.finish()
         }.wait()
-        XCTAssertEqual(here.events.suffix(3), ["gather", "next", "flush"])
+        XCTAssertEqual(there.events.suffix(4), ["end", "burst", "next", "end"])
+        XCTAssertEqual(here.events.count, 5)
     }
 
     /// A host's end of the link on an EmbeddedChannel, serving `module` (its `ready` read and checked).
@@ -145,6 +149,9 @@ private final class RecordingOutput: RPCConnectionOutput {
     func writeUnsolicited(_ payload: ByteBuffer) {}
     func flushUnsolicited() {}
     var subscriptions: RPCConnectionSubscriptions? { nil }
-    func gatherWrites() { record("gather") }
-    func flushGathered() { record("flush") }
+    func deliver(_ answers: ArraySlice<RPCConnectionAnswer>) {
+        record("burst")
+        for answer in answers { answer.complete() }
+        record("end")
+    }
 }

@@ -3,7 +3,7 @@ import NIOCore
 import XCTest
 
 /// `ConnectionFlow` alone, without a channel: the cases `ConnectionPipelineTests` drives through one (the
-/// in-flight limit, a peer that does not read, turns, gatherings, one flush per burst), told as events.
+/// in-flight limit, a peer that does not read, turns, deliveries of answers, one flush per burst), told as events.
 final class ConnectionFlowTests: XCTestCase {
     /// Readings of the clock, in nanoseconds.
     private let start: ConnectionFlow.Instant = 1_000_000
@@ -156,19 +156,33 @@ final class ConnectionFlowTests: XCTestCase {
         XCTAssertFalse(flow.holdsFlushes)
     }
 
-    func testAGatheringHoldsRepliesUntilItEndsWhateverThePhase() {
+    func testADeliveryOfAnswersHoldsRepliesUntilItEndsWhateverThePhase() {
         var flow = flow()
-        flow.gatheringBegan()
+        XCTAssertFalse(flow.holdsFlushes, "idle: a reply goes out at once")
+        XCTAssertTrue(flow.answersArrived())
         XCTAssertTrue(flow.holdsFlushes)
+        // An answer frees a slot, and waiting frames run on a turn of their own.
         XCTAssertTrue(flow.drainBegan(now: start))
-        XCTAssertEqual(flow.drainEnded(now: start, writable: true), [], "a drain's end leaves the flush to the gathering")
-        XCTAssertTrue(flow.gatheringEnded(), "idle: the gathering's end flushes")
+        XCTAssertEqual(flow.drainEnded(now: start, writable: true), [], "a drain's end leaves the flush to the delivery")
+        XCTAssertTrue(flow.holdsFlushes)
+        XCTAssertTrue(flow.answersDelivered(), "idle: the delivery's end flushes")
         XCTAssertFalse(flow.holdsFlushes)
 
         XCTAssertEqual(flow.frameRead(now: start, writable: true), .run)
-        flow.gatheringBegan()
-        XCTAssertFalse(flow.gatheringEnded(), "inside a burst, its end flushes")
+        XCTAssertTrue(flow.answersArrived())
+        XCTAssertFalse(flow.answersDelivered(), "inside a burst, its end flushes")
         XCTAssertTrue(flow.holdsFlushes)
+        flow.readBurstEnded()
+        XCTAssertFalse(flow.holdsFlushes)
+    }
+
+    func testADeliveryInsideADeliveryLeavesTheFlushToTheOuterOne() {
+        var flow = flow()
+        XCTAssertTrue(flow.answersArrived())
+        XCTAssertFalse(flow.answersArrived(), "one runs already: the handler does not end this one")
+        XCTAssertTrue(flow.holdsFlushes)
+        XCTAssertTrue(flow.answersDelivered())
+        XCTAssertFalse(flow.holdsFlushes)
     }
 
     func testWhileStoppingOnlyThePeersReadingHoldsReadsBack() {

@@ -96,26 +96,27 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(ledger.charged(to: .unixSocket()), 0)
     }
 
-    /// Replies that complete between `gatherWrites` and `flushGathered` (a module host's answers of one read of
-    /// its link) wait for the latter and leave as one buffer; outside such a gathering each goes out at once.
-    func testGatheredRepliesLeaveTogetherAtTheGatheringsEnd() throws {
+    /// Answers delivered together (`RPCConnectionOutput.deliver`: a module host's answers of one read of its
+    /// link) run as one burst of the connection's: their replies leave as one buffer at its end; outside such
+    /// a delivery each goes out at once.
+    func testRepliesOfAnswersDeliveredTogetherLeaveAsOneBufferAtTheDeliverysEnd() throws {
         try makeChannel()
         var input = ByteBuffer()
-        for id in 1...3 { input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":\#(id)}"#) }
+        for id in 1...3 { input.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"echo.sleep","params":[\#(id * 100)],"id":\#(id)}"#) }
         try channel.writeInbound(input)
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
         let output = try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self)
-        output.gatherWrites()
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
-        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "held until the gathering ends")
-        output.flushGathered()
+        // Each answer completes one call (its timer fires).
+        let loop = channel.embeddedEventLoop
+        let answer = RPCConnectionAnswer { loop.advanceTime(by: .milliseconds(100)) }
+        output.deliver([answer, answer, answer])
         var written = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
-        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the gathered replies")
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "one buffer for the delivery's replies")
         XCTAssertEqual(WireFrame.payloads(in: &written).count, 3)
 
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[100],"id":4}"#))
         channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
-        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":4}"#], "nothing held outside a gathering")
+        XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":4}"#], "nothing held outside a delivery")
     }
 
     func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {
@@ -251,13 +252,16 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
-    /// The last reply, held by a gathering (a module host's answers of one read), is sent before the close.
-    func testQuiescingSendsAGatheredLastReplyBeforeClosing() throws {
+    /// The last reply, held by a delivery of answers (a module host's answers of one read), is sent before the
+    /// close.
+    func testQuiescingSendsTheLastReplyOfADeliveryBeforeClosing() throws {
         try makeChannel()
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"echo.sleep","params":[50],"id":1}"#))
         channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent())
-        try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).gatherWrites()
-        channel.embeddedEventLoop.advanceTime(by: .milliseconds(50))
+        let loop = channel.embeddedEventLoop
+        try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self).deliver([
+            RPCConnectionAnswer { loop.advanceTime(by: .milliseconds(50)) },
+        ])
         XCTAssertEqual(try outboundFrames(), [
             #"{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":1,"accepted":1}}"#,
             #"{"jsonrpc":"2.0","result":"done","id":1}"#,
