@@ -358,7 +358,7 @@ let package = Package(
         .testTarget(
             name: "RPCModulesTests",
             dependencies: ["RPCProtocol", "RPCTestSupport", "CRPCDHostSupport",
-                "RPCModules", "RPCModuleHost", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
+                "RPCModules", "RPCBinding", "RPCModuleHost", "RPCModuleLink", "RPCCore", "RPCServer", "RPCConfig", "JSONRPC", "RPCJSON",
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -459,4 +459,11 @@ if Context.environment["RPCD_FUZZ"] == "1" {
             .executableTarget(
                 name: harness.name, dependencies: ["FuzzDriver"] + harness.dependencies, path: "fuzz/\(harness.name)"))
     }
+}
+
+// Imports are `internal` unless a file says otherwise (SE-0409, as grpc-swift 2 has it): a file writes `package
+// import` or `public import` where its declarations' signatures need another module, so what a target exposes of
+// its dependencies is said at the import, and the compiler checks it. Every Swift target, the fuzzers' too.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("InternalImportsByDefault")]
 }

@@ -30,3 +30,9 @@ let package = Package(
             name: "RPCModuleSDK", dependencies: ["CRPCDModule", "RPCJSON", "RPCProtocol", "RPCBinding", "RPCInterface"]),
     ]
 )
+
+// As in rpcd's Package.swift, which compiles the same files: imports are `internal` unless a file says `package
+// import` or `public import`.
+for target in package.targets {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.enableUpcomingFeature("InternalImportsByDefault")]
+}

@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import RPCJSON
-import RPCProtocol
+package import RPCProtocol
 
 /// Turns one frame's payload into an `RPCMessage` by reading only the JSON-RPC envelope.
 ///

@@ -1,5 +1,5 @@
-import NIOCore
-import RPCJSON
+package import NIOCore
+package import RPCJSON
 
 /// A request id exactly as the client wrote it: the raw JSON text of a string, number or `null`.
 ///

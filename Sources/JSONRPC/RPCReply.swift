@@ -1,5 +1,5 @@
-import NIOCore
-import RPCProtocol
+package import NIOCore
+package import RPCProtocol
 
 /// One reply as the router decided it, before it is serialized: so that a call answered at once is written
 /// straight into its connection's output buffer (`RPCReplyWriter`), without a buffer of its own.

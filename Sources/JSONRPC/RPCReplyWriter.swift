@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import RPCJSON
-import RPCProtocol
+package import RPCProtocol
 
 /// Serializes JSON-RPC 2.0 response objects straight into a `ByteBuffer`.
 ///

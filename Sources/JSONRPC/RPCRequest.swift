@@ -1,5 +1,5 @@
-import NIOCore
-import RPCProtocol
+package import NIOCore
+package import RPCProtocol
 
 /// One request or notification, as routed: the method name decoded, params and id kept as raw JSON bytes.
 package struct RPCRequest: Sendable {

@@ -10,8 +10,8 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Logging
-import RPCDNSSD
+package import Logging
+package import RPCDNSSD
 import RPCLogging
 
 /// Publishes rpcd's services through avahi-daemon (libavahi-client over D-Bus).

@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 import Synchronization
 
 /// Announces rpcd's services on the network. A tiny interface with one implementation per backend (as in

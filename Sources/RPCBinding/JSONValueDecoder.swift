@@ -1,4 +1,4 @@
-import RPCJSON
+public import RPCJSON
 
 /// Decodes `Decodable` types straight from a `JSONValue`.
 ///

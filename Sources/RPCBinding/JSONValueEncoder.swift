@@ -1,4 +1,4 @@
-import RPCJSON
+package import RPCJSON
 
 /// Encodes `Encodable` values into a `JSONValue`: what `JSONEncoder` with its default strategies writes, without
 /// Foundation.

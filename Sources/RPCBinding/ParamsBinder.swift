@@ -1,5 +1,5 @@
-import RPCJSON
-import RPCProtocol
+public import RPCJSON
+public import RPCProtocol
 
 /// `ParamsBinding`'s rules for one method's declared parameters, prepared once: each schema is read into a
 /// `CompiledSchema` when the method is made, so a call checks its arguments without looking keywords up in

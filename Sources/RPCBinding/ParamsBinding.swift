@@ -1,5 +1,5 @@
-import RPCJSON
-import RPCProtocol
+public import RPCJSON
+public import RPCProtocol
 
 /// Binds a call's params to declared parameters, checks them, and decodes them: the one binder of the
 /// built-in services and the Swift module SDK alike, so a method binds params the same way wherever it runs.

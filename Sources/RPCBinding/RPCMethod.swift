@@ -1,5 +1,5 @@
 import RPCJSON
-import RPCProtocol
+public import RPCProtocol
 
 /// One method of a service, declared once for every kind of service rpcd serves: what it is (`descriptor`:
 /// name, summary, parameters and their schemas, result, documented errors, flags such as read-only and

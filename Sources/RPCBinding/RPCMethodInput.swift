@@ -1,4 +1,4 @@
-import RPCJSON
+public import RPCJSON
 import RPCProtocol
 
 /// One call as a method's body receives it (`RPCMethod`): the params' JSON text as the client sent it, and

@@ -1,4 +1,4 @@
-import RPCJSON
+public import RPCJSON
 
 /// One parameter of a method (or its result), in positional order: the name used by by-name calls and
 /// `rpc.discover`, a JSON Schema, whether it may be left out, and a summary. The same type describes the

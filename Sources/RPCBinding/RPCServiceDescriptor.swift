@@ -1,5 +1,5 @@
-import RPCJSON
-import RPCProtocol
+public import RPCJSON
+public import RPCProtocol
 
 /// What a service offers: the single source of `rpc.discover` entries and of the interface fingerprint, for
 /// built-in services, modules (`RPCModules` reads it from the C descriptor) and typed interfaces (`RPCInterface`

@@ -1,4 +1,4 @@
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// A long-lived client is a `Service` in the application's `ServiceGroup`; a short-lived one is scoped with
 /// `withRPCClient`. Either way the client follows its endpoint updates (discovery) while it runs, and is

@@ -1,6 +1,6 @@
-import Logging
-import NIOCore
-import NIOPosix
+public import Logging
+public import NIOCore
+public import NIOPosix
 import RPCJSON
 import RPCLogging
 import RPCProtocol

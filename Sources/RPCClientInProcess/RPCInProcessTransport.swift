@@ -1,8 +1,8 @@
 import JSONRPC
-import Logging
-import NIOCore
-import RPCClient
-import RPCCore
+package import Logging
+package import NIOCore
+package import RPCClient
+package import RPCCore
 import Synchronization
 
 #if canImport(Glibc)

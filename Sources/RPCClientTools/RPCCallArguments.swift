@@ -1,5 +1,5 @@
 import RPCClient
-import RPCJSON
+package import RPCJSON
 
 /// Turns command-line words into JSON-RPC params, as `rpcctl call METHOD [ARG…]` does.
 ///

@@ -1,8 +1,8 @@
 import NIOCore
 import NIOPosix
 import RPCClient
-import RPCJSON
-import RPCProtocol
+package import RPCJSON
+package import RPCProtocol
 import RPCWire
 
 /// Records call latencies for one connection of a load run; one instance per connection, used only on that

@@ -1,4 +1,4 @@
-import RPCJSON
+package import RPCJSON
 
 /// What `rpcctl top` shows: two `rpcd.metrics` snapshots taken `interval` seconds apart, made into lines of at
 /// most `width` columns (80 by default). Rates are the growth of the counters between the snapshots; p50 and

@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 
 /// `[Avahi]`: whether and how rpcd advertises its services over DNS-SD (docs/DISCOVERY.md).
 package struct AvahiSettings: Hashable, Sendable {

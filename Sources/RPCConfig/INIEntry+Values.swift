@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 /// Typed readings of an assignment's value. Each throws a `ConfigError` at the entry's file and
 /// line that quotes the value, names the key and says what form was expected, e.g.

@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 /// Ready-made keys for the value types systemd-style files use. All of them treat an empty
 /// assignment (`Key=`) the systemd way: a single value goes back to its default, a list is

@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 /// The settings of rpcd, read from `/etc/rpcd/rpcd.conf` and its drop-ins (docs/CONFIG.md).
 ///

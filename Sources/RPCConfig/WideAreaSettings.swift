@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 
 /// `[WideArea]`: publishing rpcd's services in a unicast DNS zone by signed DNS UPDATE, for clients on
 /// other subnets (docs/DISCOVERY.md, "Across subnets"). Off until `Domain=` is set.

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOHTTP1
-import RPCServer
+package import RPCServer
 
 /// The web console (README's tour, docs/SECURITY.md): the files of console/, embedded in rpcd, served at
 /// `/`, `/console.js`, ... of every HTTP listener unless `[HTTP] Console=no`. The page itself holds nothing

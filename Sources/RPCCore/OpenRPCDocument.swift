@@ -1,5 +1,5 @@
-import RPCBinding
-import RPCJSON
+package import RPCBinding
+package import RPCJSON
 import RPCProtocol
 
 /// Builds the OpenRPC 1.3 document that `rpc.discover` returns: one method entry per routed method, with

@@ -1,4 +1,4 @@
-import RPCLogging
+package import RPCLogging
 import Synchronization
 
 /// One connection's account in the `PeerLedger`: what it holds for its peer now, charged when it is spent and

@@ -1,6 +1,6 @@
 import RPCLogging
 import RPCMetrics
-import RPCProtocol
+package import RPCProtocol
 import Synchronization
 
 /// What rpcd holds for its peers, charged to the peer it is held for: the one account every part that keeps

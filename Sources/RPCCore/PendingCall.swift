@@ -1,6 +1,6 @@
 import JSONRPC
 import Logging
-import NIOCore
+package import NIOCore
 import RPCLogging
 import RPCProtocol
 

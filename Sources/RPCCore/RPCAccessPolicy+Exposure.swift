@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 extension RPCAccessPolicy {
     /// What other hosts may call through `listeners`, in one sentence for the log and `systemctl status`:

@@ -1,4 +1,5 @@
-import RPCProtocol
+package import RPCBinding
+package import RPCProtocol
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import RPCLogging
-import RPCProtocol
+package import RPCProtocol
 
 /// One call's answer that arrived from elsewhere (a module host's, over its link), as its connection is handed
 /// it. A struct rather than a bare closure: kept in an array, a closure is re-abstracted, which allocates.

@@ -1,7 +1,7 @@
-import NIOCore
+package import NIOCore
 import RPCJSON
-import RPCMetrics
-import Synchronization
+package import RPCMetrics
+package import Synchronization
 
 /// Where events meet their subscribers: services publish `service.event` payloads here, connections
 /// subscribe here, keyed by the full event name.

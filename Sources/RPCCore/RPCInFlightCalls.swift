@@ -1,4 +1,4 @@
-import JSONRPC
+package import JSONRPC
 import RPCJSON
 
 /// The calls of one connection that have an id and no answer yet, so that `rpc.cancel` can find one by its id

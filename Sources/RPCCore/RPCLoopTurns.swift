@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import Synchronization
 
 /// Work that has had its turn on an event loop and waits for the next, behind the loop's input: a connection

@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 /// The peers a list of principals names, with user and group names resolved to ids when it is made, as for
 /// access rules: who `Administrators=` names. Immutable and thread-safe.

@@ -1,6 +1,6 @@
-import JSONRPC
+package import JSONRPC
 import Logging
-import NIOCore
+package import NIOCore
 import RPCLogging
 import RPCMetrics
 import RPCProtocol

@@ -1,10 +1,11 @@
-import JSONRPC
-import Logging
-import NIOCore
-import RPCJSON
-import RPCLogging
-import RPCMetrics
-import RPCProtocol
+package import JSONRPC
+package import Logging
+package import NIOCore
+package import RPCBinding
+package import RPCJSON
+package import RPCLogging
+package import RPCMetrics
+package import RPCProtocol
 
 /// A service: one `service.*` namespace of methods behind one small interface.
 ///

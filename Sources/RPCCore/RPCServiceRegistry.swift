@@ -1,7 +1,8 @@
 import JSONRPC
+package import RPCBinding
 import RPCJSON
-import RPCMetrics
-import RPCProtocol
+package import RPCMetrics
+package import RPCProtocol
 
 /// An immutable snapshot of the services being served and the routes to their methods.
 ///

@@ -1,5 +1,5 @@
-import RPCMetrics
-import Synchronization
+package import RPCMetrics
+public import Synchronization
 
 /// The daemon's metrics (`RPCMetrics`), with the series every connection shares made once, and what the limits
 /// and the status line need read at once. Lock-free on the hot path; safe from any thread.

@@ -1,6 +1,6 @@
 import JSONRPC
-import NIOCore
-import RPCBinding
+package import NIOCore
+package import RPCBinding
 import RPCJSON
 import RPCProtocol
 

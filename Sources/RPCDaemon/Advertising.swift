@@ -2,9 +2,9 @@ import Logging
 import RPCAvahi
 import RPCConfig
 import RPCCore
-import RPCDNSSD
+package import RPCDNSSD
 import RPCLogging
-import RPCModules
+package import RPCModules
 import RPCProtocol
 
 /// What rpcd advertises over DNS-SD, and with which publisher (docs/DISCOVERY.md).

@@ -4,24 +4,24 @@ import FoundationEssentials
 import Foundation
 #endif
 import JSONRPC
-import Logging
+package import Logging
 import NIOCore
-import NIOPosix
+package import NIOPosix
 import RPCAvahi
-import RPCConfig
+package import RPCConfig
 import RPCConsole
-import RPCCore
-import RPCLogging
+package import RPCCore
+package import RPCLogging
 import RPCMetrics
-import RPCModuleHost
-import RPCModules
+package import RPCModuleHost
+package import RPCModules
 import RPCProtocol
-import RPCServer
-import RPCSystemd
-import RPCTLS
-import RPCWideArea
+package import RPCServer
+package import RPCSystemd
+package import RPCTLS
+package import RPCWideArea
 import ServiceLifecycle
-import UnixSignals
+package import UnixSignals
 
 /// The assembled daemon: built-in services plus the configured module handlers behind one router, the
 /// server, reload, and the service manager's view of it all (readiness, status, watchdog). Everything

@@ -1,5 +1,5 @@
 import Logging
-import RPCConfig
+package import RPCConfig
 
 extension Logger.Level {
     /// rpcd.conf's `LogLevel=` as swift-log's level.

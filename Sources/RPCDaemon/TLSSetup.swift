@@ -1,5 +1,5 @@
-import RPCConfig
-import RPCTLS
+package import RPCConfig
+package import RPCTLS
 
 /// The TLS context of the `tls://` listeners, from `[TLS]` in rpcd.conf. The files are read before anything
 /// else starts (and by `--check-config`): one that cannot be used is a configuration error, exit status 78,

@@ -3,11 +3,11 @@ import Glibc
 #endif
 import Logging
 import RPCAvahi
-import RPCConfig
+package import RPCConfig
 import RPCDNSSD
 import RPCLogging
 import RPCProtocol
-import RPCWideArea
+package import RPCWideArea
 
 /// Wide-area DNS-SD for the daemon ([WideArea], docs/DISCOVERY.md "Across subnets"): the key, the addresses,
 /// the publisher.

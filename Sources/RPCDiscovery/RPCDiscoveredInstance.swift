@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 
 /// One rpcd service instance found on the network: where it is and what it serves.
 package struct RPCDiscoveredInstance: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import RPCProtocol
+package import RPCProtocol
 
 /// The endpoints of a service's instances as discovery reports them, for `RPCClient(configuration:
 /// endpointUpdates:)`: every instance that appeared and has not disappeared, in the order they appeared (so a

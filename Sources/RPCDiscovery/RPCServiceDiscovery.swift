@@ -10,7 +10,7 @@ import Glibc
 import Musl
 #endif
 import RPCAvahi
-import RPCDNSSD
+package import RPCDNSSD
 import Synchronization
 
 /// Finds rpcd services on the local network, like Bonjour's NSNetServiceBrowser: browse `_rpcd._tcp` (every

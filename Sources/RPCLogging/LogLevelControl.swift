@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 import Synchronization
 
 /// The daemon's current log level, shared by every log handler and changed at run time (`rpcd.setLogLevel`,

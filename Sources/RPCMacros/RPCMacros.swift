@@ -16,7 +16,9 @@
 /// A module implements the protocol and exports it (`RPCModuleSDK`'s `RPCInterfaceModule`); a client calls
 /// `try await client.proxy(CalculatorProxy.self)` (`RPCClient`). The macros run in the compiler (plugin
 /// `RPCMacrosPlugin`, built on swift-syntax); nothing of swift-syntax is linked into a program or into rpcd.
-@_exported import RPCInterface
+// Re-exported on purpose: a file that declares an interface imports only RPCMacros, and the macros' expansions
+// there name RPCInterface's types (and, through it, RPCBinding's and RPCJSON's).
+@_exported public import RPCInterface
 
 /// Declares an interface: `service` is its default service name, `events` the events it emits (subscribed to
 /// as `SERVICE.NAME`; part of the fingerprint; a module declares each with `RPCModuleEvent(_:)`). The protocol may declare only methods,

@@ -1,6 +1,6 @@
-import SwiftSyntax
+package import SwiftSyntax
 import SwiftSyntaxBuilder
-import SwiftSyntaxMacros
+package import SwiftSyntaxMacros
 
 /// `@RPCInterface(service:)` on a protocol writes, from its declaration:
 /// - `rpcInterface`, in an extension of the protocol: the `RPCInterfaceDeclaration` (methods, parameter names,

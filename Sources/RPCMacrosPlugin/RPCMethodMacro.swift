@@ -1,5 +1,5 @@
-import SwiftSyntax
-import SwiftSyntaxMacros
+package import SwiftSyntax
+package import SwiftSyntaxMacros
 
 /// `@RPCMethod(...)` marks a requirement of an `@RPCInterface` protocol with what its signature cannot say
 /// (result name, flags, documented errors). It expands to nothing: `RPCInterfaceMacro` reads it.

@@ -1,5 +1,5 @@
 import RPCProtocol
-import Synchronization
+package import Synchronization
 
 /// The series of one declared method, made the first time a registry of services routes to it and the same
 /// instance for every registry after (a reload counts on): a call increments a counter and records its

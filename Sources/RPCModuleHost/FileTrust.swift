@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
 /// Whether rpcd may trust a file it loads as code (a module) or as configuration (a handler file), in the

@@ -1,7 +1,7 @@
-import RPCBinding
-import RPCConfig
-import RPCJSON
-import RPCProtocol
+package import RPCBinding
+package import RPCConfig
+package import RPCJSON
+package import RPCProtocol
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
-import RPCConfig
-import RPCProtocol
+package import RPCConfig
+package import RPCProtocol
 
 /// One handler as configured by `handlers.d/NAME.conf` and its drop-ins: which module serves which service,
 /// and how.

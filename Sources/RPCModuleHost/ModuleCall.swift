@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import RPCProtocol
 
 /// One call into a module instance (`ModuleInstance.enter`), as whoever serves the instance hands it over:

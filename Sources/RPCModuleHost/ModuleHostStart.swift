@@ -1,5 +1,5 @@
-import RPCConfig
-import RPCJSON
+package import RPCConfig
+package import RPCJSON
 import RPCModuleLink
 
 /// What rpcd tells a module host process to run (`ModuleLinkMessage.start`): the module file and the part of

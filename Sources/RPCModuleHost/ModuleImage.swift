@@ -1,10 +1,10 @@
 import CRPCDModule
-import RPCBinding
+package import RPCBinding
 import RPCJSON
 import RPCProtocol
 
 #if canImport(Glibc)
-import Glibc
+package import Glibc
 #endif
 
 /// One loaded module library and its validated descriptor. Images are never unloaded: the Swift runtime

@@ -1,7 +1,7 @@
 import CRPCDModule
-import Logging
-import NIOCore
-import RPCBinding
+package import Logging
+package import NIOCore
+package import RPCBinding
 import RPCLogging
 import RPCProtocol
 import Synchronization

@@ -1,5 +1,5 @@
-import NIOCore
-import RPCModuleLink
+package import NIOCore
+package import RPCModuleLink
 import Synchronization
 
 /// Messages waiting to go out on one end of a link, written in one burst with one flush.

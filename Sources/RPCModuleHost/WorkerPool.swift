@@ -1,4 +1,4 @@
-import NIOPosix
+package import NIOPosix
 import Synchronization
 
 /// The threads that run module calls which may block (`RPCD_METHOD_MAY_BLOCK`), and the watchdog's view of

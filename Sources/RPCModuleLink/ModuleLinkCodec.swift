@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import RPCWire
 
 /// Turns the link's frames into `ModuleLinkMessage`s and back; the same on both ends of the link.

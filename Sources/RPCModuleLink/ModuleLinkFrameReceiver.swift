@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import RPCWire
 
 /// Cuts a link's byte stream into frames (the wire format of `LengthPrefixedFrameDecoder`, with RPCWire's

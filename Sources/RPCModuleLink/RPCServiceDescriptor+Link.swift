@@ -1,6 +1,6 @@
-import NIOCore
+package import NIOCore
 import RPCBinding
-import RPCJSON
+package import RPCJSON
 import RPCProtocol
 
 /// A module's descriptor as the module host sends it to rpcd (`ModuleLinkMessage.ready`): rpcd keeps it for

@@ -1,8 +1,8 @@
-import RPCConfig
+package import RPCConfig
 
 #if canImport(Glibc)
 import Glibc
-import RPCModuleHost
+package import RPCModuleHost
 #endif
 
 /// Finds handler files in `handlers.d` directories with systemd's precedence and masking.

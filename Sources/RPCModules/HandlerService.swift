@@ -1,5 +1,5 @@
-import RPCCore
-import RPCModuleHost
+package import RPCCore
+package import RPCModuleHost
 
 /// A configured handler serving its service, wherever its module runs: in rpcd's process (`ModuleService`,
 /// `Isolation=none`) or in a module host process (`IsolatedModuleService`, `Isolation=process`).

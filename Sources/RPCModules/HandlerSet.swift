@@ -1,11 +1,12 @@
-import Logging
-import NIOCore
+package import Logging
+package import NIOCore
 import NIOPosix
-import RPCConfig
-import RPCCore
+import RPCBinding
+package import RPCConfig
+package import RPCCore
 import RPCLogging
-import RPCModuleHost
-import RPCProtocol
+package import RPCModuleHost
+package import RPCProtocol
 import Synchronization
 
 #if canImport(Glibc)

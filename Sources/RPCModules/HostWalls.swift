@@ -1,5 +1,5 @@
 import CRPCDHostSupport
-import Logging
+package import Logging
 import RPCLogging
 
 #if canImport(Glibc)

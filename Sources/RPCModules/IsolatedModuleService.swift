@@ -1,9 +1,9 @@
 import Logging
 import NIOCore
-import RPCBinding
-import RPCCore
-import RPCJSON
-import RPCModuleHost
+package import RPCBinding
+package import RPCCore
+package import RPCJSON
+package import RPCModuleHost
 
 /// One handler whose module runs in a module host process (`Isolation=process`), as an `RPCService`: the
 /// descriptor the host reported at its first start, and the supervisor that forwards calls to the host and

@@ -1,8 +1,8 @@
 import Logging
-import NIOCore
-import RPCBinding
+package import NIOCore
+package import RPCBinding
 import RPCJSON
-import RPCModuleHost
+package import RPCModuleHost
 import RPCModuleLink
 import Synchronization
 

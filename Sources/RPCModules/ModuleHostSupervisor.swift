@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCLogging

@@ -1,8 +1,8 @@
-import Logging
+package import Logging
 import NIOCore
-import RPCBinding
-import RPCCore
-import RPCModuleHost
+package import RPCBinding
+package import RPCCore
+package import RPCModuleHost
 
 /// One handler whose module runs in rpcd's own process (`Isolation=none`), as an `RPCService`: the router's
 /// calls enter its `ModuleInstance` on the connection's loop (or the worker pool), and the module's answer

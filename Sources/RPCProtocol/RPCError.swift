@@ -1,4 +1,4 @@
-import RPCJSON
+public import RPCJSON
 
 /// The one error type of rpcd's protocol: a JSON-RPC 2.0 error object (code, message, optional data).
 ///

@@ -1,4 +1,4 @@
-import RPCJSON
+public import RPCJSON
 
 /// The wire form of a stopping server's cut, shared by the server (which sends it) and the client (which
 /// acts on it): `{"jsonrpc":"2.0","method":"rpc.goingAway","params":{"lastId":ID,"accepted":N}}`, the first N

@@ -1,4 +1,4 @@
-import RPCJSON
+package import RPCJSON
 
 /// A handler rpcd did not start (at start-up or on a reload): which one, why, and where an operator fixes it.
 /// `rpcd.reload` answers with these (`refused`), `rpcctl reload` prints them and fails, and the log says the

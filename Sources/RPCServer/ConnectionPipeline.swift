@@ -1,6 +1,6 @@
-import NIOCore
-import RPCCore
-import RPCLogging
+package import NIOCore
+package import RPCCore
+package import RPCLogging
 import RPCProtocol
 import RPCWire
 

@@ -5,10 +5,10 @@ import Foundation
 #endif
 import Logging
 import NIOCore
-import RPCBinding
-import RPCCore
+package import RPCBinding
+package import RPCCore
 import RPCJSON
-import RPCLogging
+package import RPCLogging
 import RPCMetrics
 import RPCProtocol
 

@@ -1,6 +1,6 @@
-import NIOCore
-import NIOHTTP1
-import RPCCore
+package import NIOCore
+package import NIOHTTP1
+package import RPCCore
 
 /// Something served at a `GET` path of every HTTP listener besides JSON-RPC: the web console at `/`,
 /// Prometheus' `/metrics`. Registered in `RPCServer.Configuration.httpResources`; `HTTPRequestHandler` finds

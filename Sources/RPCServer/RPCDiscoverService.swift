@@ -1,7 +1,7 @@
 import JSONRPC
 import NIOCore
-import RPCBinding
-import RPCCore
+package import RPCBinding
+package import RPCCore
 import RPCJSON
 import RPCProtocol
 

@@ -1,5 +1,5 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
 import Foundation
 #endif
@@ -8,16 +8,16 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Logging
-import NIOCore
+package import Logging
+package import NIOCore
 import NIOExtras
 import NIOPosix
 import NIOSSL
-import RPCCore
+package import RPCCore
 import RPCMetrics
 import RPCLogging
-import RPCProtocol
-import RPCTLS
+package import RPCProtocol
+package import RPCTLS
 import RPCWire
 import ServiceLifecycle
 import Synchronization

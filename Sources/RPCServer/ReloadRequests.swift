@@ -1,5 +1,5 @@
 import RPCJSON
-import RPCProtocol
+package import RPCProtocol
 
 /// Where reloads are asked for, by SIGHUP or by `rpcd.reload`: the daemon's reload service installs the code
 /// that reloads (`serve`), and reloads run one at a time, in the order asked. Whoever asks waits for the outcome

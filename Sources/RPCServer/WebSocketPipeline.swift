@@ -1,6 +1,6 @@
-import NIOCore
-import RPCCore
-import RPCLogging
+package import NIOCore
+package import RPCCore
+package import RPCLogging
 import RPCProtocol
 
 /// The handlers of a connection upgraded to WebSocket (`GET /rpc` on an HTTP listener), after the idle

@@ -8,8 +8,8 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Logging
-import RPCLogging
+package import Logging
+package import RPCLogging
 
 /// A swift-log backend for a terminal or a plain file: one readable line per entry on standard error,
 ///

@@ -1,6 +1,6 @@
 import CSystemd
-import Logging
-import RPCLogging
+package import Logging
+package import RPCLogging
 
 #if canImport(Glibc)
 import Glibc

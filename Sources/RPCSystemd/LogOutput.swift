@@ -1,5 +1,5 @@
-import Logging
-import RPCLogging
+package import Logging
+package import RPCLogging
 
 #if canImport(Glibc)
 import Glibc

@@ -1,5 +1,5 @@
 import CSystemd
-import Logging
+package import Logging
 import RPCLogging
 import ServiceLifecycle
 

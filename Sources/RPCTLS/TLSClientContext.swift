@@ -1,4 +1,4 @@
-import NIOSSL
+package import NIOSSL
 
 /// What a client needs to connect to a TLS listener: whom to trust and, for mutual TLS, what to present.
 package struct TLSClientFiles: Hashable, Sendable {

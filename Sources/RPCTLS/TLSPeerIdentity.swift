@@ -1,4 +1,4 @@
-import NIOSSL
+package import NIOSSL
 
 /// The names a verified client certificate gives its holder, as `client:` access rules match them: the
 /// subject's common name as it is (`client:NAME`), then its alternative names with their kind

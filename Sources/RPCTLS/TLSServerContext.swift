@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOSSL
+package import NIOSSL
 import Synchronization
 
 /// The files a TLS listener is made from: `[TLS]` in rpcd.conf (docs/CONFIG.md).

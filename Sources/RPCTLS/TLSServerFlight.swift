@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Whether a TLS handshake resumed a session, read from the server's own first flight, as it goes out.
 ///

@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 
 import CLDNS
 

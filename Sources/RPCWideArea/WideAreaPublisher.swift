@@ -1,6 +1,6 @@
 import Dispatch
-import Logging
-import RPCDNSSD
+package import Logging
+package import RPCDNSSD
 import RPCLogging
 import Synchronization
 

@@ -1,4 +1,4 @@
-import RPCDNSSD
+package import RPCDNSSD
 
 /// rpcd's DNS-SD records in a unicast zone: exactly those avahi-daemon publishes on the link
 /// (`RPCAdvertisement`), under `DOMAIN` instead of `local` (docs/DISCOVERY.md, "Across subnets"):

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Cuts a byte stream in the wire format of `LengthPrefixedFrameDecoder` into frames: the one cutter of rpcd's
 /// framed connections (`FrameReceiver`), both ends of a module link (`ModuleLinkFrameReceiver`) and the client

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Splits a byte stream into frames, each a 4-byte unsigned big-endian payload length followed by the payload.
 ///

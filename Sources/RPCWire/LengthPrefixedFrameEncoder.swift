@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// Frames each outgoing payload: its length as a big-endian u32, then its bytes (the format
 /// `LengthPrefixedFrameDecoder` draws).

@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// The header of a WebSocket frame (RFC 6455 §5.2), read from the start of a buffer's readable bytes:
 ///

@@ -48,13 +48,18 @@ final class ManifestImportsTests: XCTestCase {
 
     func testImportsAreReadWhateverTheirAttributesAndAccess() {
         let text = """
-            @_exported import RPCJSON
+            @_exported public import RPCJSON
+            @_exported import RPCBinding
+            public import RPCProtocol
             package import NIOCore
             @preconcurrency internal import Logging
+            @preconcurrency package import NIOSSL
             import struct NIOPosix.MultiThreadedEventLoopGroup
             // import NotAModule
             public macro M() = #externalMacro(module: "RPCMacrosPlugin", type: "M")
             """
-        XCTAssertEqual(Self.modulesUsed(in: text), ["RPCJSON", "NIOCore", "Logging", "NIOPosix", "RPCMacrosPlugin"])
+        XCTAssertEqual(
+            Self.modulesUsed(in: text),
+            ["RPCJSON", "RPCBinding", "RPCProtocol", "NIOCore", "Logging", "NIOSSL", "NIOPosix", "RPCMacrosPlugin"])
     }
 }

@@ -1,3 +1,4 @@
+import RPCBinding
 import RPCCore
 import RPCProtocol
 import XCTest

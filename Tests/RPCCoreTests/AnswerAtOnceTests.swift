@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOEmbedded
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCMetrics

@@ -1,6 +1,7 @@
 import JSONRPC
 import NIOCore
 import NIOPosix
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCProtocol

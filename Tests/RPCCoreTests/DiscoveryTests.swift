@@ -1,4 +1,5 @@
 import NIOCore
+import RPCBinding
 import RPCCore
 import RPCJSON
 import RPCServer

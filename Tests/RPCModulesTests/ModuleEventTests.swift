@@ -3,6 +3,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCBinding
 import RPCCore
 import RPCJSON
 @testable import RPCModuleHost

@@ -1,5 +1,5 @@
-import Foundation
-import RPCProtocol
+package import Foundation
+package import RPCProtocol
 import RPCWire
 import XCTest
 

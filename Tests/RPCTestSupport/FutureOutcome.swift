@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// The result of a future on an `EmbeddedEventLoop`, or nil if it is not complete yet.
 package func outcome<Value>(_ future: EventLoopFuture<Value>) -> Result<Value, any Error>? {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A handlers.d of a test's own, for daemons started with `DaemonOptions(handlers:)`: it outlives a daemon (a
 /// test can restart one on the same files, or change them and reload), and is removed with the last reference.

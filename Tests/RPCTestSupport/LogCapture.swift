@@ -1,4 +1,4 @@
-import Logging
+package import Logging
 import Synchronization
 
 /// One log entry as a test sees it: level, message and metadata as text.

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOPosix
 import RPCJSON
-import RPCProtocol
+package import RPCProtocol
 import RPCClient
 import Synchronization
 

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A process's descendants as /proc shows them, for tests that check what a daemon started and what it left.
 package enum ProcessTree {

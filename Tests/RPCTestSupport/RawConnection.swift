@@ -1,9 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
-import RPCJSON
-import RPCProtocol
+package import Foundation
+package import RPCJSON
+package import RPCProtocol
 import XCTest
 
 /// A plain blocking socket that writes whatever bytes a test wants, so hostile input reaches the daemon

@@ -1,4 +1,4 @@
-import RPCSystemd
+package import RPCSystemd
 import Synchronization
 
 /// A notifier that keeps every message, for tests of what rpcd tells systemd.

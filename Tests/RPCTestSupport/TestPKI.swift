@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A small private CA made at run time with openssl, with the commands docs/SECURITY.md gives administrators:
 /// a CA, a server certificate for `localhost` and 127.0.0.1, and client certificates it signs. Keys are

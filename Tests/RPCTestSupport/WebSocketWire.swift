@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 
 /// WebSocket frames (RFC 6455 §5.2) as the tests write and read them by hand: a client's, masked, and the
 /// server's, read back from what a channel wrote. Written here, not with rpcd's own header writer, so that a

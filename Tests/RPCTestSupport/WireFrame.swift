@@ -1,4 +1,4 @@
-import NIOCore
+package import NIOCore
 import RPCWire
 
 /// rpcd's framing (docs/PROTOCOL.md: a big-endian u32 length, then that many bytes) as a test writes and reads

@@ -1,4 +1,4 @@
-import RPCMacros
+public import RPCMacros
 
 /// Adds, subtracts, multiplies and divides numbers.
 ///

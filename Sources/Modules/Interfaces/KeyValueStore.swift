@@ -1,4 +1,4 @@
-import RPCMacros
+public import RPCMacros
 
 /// Stores JSON values under string keys, optionally persisted to a file.
 ///
