@@ -28,7 +28,9 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
 
-    private var cutter: LengthPrefixedFrameCutter
+    /// A state machine value whose methods call nothing outside it: no access to it can overlap another, so the
+    /// run-time exclusivity check is left out (it is read on every frame).
+    @exclusivity(unchecked) private var cutter: LengthPrefixedFrameCutter
     private let account: PeerAccount
     private let timeout: TimeAmount
     /// What the cutter's buffer holds of the account.

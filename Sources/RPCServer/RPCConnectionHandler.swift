@@ -57,13 +57,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
 
     private var context: ChannelHandlerContext?
     /// When frames run, reads go on and replies are flushed.
-    private var flow: ConnectionFlow
+    ///
+    /// `flow` and `shutdown` are state machines: values whose methods take an event and return, calling
+    /// nothing outside them, so no access to one can overlap another and the run-time exclusivity check (about
+    /// 50 instructions, several times per call) is left out.
+    @exclusivity(unchecked) private var flow: ConnectionFlow
     /// The frames `flow` holds back, in arrival order. Changed only through `WaitingFrames`' static methods,
     /// which say why.
     fileprivate var waitingFrames = WaitingFrames()
     /// How the connection ends (the server's shutdown, a refused frame): which messages were accepted, what to
     /// refuse.
-    private var shutdown = ConnectionShutdown()
+    @exclusivity(unchecked) private var shutdown = ConnectionShutdown()
     /// The refused frame's error, answered (by `ProtocolErrorHandler`) once what was read before it is.
     private var refusedFrame: (any Error)?
     /// Replies and events written, charged until the socket takes them.
