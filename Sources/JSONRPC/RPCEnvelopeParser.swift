@@ -130,7 +130,7 @@ private struct EnvelopeMembers {
     var id: Member?
 
     /// The four member names of the envelope; every other member is allowed and ignored.
-    enum Name {
+    enum Name: CaseIterable {
         case jsonrpc, method, params, id
 
         /// The envelope member `key` (a validated string token, quotes included) names, if any. A key without
@@ -156,8 +156,6 @@ private struct EnvelopeMembers {
             default: return nil
             }
         }
-
-        static let allCases: [Name] = [.jsonrpc, .method, .params, .id]
 
         var text: StaticString {
             switch self {

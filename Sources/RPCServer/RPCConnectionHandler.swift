@@ -336,6 +336,8 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         replyWritten(output.write(ByteBuffer(), to: context, force: false, holding: charge), context: context)
     }
 
+    /// After a reply's write: one the account refused ends the connection; one written is flushed, unless a
+    /// burst or a delivery holds the flush for its end.
     private func replyWritten(_ written: Bool, context: ChannelHandlerContext) {
         guard written else {
             // Made already, and more than the peer may have held for it: ending the connection frees it.
