@@ -270,7 +270,7 @@ let package = Package(
                 "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCMetrics", "RPCProtocol",
                 "RPCServer", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/micro"
         ),

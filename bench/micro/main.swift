@@ -11,7 +11,8 @@
 // connection pipeline and out: `PingPipeline`), ping16-metrics (the same with metrics kept, as rpcd runs by
 // default), add16 (16 calc.add to a stand-in for the module, the path calc.add takes through rpcd, metrics
 // kept), websocket-ping16 (ping16-metrics over a connection upgraded to WebSocket: 16 masked text frames in
-// a read, the replies text frames), all on inputs built before the loop.
+// a read, the replies text frames), ping1 (ping16 with one call per read), socket-ping1 (one call per round trip
+// on a real socket and event loop: `SocketPing`), all on inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -51,6 +52,8 @@ let add = RPCMethodImplementation<Adder>(
     })
 
 let pings = try PingPipeline(calls: 16, metrics: false)
+let ping = try PingPipeline(calls: 1, metrics: false)
+let socketPing = try SocketPing(calls: 1)
 let pingsCounted = try PingPipeline(calls: 16, metrics: true)
 let adds = try PingPipeline(calls: 16, metrics: true, method: "calc.add")
 let webSocketPings = try PingPipeline(calls: 16, metrics: true, webSocket: true)
@@ -79,6 +82,14 @@ let benchmarks: [String: () throws -> Void] = [
     },
     "ping16": {
         sink &+= try pings.run()
+    },
+    // One call per read, as at 1 x 1 and 50 x 1: what a read burst costs beside its calls.
+    "ping1": {
+        sink &+= try ping.run()
+    },
+    // One call per round trip over a real socket and event loop, as at 1 x 1.
+    "socket-ping1": {
+        sink &+= try socketPing.run()
     },
     // The same with metrics kept (rpcd's default): what counting and timing each call costs.
     "ping16-metrics": {
