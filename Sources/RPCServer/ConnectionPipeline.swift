@@ -9,7 +9,8 @@ import RPCWire
 ///     IdleTimeoutHandler          an idle event after IdleTimeout= without traffic (when configured)
 ///     FrameReceiver               bytes -> frame payloads; refuses a length above MaxFrameSize=, charges the
 ///                                 bytes it keeps to the peer's account (PeerLedger) and refuses one still
-///                                 arriving FrameTimeout= after its length
+///                                 arriving FrameTimeout= after its length; hands each frame to the
+///                                 connection handler by a call, not a pipeline hop
 ///     RPCConnectionHandler        payload -> router -> reply frame; event notifications; backpressure, turns,
 ///                                 output charged to the peer's account, idle and quiesce handling
 ///     ProtocolErrorHandler        answers a refused frame, logs and closes on errors
@@ -30,10 +31,11 @@ package enum ConnectionPipeline {
         if let idle = limits.idleTimeout {
             handlers.append(IdleTimeoutHandler(timeout: idle))
         }
+        let connectionHandler = RPCConnectionHandler(router: router, connection: connection, limits: limits)
         handlers.append(FrameReceiver(
             maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout,
-            received: connection.listener?.received))
-        handlers.append(RPCConnectionHandler(router: router, connection: connection, limits: limits))
+            received: connection.listener?.received, handingFramesTo: connectionHandler))
+        handlers.append(connectionHandler)
         handlers.append(ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog))
         return handlers
     }

@@ -24,6 +24,14 @@ import RPCWire
 /// thousands), and each frame a pipeline hop; the generic decoder machinery cost more per frame than the
 /// decoding (bench/README.md). Frames are delivered as slices of what was read, in order, as soon as they are
 /// whole; at EOF an incomplete tail has nobody to answer and is dropped. Event-loop confined.
+///
+/// In a connection's pipeline (`ConnectionPipeline`) the next handler is always the connection's
+/// `RPCConnectionHandler`, and frames are handed to it by a call (`frameArrived`) rather than through the
+/// pipeline: a pipeline hop wraps each frame in `NIOAny`, walks the contexts and unwraps it again, about 400
+/// instructions a frame, a twentieth of a call (bench/README.md, "Issue 39, third step"). Without one (the
+/// tests of this handler alone), frames go through the pipeline. Everything else (errors, read completion,
+/// events) goes through the pipeline either way, and a frame is handed on at the same point in the sequence of
+/// events as it would be fired.
 final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -48,9 +56,15 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Where the bytes read are counted (the listener's `rpcd_received_bytes_total`); nil: not counted.
     private let received: RPCCounter?
+    /// The next handler, which frames are handed to directly; nil: they are fired through the pipeline.
+    private let connectionHandler: RPCConnectionHandler?
 
-    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration, received: RPCCounter? = nil) {
+    init(
+        maxFrameSize: Int, account: PeerAccount, timeout: Duration, received: RPCCounter? = nil,
+        handingFramesTo connectionHandler: RPCConnectionHandler? = nil
+    ) {
         self.received = received
+        self.connectionHandler = connectionHandler
         self.cutter = LengthPrefixedFrameCutter(maxFrameSize: maxFrameSize, wholeAllocationLimit: 0)
         self.account = account
         self.timeout = TimeAmount(timeout)
@@ -75,7 +89,11 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
                         return refuse(BufferBudgetExceeded(account: account), context: context)
                     }
                     delivered = true
-                    context.fireChannelRead(wrapInboundOut(frame))
+                    if let connectionHandler {
+                        connectionHandler.frameArrived(frame)
+                    } else {
+                        context.fireChannelRead(wrapInboundOut(frame))
+                    }
                 case .needMoreData:
                     break cutting
                 case .stopped:

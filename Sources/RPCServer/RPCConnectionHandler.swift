@@ -117,7 +117,17 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        frameArrived(unwrapInboundIn(data), context: context)
+    }
+
+    /// One whole frame (or message), handed on by `FrameReceiver` directly; charged its length to the account,
+    /// which gets it back when its calls are answered. After the handler is removed it is dropped.
+    func frameArrived(_ frame: ByteBuffer) {
+        guard let context else { return account.release(frame.readableBytes) }
+        frameArrived(frame, context: context)
+    }
+
+    private func frameArrived(_ frame: ByteBuffer, context: ChannelHandlerContext) {
         // Stopping (PROTOCOL.md §4, "Shutdown"): what arrives is not run; it is answered -32006 while the output
         // is open, and read on regardless, so that nothing unread makes the close a reset.
         guard shutdown.phase == .serving else { return refuse(frame, context: context) }

@@ -11,7 +11,10 @@ import RPCWire
 ///   lies, before any frame is cut out of them. Each whole frame is handed on as a `WebSocketReceivedFrame`:
 ///   what its header says that the next layer reads (FIN and the opcode), and its payload unmasked, a slice
 ///   of that buffer, so the header is read once, here. Not NIO's `WebSocketFrame`, which is allocated and
-///   destroyed per frame. (Both are cast out of `NIOAny`, about 450 instructions a frame: bench/README.md.)
+///   destroyed per frame. In `WebSocketPipeline` it is handed to the message handler by a call
+///   (`frameArrived`), not through the pipeline, whose hop would box it in `NIOAny` and cast it out again,
+///   about 750 instructions a frame (bench/README.md, "Issue 39, third step"); without a message handler (the
+///   tests of this handler alone) it goes through the pipeline.
 /// - **A client's frames are masked** (RFC 6455 §5.1): an unmasked one is refused by its header
 ///   (`WebSocketUnmaskedFrame`, which `WebSocketMessageHandler` answers with 1002).
 /// - **Refused by its header.** A frame longer than `MaxFrameSize=`, a fragmented control frame or one longer
@@ -65,9 +68,13 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
     /// inside `channelRead`) is kept in `arriving` and cut by the loop that is running.
     private var delivering = false
 
+    /// The next handler, which frames are handed to directly; nil: they are fired through the pipeline.
+    private let messageHandler: WebSocketMessageHandler?
+
     /// `maxFrameSize`: the longest frame taken (`MaxFrameSize=`, and at least the 125 bytes a control frame
     /// may carry whatever it says, RFC 6455 §5.5); `timeout`: `FrameTimeout=`.
-    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration) {
+    init(maxFrameSize: Int, account: PeerAccount, timeout: Duration, handingFramesTo messageHandler: WebSocketMessageHandler? = nil) {
+        self.messageHandler = messageHandler
         self.maxFrameSize = max(maxFrameSize, 125)
         self.timeout = TimeAmount(timeout)
         self.arriving = ArrivingFrameBuffer(account: account)
@@ -166,7 +173,12 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
                 state = .betweenFrames
                 if !head.isControl { messageOpen = !head.fin }
                 delivered = true
-                context.fireChannelRead(wrapInboundOut(WebSocketReceivedFrame(head: head, frame: frame)))
+                let received = WebSocketReceivedFrame(head: head, frame: frame)
+                if let messageHandler {
+                    messageHandler.frameArrived(received)
+                } else {
+                    context.fireChannelRead(wrapInboundOut(received))
+                }
             }
         }
         return delivered

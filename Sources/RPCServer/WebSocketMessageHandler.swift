@@ -63,20 +63,43 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
     /// What the message being assembled holds of the account.
     private var charged = 0
 
-    init(connection: RPCConnectionInfo, maxMessageSize: Int, statistics: RPCStatistics, refusalLog: LogRateLimiter) {
+    /// The next handler, which messages are handed to directly (as `FrameReceiver` hands it frames); nil: they
+    /// are fired through the pipeline.
+    private let connectionHandler: RPCConnectionHandler?
+    private var context: ChannelHandlerContext?
+
+    init(
+        connection: RPCConnectionInfo, maxMessageSize: Int, statistics: RPCStatistics, refusalLog: LogRateLimiter,
+        handingMessagesTo connectionHandler: RPCConnectionHandler? = nil
+    ) {
+        self.connectionHandler = connectionHandler
         self.connection = connection
         self.maxMessageSize = maxMessageSize
         self.statistics = statistics
         self.refusalLog = refusalLog
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
     func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
         release()
         state = .closing
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
+        frameArrived(unwrapInboundIn(data), context: context)
+    }
+
+    /// One whole frame, handed on by `WebSocketFrameReceiver` directly; dropped after the handler is removed.
+    func frameArrived(_ frame: WebSocketReceivedFrame) {
+        guard let context else { return }
+        frameArrived(frame, context: context)
+    }
+
+    private func frameArrived(_ frame: WebSocketReceivedFrame, context: ChannelHandlerContext) {
         let payload = frame.payload
         switch (WebSocketOpcode(encodedWebSocketOpcode: frame.opcode)!, state) {
         case (_, .closing):
@@ -193,7 +216,11 @@ final class WebSocketMessageHandler: ChannelDuplexHandler {
 
     private func deliver(_ message: ByteBuffer, context: ChannelHandlerContext) {
         guard connection.account.charge(message.readableBytes) else { return refuseOverBudget(context: context) }
-        context.fireChannelRead(wrapInboundOut(message))
+        if let connectionHandler {
+            connectionHandler.frameArrived(message)
+        } else {
+            context.fireChannelRead(wrapInboundOut(message))
+        }
     }
 
     private func charge(_ holding: Int, context: ChannelHandlerContext) {

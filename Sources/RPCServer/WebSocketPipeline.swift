@@ -7,7 +7,8 @@ import RPCProtocol
 /// handler and TLS, head to tail:
 ///
 ///     WebSocketFrameReceiver      bytes -> frames (`WebSocketReceivedFrame`), unmasked; refuses a frame by its
-///                                 header; charges the frame still arriving
+///                                 header; charges the frame still arriving; hands each frame on by a call
+///                                 (as the message handler hands on messages), not a pipeline hop
 ///     WebSocketMessageHandler     text messages -> messages; ping, close codes (the receiver's refusals too),
 ///                                 charges; control frames
 ///     RPCConnectionHandler        a fresh one, with subscriptions and events; its output (`ChargedOutput`)
@@ -24,12 +25,16 @@ package enum WebSocketPipeline {
         refusalLog: LogRateLimiter
     ) -> [any ChannelHandler] {
         let limits = configuration.limits
+        let connectionHandler = RPCConnectionHandler(router: router, connection: connection, limits: limits, framing: .webSocket)
+        let messageHandler = WebSocketMessageHandler(
+            connection: connection, maxMessageSize: limits.maxFrameSize, statistics: router.statistics,
+            refusalLog: refusalLog, handingMessagesTo: connectionHandler)
         return [
-            WebSocketFrameReceiver(maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout),
-            WebSocketMessageHandler(
-                connection: connection, maxMessageSize: limits.maxFrameSize, statistics: router.statistics,
-                refusalLog: refusalLog),
-            RPCConnectionHandler(router: router, connection: connection, limits: limits, framing: .webSocket),
+            WebSocketFrameReceiver(
+                maxFrameSize: limits.maxFrameSize, account: connection.account, timeout: limits.frameTimeout,
+                handingFramesTo: messageHandler),
+            messageHandler,
+            connectionHandler,
             ProtocolErrorHandler(connection: connection, statistics: router.statistics, refusalLog: refusalLog),
         ]
     }

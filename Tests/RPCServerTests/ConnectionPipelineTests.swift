@@ -119,6 +119,18 @@ final class ConnectionPipelineTests: XCTestCase {
         XCTAssertEqual(try outboundFrames(), [#"{"jsonrpc":"2.0","result":"done","id":4}"#], "nothing held outside a delivery")
     }
 
+    /// The frame receiver hands frames to the connection handler by a call, not through the pipeline; once
+    /// that handler is gone, a frame it would have answered is dropped and its charge given back, as the
+    /// pipeline's tail would drop it.
+    func testAFrameForARemovedConnectionHandlerIsGivenBack() throws {
+        try makeChannel()
+        let handler = try channel.pipeline.syncOperations.handler(type: RPCConnectionHandler.self)
+        try channel.pipeline.syncOperations.removeHandler(handler).wait()
+        try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: #"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#))
+        XCTAssertEqual(try outboundFrames(), [])
+        XCTAssertEqual(ledger.charged(to: .unixSocket()), 0)
+    }
+
     func testGarbageFrameGetsParseErrorAndConnectionStaysOpen() throws {
         try makeChannel()
         try channel.writeInbound(ByteBuffer(lengthPrefixedFrame: "\u{01}\u{02}garbage"))
