@@ -31,7 +31,7 @@ final class InProcessChannel: Channel, ChannelCore, @unchecked Sendable {
     /// Hands a frame from the server to the client's handlers. On `eventLoop`.
     func receive(_ frame: ByteBuffer) {
         guard isActive else { return }
-        pipeline.fireChannelRead(NIOAny(frame))
+        pipeline.fireChannelRead(frame)
         pipeline.fireChannelReadComplete()
     }
 

@@ -46,7 +46,7 @@ package enum WideAreaAdvertising {
             var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
             let length = socklen_t(family == AF_INET ? MemoryLayout<sockaddr_in>.size : MemoryLayout<sockaddr_in6>.size)
             guard getnameinfo(address, length, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 else { continue }
-            let value = String(cString: text)
+            let value = Self.string(text)
             if value.lowercased().hasPrefix("fe80:") || value.contains("%") { continue }
             if !addresses.contains(value) { addresses.append(value) }
         }
@@ -57,8 +57,13 @@ package enum WideAreaAdvertising {
     static func hostLabel() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
-        let name = String(cString: buffer)
+        let name = string(buffer)
         return String(name.prefix { $0 != "." }).isEmpty ? "localhost" : String(name.prefix { $0 != "." })
+    }
+
+    /// The text of a C string in `buffer`, up to its terminating zero.
+    private static func string(_ buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The publisher, or nil when wide-area publishing is off or there is no reachable listener.

@@ -161,7 +161,7 @@ final class FrameReceiver: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
-        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard let since = arrivingSince else { return }
             if context.eventLoop.now - since >= timeout {

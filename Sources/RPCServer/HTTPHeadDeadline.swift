@@ -98,7 +98,7 @@ final class HTTPHeadDeadline: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
-        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard case .awaitingHead(_, let since?) = state else { return }
             if context.eventLoop.now - since >= timeout {

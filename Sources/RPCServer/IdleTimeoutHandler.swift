@@ -57,7 +57,7 @@ final class IdleTimeoutHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
-        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             let idleSince = lastActivity
             if context.eventLoop.now - idleSince >= timeout {
                 schedule(context: context, at: context.eventLoop.now + timeout)

@@ -149,7 +149,7 @@ package final class RPCServer: Service, Sendable {
         state.setListeners(bound.map(\.endpoint))
         state.setLimits(maxFrameSize: configuration.limits.maxFrameSize, maxCallsPerConnection: configuration.limits.maxCallsPerConnection)
         for listener in bound {
-            try await listener.channel.setOption(.autoRead, value: true)
+            try await listener.channel.setOption(.autoRead, value: true).get()
             logger.notice("Listening", metadata: [LogField.listener: "\(listener.endpoint)"])
         }
         return bound.map(\.endpoint)

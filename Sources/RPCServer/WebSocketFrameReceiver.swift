@@ -212,7 +212,7 @@ final class WebSocketFrameReceiver: ChannelInboundHandler, RemovableChannelHandl
     }
 
     private func schedule(context: ChannelHandlerContext, at deadline: NIODeadline) {
-        timer = context.eventLoop.scheduleTask(deadline: deadline) { [self] in
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) { [self] in
             timer = nil
             guard !isStopped, let since = arrivingSince else { return }
             if context.eventLoop.now - since >= timeout {

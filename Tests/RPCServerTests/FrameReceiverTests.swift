@@ -136,7 +136,7 @@ private final class Feeder: ChannelInboundHandler {
         if !more.isEmpty {
             let bytes = context.channel.allocator.buffer(bytes: more)
             more = []
-            context.pipeline.fireChannelRead(NIOAny(bytes))
+            context.pipeline.fireChannelRead(bytes)
         }
     }
 }

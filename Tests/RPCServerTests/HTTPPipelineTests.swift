@@ -490,7 +490,7 @@ final class HTTPPipelineTests: XCTestCase {
         var header = ByteBuffer(bytes: [0x81, 0x80 | 127])
         header.writeInteger(UInt64(5000))
         header.writeBytes([1, 2, 3, 4])
-        try? channel.writeInbound(header)
+        _ = try? channel.writeInbound(header)
         XCTAssertEqual(try serverFrames().first, Frame(opcode: 0x8, bytes: [0x03, 0xF1]))  // 1009
         XCTAssertFalse(channel.isActive)
     }
@@ -498,7 +498,7 @@ final class HTTPPipelineTests: XCTestCase {
     func testUnmaskedWebSocketFrameIsClosed1002() throws {
         try makeUpgradedChannel()
         let payload = Array(#"{"jsonrpc":"2.0","method":"rpcd.ping","id":1}"#.utf8)
-        try? channel.writeInbound(ByteBuffer(bytes: [0x81, UInt8(payload.count)] + payload))
+        _ = try? channel.writeInbound(ByteBuffer(bytes: [0x81, UInt8(payload.count)] + payload))
         XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xEA])])  // 1002, and no reply
         XCTAssertFalse(channel.isActive)
     }
@@ -555,7 +555,7 @@ final class HTTPPipelineTests: XCTestCase {
     /// Refused by its header: the payload it announces is never waited for, nor held.
     func testUnmaskedWebSocketFrameIsRefusedByItsHeader() throws {
         try makeUpgradedChannel()
-        try? channel.writeInbound(ByteBuffer(bytes: [0x81, 126, 0x10, 0x00, 0x7B]))
+        _ = try? channel.writeInbound(ByteBuffer(bytes: [0x81, 126, 0x10, 0x00, 0x7B]))
         XCTAssertEqual(try serverFrames(), [Frame(opcode: 0x8, bytes: [0x03, 0xEA])])  // 1002
         XCTAssertFalse(channel.isActive)
         XCTAssertEqual(ledger.charged, 0)

@@ -29,7 +29,7 @@ final class SystemdNotifierTests: XCTestCase {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            _ = path.utf8CString.withUnsafeBytes { bytes.copyMemory(from: $0) }
+            path.utf8CString.withUnsafeBytes { bytes.copyMemory(from: $0) }
         }
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(receiver, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
