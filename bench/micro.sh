@@ -16,7 +16,8 @@
 # EmbeddedChannel, whose writes and flushes are not a socket's). socket-ping1 is one call per round trip through
 # the same pipeline on a real NIO socket channel and event loop (bench/micro/SocketPing.swift, a Unix socket
 # pair; the calling thread's write and reads are counted too, the kernel's work is not): the user-space cost of
-# a call at 1 x 1, NIO's wake-up, read, pending writes and flush included.
+# a call at 1 x 1, NIO's wake-up, read, pending writes and flush included. socket-ping1-noidle is the same
+# without IdleTimeout= (as bench.py runs rpcd): what IdleTimeoutHandler's place in every event's path costs.
 #
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
 # SCRATCH_PATH (default .build-release), MICRO_ONLY (names separated by spaces: only these).
@@ -43,7 +44,7 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
 # NAME:CALLS: the benchmark runs CALLS calls per operation, and the counts are per call.
-for spec in envelope envelope-batch reply binding interface ping1 socket-ping1 ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16; do
+for spec in envelope envelope-batch reply binding interface ping1 socket-ping1 socket-ping1-noidle ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16; do
     name=${spec%%:*}
     [[ -n "${MICRO_ONLY:-}" && " $MICRO_ONLY " != *" $name "* ]] && continue
     per=1

@@ -26,7 +26,7 @@ final class SocketPing {
     private let replyBytes: Int
     private var input = [UInt8](repeating: 0, count: 65536)
 
-    init(calls: Int) throws {
+    init(calls: Int, idleTimeout: Bool = true) throws {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0 else { throw IOError(errnoCode: errno, reason: "socketpair") }
         peer = pair[1]
@@ -35,7 +35,8 @@ final class SocketPing {
             registry: try RPCServiceRegistry(
                 services: [DaemonService(state: RPCServerState(), statistics: statistics)], metrics: statistics.metrics),
             parser: RPCEnvelopeParser(), statistics: statistics)
-        let configuration = RPCServer.Configuration(listen: [])
+        var configuration = RPCServer.Configuration(listen: [])
+        if !idleTimeout { configuration.limits.idleTimeout = nil }
         let ledger = PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: statistics)
         let connection = RPCConnectionInfo(
             id: 1, peer: .unixSocket(), logger: Logger(label: "microbench"), peerLog: nil,

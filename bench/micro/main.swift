@@ -12,7 +12,8 @@
 // default), add16 (16 calc.add to a stand-in for the module, the path calc.add takes through rpcd, metrics
 // kept), websocket-ping16 (ping16-metrics over a connection upgraded to WebSocket: 16 masked text frames in
 // a read, the replies text frames), ping1 (ping16 with one call per read), socket-ping1 (one call per round trip
-// on a real socket and event loop: `SocketPing`), all on inputs built before the loop.
+// on a real socket and event loop: `SocketPing`), socket-ping1-noidle (the same without IdleTimeout=), all on
+// inputs built before the loop.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -54,6 +55,7 @@ let add = RPCMethodImplementation<Adder>(
 let pings = try PingPipeline(calls: 16, metrics: false)
 let ping = try PingPipeline(calls: 1, metrics: false)
 let socketPing = try SocketPing(calls: 1)
+let socketPingNoIdle = try SocketPing(calls: 1, idleTimeout: false)
 let pingsCounted = try PingPipeline(calls: 16, metrics: true)
 let adds = try PingPipeline(calls: 16, metrics: true, method: "calc.add")
 let webSocketPings = try PingPipeline(calls: 16, metrics: true, webSocket: true)
@@ -90,6 +92,10 @@ let benchmarks: [String: () throws -> Void] = [
     // One call per round trip over a real socket and event loop, as at 1 x 1.
     "socket-ping1": {
         sink &+= try socketPing.run()
+    },
+    // The same without IdleTimeout=: what the idle handler costs a round trip.
+    "socket-ping1-noidle": {
+        sink &+= try socketPingNoIdle.run()
     },
     // The same with metrics kept (rpcd's default): what counting and timing each call costs.
     "ping16-metrics": {
