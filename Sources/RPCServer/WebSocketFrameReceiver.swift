@@ -12,8 +12,9 @@ import RPCWire
 ///   what its header says that the next layer reads (FIN and the opcode), and its payload unmasked, a slice
 ///   of that buffer, so the header is read once, here. Not NIO's `WebSocketFrame`, which is allocated and
 ///   destroyed per frame. In `WebSocketPipeline` it is handed to the message handler by a call
-///   (`frameArrived`), not through the pipeline, whose hop would box it in `NIOAny` and cast it out again,
-///   about 750 instructions a frame (bench/README.md, "Issue 39, third step"); without a message handler (the
+///   (`frameArrived`), not through the pipeline, whose hop would box it in `NIOAny` and cast it out again
+///   (with the message handler's own hop to the connection handler, about 900 instructions a frame:
+///   bench/README.md, "Issue 39, third step: frames handed on by a call"); without a message handler (the
 ///   tests of this handler alone) it goes through the pipeline.
 /// - **A client's frames are masked** (RFC 6455 §5.1): an unmasked one is refused by its header
 ///   (`WebSocketUnmaskedFrame`, which `WebSocketMessageHandler` answers with 1002).
