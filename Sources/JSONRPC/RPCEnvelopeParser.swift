@@ -89,35 +89,20 @@ package struct RPCEnvelopeParser: Sendable {
     private func parseObject(
         _ scanner: inout JSONScanner, depth: Int, frame: ByteBuffer
     ) throws(JSONSyntaxError) -> RPCEntry {
-        guard depth < maxNestingDepth else {
-            throw JSONSyntaxError(reason: .tooDeep(limit: maxNestingDepth), offset: scanner.offset)
-        }
-        _ = scanner.consume(UInt8(ascii: "{"))
         var members = EnvelopeMembers()
         var duplicate: StaticString?
-        if !scanner.consume(UInt8(ascii: "}")) {
-            repeat {
-                let (keyRange, hasEscapes) = try scanner.scanString()
-                try scanner.expect(UInt8(ascii: ":"))
-                let value = try scanner.scanValue(depth: depth + 1)
-                let key = UnsafeRawBufferPointer(rebasing: scanner.bytes[keyRange])
-                if let name = EnvelopeMembers.Name(key, hasEscapes: hasEscapes),
-                    let repeated = members.assign(name, value: value)
-                {
-                    duplicate = repeated
-                }
-            } while scanner.consume(UInt8(ascii: ","))
-            try scanner.expect(UInt8(ascii: "}"))
+        var isLast = !(try scanner.openObject(depth: depth))
+        while !isLast {
+            let member: JSONScanner.Member
+            (member, isLast) = try scanner.scanMember(depth: depth)
+            let key = UnsafeRawBufferPointer(rebasing: scanner.bytes[member.name])
+            if let name = EnvelopeMembers.Name(key, hasEscapes: member.nameHasEscapes),
+                let repeated = members.assign(name, value: (member.kind, member.value))
+            {
+                duplicate = repeated
+            }
         }
         return members.entry(bytes: scanner.bytes, frame: frame, duplicate: duplicate)
-    }
-}
-
-extension JSONScanner {
-    /// Consumes `byte` after whitespace or throws the syntax error a parser would report there.
-    fileprivate mutating func expect(_ byte: UInt8) throws(JSONSyntaxError) {
-        guard !consume(byte) else { return }
-        throw JSONSyntaxError(reason: peekNonWhitespace().map { .unexpectedByte($0) } ?? .unexpectedEnd, offset: offset)
     }
 }
 

@@ -3,8 +3,31 @@
 extension JSONScanner {
     /// Scans a string whose opening quote is at `offset`; leaves `offset` past the closing quote.
     /// Returns whether the string contains escapes.
-    @usableFromInline
+    @inlinable @inline(__always)
     mutating func scanStringBody() throws(JSONSyntaxError) -> Bool {
+        // Most strings of an envelope (names, "2.0", short ids) are plain ASCII closed within the eight bytes
+        // after the quote: one word tells. Near the end of the input the word is the input's last eight bytes
+        // shifted down, its missing bytes zeros, which count as special but lie past `remaining`.
+        let start = offset &+ 1
+        let remaining = bytes.count &- start
+        var word: UInt64 = 0
+        if remaining >= 8 {
+            word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+        } else if remaining > 0 && bytes.count >= 8 {
+            word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count &- 8, as: UInt64.self))
+                &>> UInt64(truncatingIfNeeded: (8 &- remaining) &<< 3)
+        }
+        let first = Self.specialBytes(word).trailingZeroBitCount &>> 3
+        if first < remaining && first < 8 && bytes[start &+ first] == UInt8(ascii: "\"") {
+            offset = start &+ first &+ 1
+            return false
+        }
+        return try scanStringBodyByRuns()
+    }
+
+    /// `scanStringBody` for any string: runs of plain ASCII eight bytes at a time, escapes and UTF-8 between.
+    @usableFromInline
+    mutating func scanStringBodyByRuns() throws(JSONSyntaxError) -> Bool {
         let end = bytes.count
         var i = offset &+ 1
         var hasEscapes = false
@@ -31,22 +54,11 @@ extension JSONScanner {
 
     /// Returns the index of the first byte at or after `start` that is a quote, a backslash, a control
     /// character or non-ASCII, or `end`. Eight bytes at a time: most string content is plain ASCII.
+    @inline(__always)
     private func skipPlainASCII(from start: Int, end: Int) -> Int {
         var i = start
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        let highs: UInt64 = 0x8080_8080_8080_8080
         while end &- i >= 8 {
-            let word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self))
-            // Classic "has a byte less than n" tests. Borrows only propagate upwards from a byte that truly
-            // matches, so the lowest flagged byte is exact even though flags above it may be spurious.
-            let quote = word ^ (ones &* 0x22)
-            let backslash = word ^ (ones &* 0x5C)
-            let special =
-                ((word &- ones &* 0x20) & ~word)
-                | ((quote &- ones) & ~quote)
-                | ((backslash &- ones) & ~backslash)
-                | word
-            let flags = special & highs
+            let flags = Self.specialBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
             if flags != 0 { return i &+ flags.trailingZeroBitCount &>> 3 }
             i &+= 8
         }
@@ -56,6 +68,22 @@ extension JSONScanner {
             i &+= 1
         }
         return i
+    }
+
+    /// The high bit of each byte of `word` (eight string bytes, the first lowest) that is a quote, a backslash,
+    /// a control character or non-ASCII; bits above the lowest may be spurious. Classic "has a byte less than
+    /// n" tests: borrows only propagate upwards from a byte that truly matches, so the lowest flag is exact.
+    @inlinable
+    static func specialBytes(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quote = word ^ (ones &* 0x22)
+        let backslash = word ^ (ones &* 0x5C)
+        let special =
+            ((word &- ones &* 0x20) & ~word)
+            | ((quote &- ones) & ~quote)
+            | ((backslash &- ones) & ~backslash)
+            | word
+        return special & 0x8080_8080_8080_8080
     }
 
     /// Validates the escape whose backslash is at `i`; returns the index after it.

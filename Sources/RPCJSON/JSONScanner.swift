@@ -22,8 +22,15 @@ public struct JSONScanner {
     }
 
     /// Skips space, tab, line feed and carriage return.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func skipWhitespace() {
+        // Most tokens follow the one before directly: one compare settles that, without a call.
+        if offset < bytes.count && bytes[offset] > 0x20 { return }
+        skipWhitespaceRun()
+    }
+
+    @usableFromInline
+    mutating func skipWhitespaceRun() {
         let end = bytes.count
         var i = offset
         while i < end {
@@ -44,15 +51,28 @@ public struct JSONScanner {
     }
 
     /// Skips whitespace and returns the next byte without consuming it, or nil at the end of the input.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func peekNonWhitespace() -> UInt8? {
-        skipWhitespace()
+        if offset < bytes.count {
+            let byte = bytes[offset]
+            if byte > 0x20 { return byte }
+        }
+        skipWhitespaceRun()
         return offset < bytes.count ? bytes[offset] : nil
     }
 
     /// Skips whitespace; if the next byte is `byte`, consumes it and returns true.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func consume(_ byte: UInt8) -> Bool {
+        if byte > 0x20 && offset < bytes.count && bytes[offset] == byte {
+            offset &+= 1
+            return true
+        }
+        return consumeAfterWhitespace(byte)
+    }
+
+    @usableFromInline
+    mutating func consumeAfterWhitespace(_ byte: UInt8) -> Bool {
         guard peekNonWhitespace() == byte else { return false }
         offset &+= 1
         return true
@@ -146,7 +166,7 @@ public struct JSONScanner {
                 if consume(close) {
                     stack.pop()
                 } else {
-                    if isObject { try scanMemberName() }
+                    if isObject { _ = try scanMemberName() }
                     continue valueLoop
                 }
             } else {
@@ -160,7 +180,7 @@ public struct JSONScanner {
                 let isObject = stack.topIsObject
                 if next == UInt8(ascii: ",") {
                     offset &+= 1
-                    if isObject { try scanMemberName() }
+                    if isObject { _ = try scanMemberName() }
                     continue valueLoop
                 }
                 guard next == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) else {
@@ -171,16 +191,5 @@ public struct JSONScanner {
             }
             return
         }
-    }
-
-    /// Scans `"name" :` inside an object.
-    private mutating func scanMemberName() throws(JSONSyntaxError) {
-        _ = try scanString()
-        skipWhitespace()
-        guard offset < bytes.count else { throw JSONSyntaxError(reason: .unexpectedEnd, offset: offset) }
-        guard bytes[offset] == UInt8(ascii: ":") else {
-            throw JSONSyntaxError(reason: .unexpectedByte(bytes[offset]), offset: offset)
-        }
-        offset &+= 1
     }
 }

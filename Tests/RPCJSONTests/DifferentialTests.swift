@@ -10,21 +10,27 @@ final class DifferentialTests: XCTestCase {
         #"{"jsonrpc":"2.0","method":"calc.add","params":[1,2.5],"id":"x-1"}"#,
     ]
 
-    func testScannerAgreesWithTheReferenceOnMutatedInputs() throws {
+    /// `seeds[round % seeds.count]` with one to three bytes replaced, inserted or removed.
+    private func mutated(_ seeds: [String], round: Int, _ generator: inout SplitMix64) -> [UInt8] {
         let alphabet = Array(#"{}[],:"\ 0123456789-+.eEtrufalsn/ubx"#.utf8) + [0x00, 0x0A, 0x80, 0xA9, 0xC3, 0xED, 0xFF]
+        var bytes = Array(seeds[round % seeds.count].utf8)
+        for _ in 0..<Int(generator.next() % 3 + 1) where !bytes.isEmpty {
+            let position = Int(generator.next() % UInt64(bytes.count))
+            let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
+            switch generator.next() % 3 {
+            case 0: bytes[position] = byte
+            case 1: bytes.insert(byte, at: position)
+            default: bytes.remove(at: position)
+            }
+        }
+        return bytes
+    }
+
+    func testScannerAgreesWithTheReferenceOnMutatedInputs() throws {
         var generator = SplitMix64(seed: 42)
         var accepted = 0
         for round in 0..<30_000 {
-            var bytes = Array(seeds[round % seeds.count].utf8)
-            for _ in 0..<Int(generator.next() % 3 + 1) where !bytes.isEmpty {
-                let position = Int(generator.next() % UInt64(bytes.count))
-                let byte = alphabet[Int(generator.next() % UInt64(alphabet.count))]
-                switch generator.next() % 3 {
-                case 0: bytes[position] = byte
-                case 1: bytes.insert(byte, at: position)
-                default: bytes.remove(at: position)
-                }
-            }
+            let bytes = mutated(seeds, round: round, &generator)
             let scanned = scanError(bytes)
             let text = String(decoding: bytes, as: UTF8.self).debugDescription
             guard (scanned == nil) == ReferenceValidator.accepts(bytes) else {
@@ -40,6 +46,34 @@ final class DifferentialTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(accepted, 1_000, "too few mutations were valid JSON to test the round trip")
+    }
+
+    /// An object read with `openObject` and `scanMember`, as the envelope parser reads requests, is accepted or
+    /// refused exactly as `scanValue` accepts or refuses it, with the same error at the same offset.
+    func testObjectsReadMemberByMemberAgreeWithScanValue() {
+        let objects = [seeds[0], seeds[2], #"{"id":1}"#, #"{"a":"b"}"#, #" { "jsonrpc" : "2.0" , "id" : "abcdefgh" } "#]
+        var generator = SplitMix64(seed: 7)
+        var accepted = 0
+        for round in 0..<30_000 {
+            let bytes = mutated(objects, round: round, &generator)
+            let firstByte = bytes.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }
+            guard firstByte == UInt8(ascii: "{") else { continue }
+            let text = String(decoding: bytes, as: UTF8.self).debugDescription
+            let byMembers = bytes.withUnsafeBytes { buffer -> JSONSyntaxError? in
+                var scanner = JSONScanner(bytes: buffer, maxDepth: 3)
+                do throws(JSONSyntaxError) {
+                    var isLast = !(try scanner.openObject(depth: 0))
+                    while !isLast { isLast = try scanner.scanMember(depth: 0).isLast }
+                    try scanner.expectEnd()
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            XCTAssertEqual(byMembers, scanError(bytes, maxDepth: 3), text)
+            if byMembers == nil { accepted += 1 }
+        }
+        XCTAssertGreaterThan(accepted, 1_000, "too few mutations were valid objects")
     }
 
     func testReferenceValidatorItselfDiscriminates() {
