@@ -6,7 +6,7 @@ extension JSONScanner {
     @inlinable @inline(__always)
     mutating func scanStringBody() throws(JSONSyntaxError) -> Bool {
         // Most strings of an envelope (names, "2.0", short ids) are plain ASCII closed within the eight bytes
-        // after the quote: one word tells. Near the end of the input the word is the input's last eight bytes
+        // after the quote: one word tells, or two. Near the end of the input the word is the input's last eight bytes
         // shifted down, its missing bytes zeros, which count as special but lie past `remaining`.
         let start = offset &+ 1
         let remaining = bytes.count &- start
@@ -17,8 +17,13 @@ extension JSONScanner {
             word = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: bytes.count &- 8, as: UInt64.self))
                 &>> UInt64(truncatingIfNeeded: (8 &- remaining) &<< 3)
         }
-        let first = Self.specialBytes(word).trailingZeroBitCount &>> 3
-        if first < remaining && first < 8 && bytes[start &+ first] == UInt8(ascii: "\"") {
+        var first = Self.specialBytes(word).trailingZeroBitCount &>> 3
+        if first == 8 && remaining >= 16 {
+            // Method names are often longer: a second word before the general loop.
+            let next = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start &+ 8, as: UInt64.self))
+            first = 8 &+ Self.specialBytes(next).trailingZeroBitCount &>> 3
+        }
+        if first < remaining && first < 16 && bytes[start &+ first] == UInt8(ascii: "\"") {
             offset = start &+ first &+ 1
             return false
         }
