@@ -11,7 +11,10 @@
 // connection pipeline and out: `PingPipeline`), ping16-metrics (the same with metrics kept, as rpcd runs by
 // default), add16 (16 calc.add to a stand-in for the module, the path calc.add takes through rpcd, metrics
 // kept), websocket-ping16 (ping16-metrics over a connection upgraded to WebSocket: 16 masked text frames in
-// a read, the replies text frames), all on inputs built before the loop.
+// a read, the replies text frames), all on inputs built before the loop. isolated16 is add16 to the real
+// module host running the shipped calc module (`IsolatedPipeline`): its host is rpcd-module-host beside this
+// executable (or MICRO_HOST) and libcalc.so in the same directory (or MICRO_MODULES); it starts even for 0
+// iterations, so that the difference of two runs leaves its start out.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -95,6 +98,22 @@ let benchmarks: [String: () throws -> Void] = [
 ]
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, arguments[1] == "isolated16", let iterations = Int(arguments[2]), iterations >= 0 {
+    func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+    let directory = arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    let here = directory.isEmpty ? "." : directory
+    let pipeline = try IsolatedPipeline(
+        calls: 16, hostExecutable: environment("MICRO_HOST") ?? here + "/rpcd-module-host",
+        modules: environment("MICRO_MODULES") ?? here)
+    let clock = ContinuousClock()
+    let start = clock.now
+    sink &+= try pipeline.run(iterations: iterations)
+    let elapsed = clock.now - start
+    pipeline.stop()
+    let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+    print("isolated16: \(iterations) iterations, \(iterations > 0 ? nanoseconds / Double(iterations) : 0) ns each (sink \(sink % 10))")
+    exit(0)
+}
 guard arguments.count == 3, let run = benchmarks[arguments[1]], let iterations = Int(arguments[2]), iterations >= 0 else {
     let names = benchmarks.keys.sorted().joined(separator: ", ")
     print("usage: rpcd-microbench NAME ITERATIONS (NAME: \(names))")
