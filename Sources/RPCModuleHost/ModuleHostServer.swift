@@ -22,7 +22,8 @@ import Glibc
 /// a module that blocks it stops the pongs, and rpcd kills the host. When the link closes (rpcd stopped, or
 /// retired this handler) the instance is retired and the process exits. Runs on the link's event loop.
 final class ModuleHostServer: ChannelInboundHandler {
-    typealias InboundIn = ModuleLinkMessage
+    /// The messages of one read burst (`ModuleLinkCodec`).
+    typealias InboundIn = [ModuleLinkMessage]
     typealias OutboundOut = [ModuleLinkMessage]
 
     private enum State {
@@ -70,7 +71,11 @@ final class ModuleHostServer: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch (state, unwrapInboundIn(data)) {
+        for message in unwrapInboundIn(data) { received(message, context: context) }
+    }
+
+    private func received(_ message: ModuleLinkMessage, context: ChannelHandlerContext) {
+        switch (state, message) {
         case (.awaitingStart, .start(let json)):
             start(json, context: context)
         case (.serving(let service, let outbox), .call(let token, let method, let params)):
