@@ -247,7 +247,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             return outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: nil))
         }
         let call = ModuleCall(
-            methodIndex: method, name: service.descriptor.name + "." + service.descriptor.methods[method].name,
+            methodIndex: method, name: service.methodNames[method],
             params: params, eventLoop: outbox.eventLoop)
         service.enter(call, answer: LinkAnswer(token: token, outbox: outbox, cancellations: cancellations)) {
             [cancellations] cancel in
