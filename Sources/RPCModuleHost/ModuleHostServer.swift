@@ -71,32 +71,44 @@ final class ModuleHostServer: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // What the burst's calls answer at once waits for its end: one write for all (`channelReadComplete`).
+        if case .serving(_, let outbox) = state { outbox.hold() }
         for message in unwrapInboundIn(data) { received(message, context: context) }
     }
 
+    /// One message, by its kind first: a call is not copied into a pair with the state to be matched.
     private func received(_ message: ModuleLinkMessage, context: ChannelHandlerContext) {
-        switch (state, message) {
-        case (.awaitingStart, .start(let json)):
+        switch message {
+        case .call(let token, let method, let params):
+            switch state {
+            case .serving(let service, let outbox):
+                call(service, token: token, method: Int(method), params: params, outbox: outbox)
+            case .servingProgram(let program, _): program.call(token: token, method: Int(method), params: params)
+            case .servingCommands(let runner): runner.call(token: token, method: Int(method), params: params)
+            case .awaitingStart, .startingProgram, .stopped: outOfStep(context)
+            }
+        case .cancel(let token):
+            switch state {
+            case .serving: cancellations.remove(token)?()
+            case .servingProgram(let program, _): program.cancel(token: token)
+            case .servingCommands(let runner): runner.cancel(token: token)
+            case .awaitingStart, .startingProgram, .stopped: outOfStep(context)
+            }
+        case .start(let json):
+            guard case .awaitingStart = state else { return outOfStep(context) }
             start(json, context: context)
-        case (.serving(let service, let outbox), .call(let token, let method, let params)):
-            outbox.hold()
-            call(service, token: token, method: Int(method), params: params, outbox: outbox)
-        case (.serving, .cancel(let token)):
-            cancellations.remove(token)?()
-        case (.servingProgram(let program, _), .call(let token, let method, let params)):
-            program.call(token: token, method: Int(method), params: params)
-        case (.servingProgram(let program, _), .cancel(let token)):
-            program.cancel(token: token)
-        case (.servingCommands(let runner), .call(let token, let method, let params)):
-            runner.call(token: token, method: Int(method), params: params)
-        case (.servingCommands(let runner), .cancel(let token)):
-            runner.cancel(token: token)
-        case (_, .ping(let sequence)):
+            // Calls behind it in this burst are answered together too.
+            if case .serving(_, let outbox) = state { outbox.hold() }
+        case .ping(let sequence):
             context.writeAndFlush(wrapOutboundOut([.pong(sequence)]), promise: nil)
-        default:
-            // rpcd never sends anything else: the link is out of step, and the host has no way back.
-            context.close(promise: nil)
+        case .ready, .startFailed, .result, .error, .log, .emit, .pong:
+            outOfStep(context)
         }
+    }
+
+    /// rpcd never sends anything else: the link is out of step, and the host has no way back.
+    private func outOfStep(_ context: ChannelHandlerContext) {
+        context.close(promise: nil)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
