@@ -3,11 +3,12 @@ import RPCWire
 
 /// Turns the link's frames into `ModuleLinkMessage`s and back; the same on both ends of the link.
 ///
-/// Inbound it takes whole frames (`ModuleLinkFrameReceiver` before it) and passes the messages of a read burst
-/// on as one array at its end (`channelReadComplete`), as outbound: a message each would be a boxed `NIOAny`,
-/// an allocation and a dynamic cast per message on each end of the link. Nothing is held longer than before:
-/// rpcd's end keeps a burst's answers until its end anyway (`ModuleLinkAnswers`). A frame that is no message
-/// fires `ModuleLinkError` after the messages before it, which the end's handler answers by closing the link.
+/// Inbound it takes whole frames (`ModuleLinkFrameReceiver` before it) and passes the messages of each read on
+/// as one array at the read's end (`ModuleLinkFrameReceiver.ReadEnded`), as outbound: a message each would be a
+/// boxed `NIOAny`, an allocation and a dynamic cast per message on each end of the link. Nothing is held longer
+/// than before: rpcd's end charges each answer right after the read that brought it, as it did one by one. A
+/// frame that is no message fires `ModuleLinkError` after the messages before it, which the end's handler
+/// answers by closing the link.
 ///
 /// Outbound it takes the messages of a burst as one write (an array: one pass through the pipeline, where a
 /// message each would be a boxed `NIOAny` and a pass each), gathers every message written until the next
@@ -43,7 +44,7 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
     /// The size the next buffer starts at: what the last burst needed, so that a steady stream of bursts does
     /// not grow each buffer from small again (at most 64 KiB: a rare large burst does not stay reserved).
     private var capacityHint = 256
-    /// The messages of the read burst so far.
+    /// The messages of the read so far.
     private var arriving = ModuleLinkBurst()
 
     package init() {}
@@ -63,8 +64,13 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
         }
     }
 
-    package func channelReadComplete(context: ChannelHandlerContext) {
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ModuleLinkFrameReceiver.ReadEnded else { return context.fireUserInboundEventTriggered(event) }
         handOn(context: context)
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        handOn(context: context)  // frames fed without the frame receiver (tests)
         context.fireChannelReadComplete()
     }
 
@@ -73,7 +79,7 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    /// Passes the burst's messages on.
+    /// Passes the read's messages on.
     private func handOn(context: ChannelHandlerContext) {
         guard !arriving.isEmpty else { return }
         // Taken out first: what handles them may close the link, which hands on what `arriving` holds then.
