@@ -20,7 +20,9 @@
 # out file per process) and the counts are summed; the columns after the table give each process's share. It
 # counts user-space instructions only: the system calls and wake-ups of the two (strace -c -f) are in
 # bench/README.md. Its allocations are rpcd's side only (memcheck does not follow the host). Repeatable to
-# about 0.5 % (rpcd's side; the host's to 0.1 %).
+# about 1 % on rpcd's side (2 % at worst: how the two processes' reads interleave under callgrind varies) and
+# 0.3 % on the host's. isolated-echo-1mib is one echo.echo of 1 MiB of params the same way (the shipped echo
+# module): the large payload's copies, both ways.
 #
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
 # SCRATCH_PATH (default .build-release), MICRO_ONLY (names separated by spaces: only these).
@@ -29,15 +31,16 @@ cd "$(dirname "$0")/.."
 SCRATCH_PATH=${SCRATCH_PATH:-.build-release}
 command -v valgrind > /dev/null || { echo "bench/micro.sh: valgrind is missing (apt-get install valgrind)" >&2; exit 69; }
 swift build -c release --scratch-path "$SCRATCH_PATH" --product rpcd-microbench >&2
-if [[ -z "${MICRO_ONLY:-}" || " $MICRO_ONLY " == *" isolated16 "* ]]; then
-    swift build -c release --scratch-path "$SCRATCH_PATH" --product rpcd-module-host >&2
-    swift build -c release --scratch-path "$SCRATCH_PATH" --product calc >&2
+if [[ -z "${MICRO_ONLY:-}" || "$MICRO_ONLY" == *isolated* ]]; then
+    for product in rpcd-module-host calc echo; do
+        swift build -c release --scratch-path "$SCRATCH_PATH" --product "$product" >&2
+    done
 fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$SCRATCH_PATH/release/rpcd-microbench" "$work/microbench"
 strip --strip-debug "$work/microbench"
-for file in rpcd-module-host libcalc.so; do  # isolated16's host and module, beside the benchmark
+for file in rpcd-module-host libcalc.so libecho.so; do  # the isolated benchmarks' host and modules, beside them
     if [[ -e "$SCRATCH_PATH/release/$file" ]]; then cp "$SCRATCH_PATH/release/$file" "$work/" && strip --strip-debug "$work/$file"; fi
 done
 
@@ -55,8 +58,9 @@ allocations() {  # NAME ITERATIONS -> "allocs bytes"
 
 printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes allocated"
 # NAME:CALLS[:FEWER]: the benchmark runs CALLS calls per operation, and the counts are per call; FEWER divides
-# the iterations (isolated16 costs some 50,000 instructions a call, under callgrind's slowdown twice).
-for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16 isolated16:16:10; do
+# the iterations (isolated16 costs some 50,000 instructions a call, under callgrind's slowdown twice, and
+# isolated-echo-1mib millions).
+for spec in envelope envelope-batch reply binding interface ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16 isolated16:16:10 isolated-echo-1mib:1:1000; do
     name=${spec%%:*}
     [[ -n "${MICRO_ONLY:-}" && " $MICRO_ONLY " != *" $name "* ]] && continue
     IFS=: read -r _ per fewer <<< "$spec"

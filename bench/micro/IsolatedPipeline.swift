@@ -17,7 +17,7 @@ import RPCWire
 import Glibc
 #endif
 
-/// `calc.add` isolated, as rpcd serves it by default: rpcd's connection pipeline (`ConnectionPipeline`, on an
+/// `calc.add` (or another shipped module's method) isolated, as rpcd serves it by default: rpcd's connection pipeline (`ConnectionPipeline`, on an
 /// `EmbeddedChannel`) routes the calls of one read to the shipped calc module through the real supervisor
 /// (`HandlerSet` with `Isolation=process`, as rpcd starts it without root: no cgroup) and a real
 /// `rpcd-module-host` process, and their answers come back over the link into the connection, which writes its
@@ -36,13 +36,18 @@ final class IsolatedPipeline: @unchecked Sendable {
     /// The module host's process, to wait for its end (its instructions are counted when it exits).
     private let hostPID: Int32
 
-    /// `hostExecutable` is `rpcd-module-host`, `modules` a directory holding `libcalc.so`.
-    init(calls: Int, hostExecutable: String, modules: String) throws {
+    /// `calls` calls of `method` with `params` (JSON text) to the shipped `module`, each a `handler`; `hostExecutable`
+    /// is `rpcd-module-host`, `modules` a directory holding the module's library. The method's result is
+    /// `result` (JSON text), or its params when nil (an echo).
+    init(
+        calls: Int, module: String = "calc", method: String = "calc.add", params: String = #"{"a":1,"b":2}"#,
+        result: String? = "3", hostExecutable: String, modules: String
+    ) throws {
         var template = Array("/tmp/rpcd-microbench-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw RPCBenchError("mkdtemp failed") }
         let directory = String(cString: made)
         let file = fopen(directory + "/calc.conf", "w")
-        fputs("[Handler]\nModule=calc\n", file)
+        fputs("[Handler]\nModule=\(module)\n", file)
         fclose(file)
         loop = group.next()
         let statistics = RPCStatistics(metrics: RPCMetrics(enabled: true))
@@ -52,7 +57,7 @@ final class IsolatedPipeline: @unchecked Sendable {
             group: group, hostExecutable: hostExecutable)
         let generation = try handlers.prepare(strict: false)
         guard generation.problems.isEmpty, !generation.services.isEmpty else {
-            throw RPCBenchError("calc did not start: \(generation.problems)")
+            throw RPCBenchError("\(module) did not start: \(generation.problems)")
         }
         handlers.commit(generation)
         hostPID = Int32(generation.services.compactMap { ($0 as? IsolatedModuleService)?.status["pid"]?.intValue }.first ?? 0)
@@ -64,8 +69,8 @@ final class IsolatedPipeline: @unchecked Sendable {
         var burst = ByteBuffer()
         var expected = 0
         for id in 1...calls {
-            burst.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"calc.add","params":{"a":1,"b":2},"id":\#(id)}"#)
-            expected += 4 + #"{"jsonrpc":"2.0","result":3,"id":\#(id)}"#.utf8.count
+            burst.writeLengthPrefixedFrame(#"{"jsonrpc":"2.0","method":"\#(method)","params":\#(params),"id":\#(id)}"#)
+            expected += 4 + #"{"jsonrpc":"2.0","result":\#(result ?? params),"id":\#(id)}"#.utf8.count
         }
         self.burst = burst
         replies = ReplyCounter(expected: expected)
