@@ -267,10 +267,11 @@ let package = Package(
         .executableTarget(
             name: "rpcd-microbench",
             dependencies: [
-                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCMetrics", "RPCProtocol",
-                "RPCServer", "RPCWire",
+                "JSONRPC", "RPCBinding", "RPCCore", "RPCInterface", "RPCJSON", "RPCLogging", "RPCMetrics", "RPCModuleHost",
+                "RPCModules", "RPCProtocol", "RPCServer", "RPCWire",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench/micro"
         ),

@@ -59,26 +59,52 @@ package final class PeerAccount: Sendable {
     /// Gives back `bytes` that `chargeCallBound` charged, before or after the connection closed.
     package func releaseCallBound(_ bytes: Int) {
         let drained = state.withLock { state -> Bool in
-            let bytes = min(bytes, state.callBound)
-            state.callBound -= bytes
-            share.used.increment(by: -bytes)
-            ledger.give(bytes)
+            giveBackCallBound(bytes, &state)
             return state.closed && state.callBound == 0
         }
         if drained { ledger.drained(share) }
     }
 
+    /// `releaseCallBound(released)`, then `chargeCallBound(charged)`, under one acquisition of the lock: what a
+    /// call held on its way out is given back as what its answer holds is charged. False when the charge is
+    /// refused (the release is done all the same).
+    package func exchangeCallBound(release released: Int, charge charged: Int) -> Bool {
+        precondition(charged >= 0, "a charge is a number of bytes")
+        let (taken, drained) = state.withLock { state -> (Bool, Bool) in
+            giveBackCallBound(released, &state)
+            guard take(charged, &state) else { return (false, state.closed && state.callBound == 0) }
+            state.callBound += charged
+            return (true, false)
+        }
+        if drained { ledger.drained(share) }
+        return taken
+    }
+
+    private func giveBackCallBound(_ bytes: Int, _ state: inout State) {
+        let bytes = min(bytes, state.callBound)
+        state.callBound -= bytes
+        share.used.increment(by: -bytes)
+        ledger.give(bytes)
+    }
+
     private func take(_ bytes: Int, into account: (inout State) -> Void) -> Bool {
         precondition(bytes >= 0, "a charge is a number of bytes")
         return state.withLock { state in
-            guard !state.closed, share.used.add(bytes, ifAtMost: ledger.perPeerLimit) else { return false }
-            guard ledger.take(bytes, isAdministrator: isAdministrator) else {
-                share.used.increment(by: -bytes)
-                return false
-            }
+            guard take(bytes, &state) else { return false }
             account(&state)
             return true
         }
+    }
+
+    /// Takes `bytes` from the peer's share and the ledger, under the lock; false, having taken nothing, when
+    /// either cannot cover them or the connection has closed.
+    private func take(_ bytes: Int, _ state: inout State) -> Bool {
+        guard !state.closed, share.used.add(bytes, ifAtMost: ledger.perPeerLimit) else { return false }
+        guard ledger.take(bytes, isAdministrator: isAdministrator) else {
+            share.used.increment(by: -bytes)
+            return false
+        }
+        return true
     }
 
     /// Charges `bytes` whatever the limits say: for bytes that were charged already under another name (an

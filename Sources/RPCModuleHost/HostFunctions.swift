@@ -8,6 +8,13 @@ import RPCProtocol
 /// The `rpcd_host` table every module receives: C entry points that find their Swift state through the
 /// opaque handles. Allocated once, never freed (modules may keep the pointer for the life of the process).
 enum HostFunctions {
+    /// Whether `reply_result` checks that a result is one JSON value: in rpcd's own process (`Isolation=none`),
+    /// where the result becomes a reply. Not in a module host (`ModuleHostMain` turns it off before any thread
+    /// starts): rpcd takes no host's word and checks every result where it arrives
+    /// (`ModuleHostSupervisor.received`, the same -32603 and log line), so a check here would scan each result
+    /// twice — 1 MiB of it costs each process about 2 million instructions.
+    nonisolated(unsafe) static var checksResults = true
+
     nonisolated(unsafe) static let table: UnsafeMutablePointer<rpcd_host> = {
         let table = UnsafeMutablePointer<rpcd_host>.allocate(capacity: 1)
         table.initialize(to: rpcd_host(
@@ -16,7 +23,7 @@ enum HostFunctions {
             reply_result: { call, json, length in
                 let result: ByteBuffer? = json.flatMap { pointer in
                     let bytes = UnsafeRawBufferPointer(start: pointer, count: length)
-                    return JSONValidation.isSingleValue(bytes) ? ByteBuffer(bytes: bytes) : nil
+                    return !checksResults || JSONValidation.isSingleValue(bytes) ? ByteBuffer(bytes: bytes) : nil
                 }
                 ModuleCallTable.shared.complete(call, result.map { .success($0) }, invalidResult: result == nil)
             },

@@ -22,7 +22,8 @@ import Glibc
 /// a module that blocks it stops the pongs, and rpcd kills the host. When the link closes (rpcd stopped, or
 /// retired this handler) the instance is retired and the process exits. Runs on the link's event loop.
 final class ModuleHostServer: ChannelInboundHandler {
-    typealias InboundIn = ModuleLinkMessage
+    /// The messages of one read burst (`ModuleLinkCodec`).
+    typealias InboundIn = [ModuleLinkMessage]
     typealias OutboundOut = [ModuleLinkMessage]
 
     private enum State {
@@ -70,28 +71,44 @@ final class ModuleHostServer: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch (state, unwrapInboundIn(data)) {
-        case (.awaitingStart, .start(let json)):
+        // What the burst's calls answer at once waits for its end: one write for all (`channelReadComplete`).
+        if case .serving(_, let outbox) = state { outbox.hold() }
+        for message in unwrapInboundIn(data) { received(message, context: context) }
+    }
+
+    /// One message, by its kind first: a call is not copied into a pair with the state to be matched.
+    private func received(_ message: ModuleLinkMessage, context: ChannelHandlerContext) {
+        switch message {
+        case .call(let token, let method, let params):
+            switch state {
+            case .serving(let service, let outbox):
+                call(service, token: token, method: Int(method), params: params, outbox: outbox)
+            case .servingProgram(let program, _): program.call(token: token, method: Int(method), params: params)
+            case .servingCommands(let runner): runner.call(token: token, method: Int(method), params: params)
+            case .awaitingStart, .startingProgram, .stopped: outOfStep(context)
+            }
+        case .cancel(let token):
+            switch state {
+            case .serving: cancellations.remove(token)?()
+            case .servingProgram(let program, _): program.cancel(token: token)
+            case .servingCommands(let runner): runner.cancel(token: token)
+            case .awaitingStart, .startingProgram, .stopped: outOfStep(context)
+            }
+        case .start(let json):
+            guard case .awaitingStart = state else { return outOfStep(context) }
             start(json, context: context)
-        case (.serving(let service, let outbox), .call(let token, let method, let params)):
-            outbox.hold()
-            call(service, token: token, method: Int(method), params: params, outbox: outbox)
-        case (.serving, .cancel(let token)):
-            cancellations.remove(token)?()
-        case (.servingProgram(let program, _), .call(let token, let method, let params)):
-            program.call(token: token, method: Int(method), params: params)
-        case (.servingProgram(let program, _), .cancel(let token)):
-            program.cancel(token: token)
-        case (.servingCommands(let runner), .call(let token, let method, let params)):
-            runner.call(token: token, method: Int(method), params: params)
-        case (.servingCommands(let runner), .cancel(let token)):
-            runner.cancel(token: token)
-        case (_, .ping(let sequence)):
+            // Calls behind it in this burst are answered together too.
+            if case .serving(_, let outbox) = state { outbox.hold() }
+        case .ping(let sequence):
             context.writeAndFlush(wrapOutboundOut([.pong(sequence)]), promise: nil)
-        default:
-            // rpcd never sends anything else: the link is out of step, and the host has no way back.
-            context.close(promise: nil)
+        case .ready, .startFailed, .result, .error, .log, .emit, .pong:
+            outOfStep(context)
         }
+    }
+
+    /// rpcd never sends anything else: the link is out of step, and the host has no way back.
+    private func outOfStep(_ context: ChannelHandlerContext) {
+        context.close(promise: nil)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -242,7 +259,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             return outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: nil))
         }
         let call = ModuleCall(
-            methodIndex: method, name: service.descriptor.name + "." + service.descriptor.methods[method].name,
+            methodIndex: method, name: service.methodNames[method],
             params: params, eventLoop: outbox.eventLoop)
         service.enter(call, answer: LinkAnswer(token: token, outbox: outbox, cancellations: cancellations)) {
             [cancellations] cancel in

@@ -18,6 +18,8 @@ import Synchronization
 /// under a running call. Thread-safe.
 package final class ModuleInstance: Sendable {
     package let descriptor: RPCServiceDescriptor
+    /// Each method's full name (`calc.add`), by index: made once, not per call.
+    package let methodNames: [String]
     package let configuration: HandlerConfiguration
     package let image: ModuleImage
     package let logger: Logger
@@ -64,6 +66,7 @@ package final class ModuleInstance: Sendable {
         self.pool = pool
         self.descriptor = RPCServiceDescriptor(
             name: service, version: image.version, summary: image.summary, methods: image.methods, events: image.events)
+        self.methodNames = image.methods.map { service + "." + $0.name }
         self.context = HandlerContext(
             logger: logger, config: configuration.config, stateDirectory: configuration.sandbox.stateDirectory, service: service,
             events: image.events, publish: publish)

@@ -16,7 +16,7 @@ import Synchronization
 /// time"). Thread-safe; `hold` and `release` on the link's loop.
 package final class ModuleLinkOutbox: Sendable {
     private struct Pending {
-        var messages: [ModuleLinkMessage] = []
+        var messages = ModuleLinkBurst()
         /// A task to drain is scheduled on the link's loop.
         var scheduled = false
         /// A read of the link is being handled: `release` drains.
@@ -55,19 +55,15 @@ package final class ModuleLinkOutbox: Sendable {
         let messages = pending.withLock { pending -> [ModuleLinkMessage] in
             pending.held = false
             guard !pending.scheduled else { return [] }
-            defer { pending.messages = [] }
-            return pending.messages
+            return pending.messages.take()
         }
         if !messages.isEmpty { channel.writeAndFlush(messages, promise: nil) }
     }
 
     private func drain() {
         let messages = pending.withLock { pending in
-            defer {
-                pending.messages = []
-                pending.scheduled = false
-            }
-            return pending.messages
+            pending.scheduled = false
+            return pending.messages.take()
         }
         if !messages.isEmpty { channel.writeAndFlush(messages, promise: nil) }
     }

@@ -3,8 +3,12 @@ import RPCWire
 
 /// Turns the link's frames into `ModuleLinkMessage`s and back; the same on both ends of the link.
 ///
-/// Inbound it takes whole frames (`ModuleLinkFrameReceiver` before it) and passes messages on; a frame that
-/// is no message fires `ModuleLinkError`, which the end's handler answers by closing the link.
+/// Inbound it takes whole frames (`ModuleLinkFrameReceiver` before it) and passes the messages of each read on
+/// as one array at the read's end (`ModuleLinkFrameReceiver.ReadEnded`), as outbound: a message each would be a
+/// boxed `NIOAny`, an allocation and a dynamic cast per message on each end of the link. Nothing is held longer
+/// than before: rpcd's end charges each answer right after the read that brought it, as it did one by one. A
+/// frame that is no message fires `ModuleLinkError` after the messages before it, which the end's handler
+/// answers by closing the link.
 ///
 /// Outbound it takes the messages of a burst as one write (an array: one pass through the pipeline, where a
 /// message each would be a boxed `NIOAny` and a pass each), gathers every message written until the next
@@ -20,7 +24,8 @@ import RPCWire
 /// Runs on the channel's event loop.
 package final class ModuleLinkCodec: ChannelDuplexHandler {
     package typealias InboundIn = ByteBuffer
-    package typealias InboundOut = ModuleLinkMessage
+    /// The messages of one read burst, in order.
+    package typealias InboundOut = [ModuleLinkMessage]
     /// The messages of one burst, in order.
     package typealias OutboundIn = [ModuleLinkMessage]
     package typealias OutboundOut = ByteBuffer
@@ -39,6 +44,8 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
     /// The size the next buffer starts at: what the last burst needed, so that a steady stream of bursts does
     /// not grow each buffer from small again (at most 64 KiB: a rare large burst does not stay reserved).
     private var capacityHint = 256
+    /// The messages of the read so far.
+    private var arriving = ModuleLinkBurst()
 
     package init() {}
 
@@ -50,10 +57,33 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         do {
-            context.fireChannelRead(wrapInboundOut(try ModuleLinkMessage(frame: unwrapInboundIn(data))))
+            arriving.append(try ModuleLinkMessage(frame: unwrapInboundIn(data)))
         } catch {
+            handOn(context: context)
             context.fireErrorCaught(error)
         }
+    }
+
+    package func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ModuleLinkFrameReceiver.ReadEnded else { return context.fireUserInboundEventTriggered(event) }
+        handOn(context: context)
+    }
+
+    package func channelReadComplete(context: ChannelHandlerContext) {
+        handOn(context: context)  // frames fed without the frame receiver (tests)
+        context.fireChannelReadComplete()
+    }
+
+    package func channelInactive(context: ChannelHandlerContext) {
+        handOn(context: context)
+        context.fireChannelInactive()
+    }
+
+    /// Passes the read's messages on.
+    private func handOn(context: ChannelHandlerContext) {
+        guard !arriving.isEmpty else { return }
+        // Taken out first: what handles them may close the link, which hands on what `arriving` holds then.
+        context.fireChannelRead(wrapInboundOut(arriving.take()))
     }
 
     package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -89,6 +119,7 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {
+        arriving = ModuleLinkBurst()
         // Written but never flushed, as NIO drops unflushed writes when a channel closes.
         pending = nil
         pendingPromise?.fail(ChannelError.ioOnClosedChannel)

@@ -45,6 +45,10 @@ package final class ModuleLinkFrameReceiver: ChannelInboundHandler {
     /// `ModuleLinkMessage.answerHeadSize`) and its payload's length.
     package typealias Admit = (_ head: ByteBuffer, _ length: Int) -> Admission
 
+    /// Fired after a read's frames have been handed on, when it had any: `ModuleLinkCodec` passes a read's
+    /// messages on together then, so that rpcd's end charges each answer right after the read that brought it.
+    package struct ReadEnded: Sendable {}
+
     /// The largest frame allocated whole when its length arrives.
     package static let wholeAllocationLimit = LengthPrefixedFrameCutter.wholeAllocationLimit
 
@@ -59,9 +63,12 @@ package final class ModuleLinkFrameReceiver: ChannelInboundHandler {
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var input = unwrapInboundIn(data)
+        var handedOn = false
+        defer { if handedOn { context.fireUserInboundEventTriggered(ReadEnded()) } }
         while true {
             switch cutter.next(from: &input) {
             case .frame(let payload):
+                handedOn = true
                 context.fireChannelRead(wrapInboundOut(payload))
             case .admit(let head, let length):
                 switch admit!(head, length) {

@@ -97,21 +97,16 @@ package enum ModuleLinkMessage: Equatable, Sendable {
         case .startFailed(let reason):
             buffer.writeInteger(Kind.startFailed.rawValue)
             buffer.writeString(reason)
+        // The fixed fields of a message in one write (one capacity check, not one per field): calls and
+        // answers are most of a link's messages.
         case .call(let token, let method, let params):
-            buffer.writeInteger(Kind.call.rawValue)
-            buffer.writeInteger(token)
-            buffer.writeInteger(method)
-            buffer.writeInteger(UInt8(params == nil ? 0 : 1))
+            buffer.writeMultipleIntegers(Kind.call.rawValue, token, method, UInt8(params == nil ? 0 : 1))
         case .cancel(let token):
-            buffer.writeInteger(Kind.cancel.rawValue)
-            buffer.writeInteger(token)
+            buffer.writeMultipleIntegers(Kind.cancel.rawValue, token)
         case .result(let token, _):
-            buffer.writeInteger(Kind.result.rawValue)
-            buffer.writeInteger(token)
+            buffer.writeMultipleIntegers(Kind.result.rawValue, token)
         case .error(let token, let code, let message, _):
-            buffer.writeInteger(Kind.error.rawValue)
-            buffer.writeInteger(token)
-            buffer.writeInteger(code)
+            buffer.writeMultipleIntegers(Kind.error.rawValue, token, code)
             Self.writeText(message, to: &buffer)
         case .log(let level, let message, let fields):
             buffer.writeInteger(Kind.log.rawValue)
@@ -126,11 +121,9 @@ package enum ModuleLinkMessage: Equatable, Sendable {
             buffer.writeInteger(Kind.emit.rawValue)
             Self.writeText(event, to: &buffer)
         case .ping(let sequence):
-            buffer.writeInteger(Kind.ping.rawValue)
-            buffer.writeInteger(sequence)
+            buffer.writeMultipleIntegers(Kind.ping.rawValue, sequence)
         case .pong(let sequence):
-            buffer.writeInteger(Kind.pong.rawValue)
-            buffer.writeInteger(sequence)
+            buffer.writeMultipleIntegers(Kind.pong.rawValue, sequence)
         }
     }
 
@@ -152,8 +145,8 @@ package enum ModuleLinkMessage: Equatable, Sendable {
             self = .startFailed(String(buffer: frame))
             return
         case .call:
-            guard let token = frame.readInteger(as: UInt64.self), let method = frame.readInteger(as: UInt32.self),
-                  let hasParams = frame.readInteger(as: UInt8.self), hasParams <= 1 else {
+            guard let (token, method, hasParams) = frame.readMultipleIntegers(as: (UInt64, UInt32, UInt8).self),
+                  hasParams <= 1 else {
                 throw ModuleLinkError("call cut short")
             }
             guard hasParams == 1 || frame.readableBytes == 0 else { throw ModuleLinkError("call has bytes left over") }
@@ -167,7 +160,7 @@ package enum ModuleLinkMessage: Equatable, Sendable {
             self = .result(token: token, json: frame)
             return
         case .error:
-            guard let token = frame.readInteger(as: UInt64.self), let code = frame.readInteger(as: Int64.self),
+            guard let (token, code) = frame.readMultipleIntegers(as: (UInt64, Int64).self),
                   let message = Self.readText(&frame) else {
                 throw ModuleLinkError("error cut short")
             }

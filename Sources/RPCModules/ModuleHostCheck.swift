@@ -75,7 +75,7 @@ package enum ModuleHostCheck {
 
     /// rpcd's end of a checking host's link: the first answer settles the check; an early close means the host died.
     private final class CheckClient: ChannelInboundHandler {
-        typealias InboundIn = ModuleLinkMessage
+        typealias InboundIn = [ModuleLinkMessage]
         private let answer: EventLoopPromise<RPCServiceDescriptor>
 
         init(answer: EventLoopPromise<RPCServiceDescriptor>) {
@@ -83,7 +83,11 @@ package enum ModuleHostCheck {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            switch unwrapInboundIn(data) {
+            for message in unwrapInboundIn(data) { received(message) }
+        }
+
+        private func received(_ message: ModuleLinkMessage) {
+            switch message {
             case .ready(let json):
                 do {
                     answer.succeed(try RPCServiceDescriptor(linkBuffer: json))

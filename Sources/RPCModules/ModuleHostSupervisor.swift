@@ -248,12 +248,18 @@ final class ModuleHostSupervisor: Sendable {
         let caller = call.caller
         let responder = caller.responder
         let failure: RPCError
-        caller.account.releaseCallBound(call.linkCharge)
         switch outcome {
         case .success(let json):
-            let held = call.replyCharge > 0 ? call.replyCharge : json.readableBytes
-            guard call.replyCharge > 0 || caller.account.chargeCallBound(held) else {
-                return refuseReply(of: caller)
+            // A reply whole in one read is charged now, as its copy on the link is given back: one exchange.
+            let held: Int
+            if call.replyCharge > 0 {
+                held = call.replyCharge
+                caller.account.releaseCallBound(call.linkCharge)
+            } else {
+                held = json.readableBytes
+                guard caller.account.exchangeCallBound(release: call.linkCharge, charge: held) else {
+                    return refuseReply(of: caller)
+                }
             }
             return answers.deliver(on: caller.eventLoop, to: caller.output) { [account = caller.account] in
                 account.releaseCallBound(held)
@@ -265,7 +271,7 @@ final class ModuleHostSupervisor: Sendable {
             logger.error("Module answered with invalid JSON", metadata: [LogField.method: "\(caller.method)"])
             failure = RPCError.internalError
         }
-        caller.account.releaseCallBound(call.replyCharge)
+        releaseCharges(of: call)
         answers.deliver(on: caller.eventLoop, to: caller.output) { responder.fail(failure) }
     }
 

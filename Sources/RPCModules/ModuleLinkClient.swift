@@ -12,7 +12,8 @@ import RPCModuleLink
 /// the link, and they run in the next round, after the loop has served its other connections' input. A host
 /// that writes faster than rpcd handles its messages finds the link's socket full.
 final class ModuleLinkClient: ChannelDuplexHandler {
-    typealias InboundIn = ModuleLinkMessage
+    /// The messages of one read burst (`ModuleLinkCodec`).
+    typealias InboundIn = [ModuleLinkMessage]
     typealias OutboundIn = Never
 
     /// Hands a message to the supervisor, with the answers of its read burst.
@@ -56,16 +57,18 @@ final class ModuleLinkClient: ChannelDuplexHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let message = unwrapInboundIn(data)
-        guard waiting.isEmpty else { return waiting.append(message) }
-        let time = now()
-        let started = turnStarted ?? time
-        turnStarted = started
-        guard time - started < RPCLoopTurns.turn else {
-            waiting.append(message)
-            return yield(context: context)
+        let messages = unwrapInboundIn(data)
+        guard waiting.isEmpty else { return waiting.append(contentsOf: messages) }
+        for index in messages.indices {
+            let time = now()
+            let started = turnStarted ?? time
+            turnStarted = started
+            guard time - started < RPCLoopTurns.turn else {
+                waiting.append(contentsOf: messages[index...])
+                return yield(context: context)
+            }
+            receive(messages[index], answers)
         }
-        receive(message, answers)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -92,6 +92,25 @@ final class PeerLedgerTests: XCTestCase {
         XCTAssertEqual(ledger.charged, 0)
     }
 
+    /// A call's copy on the link given back as its answer is charged, under one lock: refused as a charge is
+    /// (the share, a closed connection), the release done all the same; a closed connection's last call-bound
+    /// bytes given back forget the peer.
+    func testAnExchangeGivesBackThenChargesAndIsRefusedAsAChargeIs() throws {
+        let ledger = ledger()
+        let account = try XCTUnwrap(ledger.open(user))
+        XCTAssertTrue(account.chargeCallBound(100))
+        XCTAssertTrue(account.exchangeCallBound(release: 100, charge: 250))
+        XCTAssertEqual(ledger.charged(to: user), 250)
+        XCTAssertFalse(account.exchangeCallBound(release: 50, charge: 101), "200 held: 101 more passes the share")
+        XCTAssertEqual(ledger.charged(to: user), 200, "given back though the charge was refused")
+        account.close()
+        XCTAssertFalse(account.exchangeCallBound(release: 150, charge: 1), "a closed connection takes no charge")
+        XCTAssertEqual(ledger.peerCount, 1)
+        XCTAssertFalse(account.exchangeCallBound(release: 50, charge: 0))
+        XCTAssertEqual(ledger.peerCount, 0, "its last call-bound bytes given back")
+        XCTAssertEqual(ledger.charged, 0)
+    }
+
     func testConnectionsPerPeerAreCountedByWhoThePeerIs() throws {
         let ledger = ledger(connectionsPerPeer: 2)
         // Any local user may use any loopback address: they are one peer.

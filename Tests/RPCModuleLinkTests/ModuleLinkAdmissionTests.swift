@@ -36,7 +36,7 @@ final class ModuleLinkAdmissionTests: XCTestCase {
             failure = error
         }
         var messages: [ModuleLinkMessage] = []
-        while let message = try channel.readInbound(as: ModuleLinkMessage.self) { messages.append(message) }
+        while let burst = try channel.readInbound(as: [ModuleLinkMessage].self) { messages += burst }
         _ = try? channel.finish()
         return (messages, asked, failure)
     }

@@ -23,7 +23,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         let reader = try channel()
         for buffer in buffers { try reader.writeInbound(buffer) }
         var messages: [ModuleLinkMessage] = []
-        while let message = try reader.readInbound(as: ModuleLinkMessage.self) { messages.append(message) }
+        while let burst = try reader.readInbound(as: [ModuleLinkMessage].self) { messages += burst }
         XCTAssertTrue(try reader.finish().isClean)
         return messages
     }

@@ -37,7 +37,7 @@ final class ModuleLinkCodecTests: XCTestCase {
             try channel.writeOutbound([message])
             let frame = try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))
             try channel.writeInbound(frame)
-            XCTAssertEqual(try channel.readInbound(as: ModuleLinkMessage.self), message)
+            XCTAssertEqual(try channel.readInbound(as: [ModuleLinkMessage].self), [message])
         }
         XCTAssertTrue(try channel.finish().isClean)
     }
@@ -53,10 +53,31 @@ final class ModuleLinkCodecTests: XCTestCase {
         let allAtOnce = try channel()
         try allAtOnce.writeInbound(wire)
         for channel in [byteByByte, allAtOnce] {
-            for message in messages { XCTAssertEqual(try channel.readInbound(as: ModuleLinkMessage.self), message) }
-            XCTAssertNil(try channel.readInbound(as: ModuleLinkMessage.self))
+            var arrived: [ModuleLinkMessage] = []
+            while let burst = try channel.readInbound(as: [ModuleLinkMessage].self) { arrived += burst }
+            XCTAssertEqual(arrived, messages)
             XCTAssertTrue(try channel.finish().isClean)
         }
+    }
+
+    /// The messages of a read go on as one array at its end (before the burst's), not boxed one by one; those
+    /// before a frame that is no message go on before the error.
+    func testAReadsMessagesGoOnTogetherAtItsEnd() throws {
+        var wire = ByteBuffer()
+        for message in messages { wire.writeImmutableBuffer(ModuleLinkCodec.frame(message, allocator: ByteBufferAllocator())) }
+        let channel = try channel()
+        channel.pipeline.fireChannelRead(NIOAny(wire))
+        XCTAssertEqual(try channel.readInbound(as: [ModuleLinkMessage].self), messages)
+        XCTAssertNil(try channel.readInbound(as: [ModuleLinkMessage].self))
+        channel.pipeline.fireChannelReadComplete()
+        XCTAssertNil(try channel.readInbound(as: [ModuleLinkMessage].self))
+
+        var broken = ModuleLinkCodec.frame(.pong(7), allocator: ByteBufferAllocator())
+        broken.writeInteger(UInt32(1))
+        broken.writeInteger(UInt8(0xFF))  // a frame whose kind no message has
+        XCTAssertThrowsError(try channel.writeInbound(broken))
+        XCTAssertEqual(try channel.readInbound(as: [ModuleLinkMessage].self), [.pong(7)])
+        _ = try? channel.finish()
     }
 
     func testAFrameThatIsNoMessageIsAnError() throws {

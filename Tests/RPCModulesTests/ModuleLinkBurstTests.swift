@@ -134,7 +134,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         try reader.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers())
         for buffer in buffers { try reader.writeInbound(buffer) }
         var messages: [ModuleLinkMessage] = []
-        while let message = try reader.readInbound(as: ModuleLinkMessage.self) { messages.append(message) }
+        while let burst = try reader.readInbound(as: [ModuleLinkMessage].self) { messages += burst }
         return messages
     }
 }

@@ -42,7 +42,7 @@ final class ModuleServiceTests: XCTestCase {
     }
 
     /// Sends `payload` through a router serving `service`; returns the reply text.
-    private func call(_ service: ModuleService, _ payload: String) throws -> String? {
+    private func call(_ service: any RPCService, _ payload: String) throws -> String? {
         let router = RPCRouter(registry: try RPCServiceRegistry(services: [service]), parser: RPCEnvelopeParser())
         let loop = group.next()
         let reply = loop.makePromise(of: String?.self)
@@ -235,6 +235,27 @@ final class ModuleServiceTests: XCTestCase {
         let service = try service()
         XCTAssertEqual(try call(service, request("bad_json")),
                        #"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":1}"#)
+    }
+
+    /// Isolated (the default), a result that is not one JSON value is refused by rpcd where it arrives, as it
+    /// is in-process: the host does not check it first (`HostFunctions.checksResults`), rpcd takes no host's word.
+    func testAnIsolatedModulesInvalidJSONIsRefusedByRpcdAsInProcess() throws {
+        let modules = directory.appendingPathComponent("modules")
+        try FileManager.default.createDirectory(at: modules, withIntermediateDirectories: true)
+        _ = try TestModule.build(into: modules, name: "isolated")
+        let handlers = directory.appendingPathComponent("handlers.d")
+        try FileManager.default.createDirectory(at: handlers, withIntermediateDirectories: true)
+        try "[Handler]\nModule=isolated\n".write(to: handlers.appendingPathComponent("isolated.conf"), atomically: true, encoding: .utf8)
+        let handlerSet = HandlerSet(
+            directories: HandlerDirectories(directories: [handlers.path]), moduleDirectories: ModuleDirectories([modules.path]),
+            reservedServices: [], pool: pool, logger: Logger(label: "test"), group: group)
+        let generation = try handlerSet.prepare(strict: false)
+        handlerSet.commit(generation)
+        defer { handlerSet.retireAll() }
+        let service = try XCTUnwrap(generation.services.first as? IsolatedModuleService, "\(generation.problems)")
+        XCTAssertEqual(try call(service, request("bad_json")),
+                       #"{"jsonrpc":"2.0","error":{"code":-32603,"message":"Internal error"},"id":1}"#)
+        XCTAssertEqual(try call(service, request("ok")), #"{"jsonrpc":"2.0","result":42,"id":1}"#)
     }
 
     func testSecondAnswerIsIgnored() throws {

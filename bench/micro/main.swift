@@ -13,7 +13,11 @@
 // kept), websocket-ping16 (ping16-metrics over a connection upgraded to WebSocket: 16 masked text frames in
 // a read, the replies text frames), ping1 (ping16 with one call per read), socket-ping1 (one call per round trip
 // on a real socket and event loop: `SocketPing`), socket-ping1-noidle (the same without IdleTimeout=), all on
-// inputs built before the loop.
+// inputs built before the loop. isolated16 is add16 to the real
+// module host running the shipped calc module (`IsolatedPipeline`): its host is rpcd-module-host beside this
+// executable (or MICRO_HOST) and libcalc.so in the same directory (or MICRO_MODULES); it starts even for 0
+// iterations, so that the difference of two runs leaves its start out. isolated-echo-1mib is one echo.echo of
+// 1 MiB of params the same way (libecho.so), for the large payload's copies, system calls and wake-ups.
 import JSONRPC
 import NIOCore
 import RPCBinding
@@ -112,6 +116,27 @@ let benchmarks: [String: () throws -> Void] = [
 ]
 
 let arguments = CommandLine.arguments
+if arguments.count == 3, ["isolated16", "isolated-echo-1mib"].contains(arguments[1]), let iterations = Int(arguments[2]),
+   iterations >= 0 {
+    func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+    let directory = arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    let here = directory.isEmpty ? "." : directory
+    let host = environment("MICRO_HOST") ?? here + "/rpcd-module-host"
+    let modules = environment("MICRO_MODULES") ?? here
+    let pipeline = arguments[1] == "isolated16"
+        ? try IsolatedPipeline(calls: 16, hostExecutable: host, modules: modules)
+        : try IsolatedPipeline(
+            calls: 1, module: "echo", method: "echo.echo", params: "[\"" + String(repeating: "x", count: 1 << 20) + "\"]",
+            result: nil, hostExecutable: host, modules: modules)
+    let clock = ContinuousClock()
+    let start = clock.now
+    sink &+= try pipeline.run(iterations: iterations)
+    let elapsed = clock.now - start
+    pipeline.stop()
+    let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+    print("\(arguments[1]): \(iterations) iterations, \(iterations > 0 ? nanoseconds / Double(iterations) : 0) ns each (sink \(sink % 10))")
+    exit(0)
+}
 guard arguments.count == 3, let run = benchmarks[arguments[1]], let iterations = Int(arguments[2]), iterations >= 0 else {
     let names = benchmarks.keys.sorted().joined(separator: ", ")
     print("usage: rpcd-microbench NAME ITERATIONS (NAME: \(names))")
