@@ -352,8 +352,9 @@ final class HandlerProgram: @unchecked Sendable {
         DispatchQueue(label: "rpcd.program-exit").async { [self] in
             var signal: Int32 = 0, code: Int32 = 0
             _ = rpcd_program_wait(pid, -1, &signal, &code)
-            termination.withLock { $0 = (signal, code) }
-            eventLoop.execute { self.exited(signal: signal, code: code) }
+            let ended = (signal: signal, code: code)
+            termination.withLock { $0 = ended }
+            eventLoop.execute { self.exited(signal: ended.signal, code: ended.code) }
         }
     }
 

@@ -86,7 +86,7 @@ final class PendingModuleCall: Sendable {
     /// for a cancellation (`call_cancelled` turns 1, and `tellModule` calls its `cancel`), since nobody waits
     /// for its answer any more. The call keeps its `MaxConcurrency=` slot until the module answers: unlike a
     /// cancelled call's, its work was never abandoned by the client, and may still be running.
-    func armTimeout(on loop: any EventLoop, after duration: Duration, tellModule: @escaping () -> Void) {
+    func armTimeout(on loop: any EventLoop, after duration: Duration, tellModule: @escaping @Sendable () -> Void) {
         let milliseconds = Int(duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
         let task = loop.scheduleTask(in: .milliseconds(Int64(milliseconds))) {
             guard self.claimAnswer() else { return }

@@ -183,7 +183,7 @@ final class ModuleHostServer: ChannelInboundHandler {
         state = .startingProgram
         HandlerProgram.start(
             path: start.modulePath, start: start, stateDirectory: programStateDirectory, eventLoop: context.eventLoop, logger: logger
-        ).whenComplete { result in
+        ).assumeIsolated().whenComplete { result in
             switch result {
             case .success(let (program, declaration)):
                 var descriptor = declaration.descriptor
@@ -250,7 +250,9 @@ final class ModuleHostServer: ChannelInboundHandler {
 
     private func fail(_ reason: String, context: ChannelHandlerContext) {
         state = .stopped
-        context.writeAndFlush(wrapOutboundOut([.startFailed(reason)])).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut([.startFailed(reason)])).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
+        }
     }
 
     private func call(_ service: ModuleInstance, token: UInt64, method: Int, params: ByteBuffer?, outbox: ModuleLinkOutbox) {

@@ -16,12 +16,11 @@ struct ModuleLinkLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    func log(
-        level: Logger.Level, message: Logger.Message, metadata: Logger.Metadata?, source: String, file: String,
-        function: String, line: UInt
-    ) {
-        let merged = self.metadata.merging(metadata ?? [:]) { $1 }
+    func log(event: LogEvent) {
+        let merged = metadata.merging(event.metadata ?? [:]) { $1 }
         let fields = merged.map { ModuleLinkMessage.LogEntryField(name: $0.key, value: "\($0.value)") }
-        channel.writeAndFlush([ModuleLinkMessage.log(level: UInt8(level.syslogPriority), message: "\(message)", fields: fields)], promise: nil)
+        channel.writeAndFlush(
+            [ModuleLinkMessage.log(level: UInt8(event.level.syslogPriority), message: "\(event.message)", fields: fields)],
+            promise: nil)
     }
 }

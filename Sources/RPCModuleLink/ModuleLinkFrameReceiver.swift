@@ -43,7 +43,7 @@ package final class ModuleLinkFrameReceiver: ChannelInboundHandler {
 
     /// Asked once per frame to be gathered, with a view of its payload's first bytes (at most
     /// `ModuleLinkMessage.answerHeadSize`) and its payload's length.
-    package typealias Admit = (_ head: ByteBuffer, _ length: Int) -> Admission
+    package typealias Admit = @Sendable (_ head: ByteBuffer, _ length: Int) -> Admission
 
     /// Fired after a read's frames have been handed on, when it had any: `ModuleLinkCodec` passes a read's
     /// messages on together then, so that rpcd's end charges each answer right after the read that brought it.

@@ -20,12 +20,12 @@ final class ModuleLinkAdmissionTests: XCTestCase {
 
     /// The messages that come out when `wire` is fed in reads of `step` bytes, with `decide` as the admission;
     /// and what the admission was asked (token, length).
-    private func receive(step: Int, _ decide: @escaping (UInt64?) -> ModuleLinkFrameReceiver.Admission) throws -> ([ModuleLinkMessage], [(UInt64?, Int)], Error?) {
-        var asked: [(UInt64?, Int)] = []
+    private func receive(step: Int, _ decide: @escaping @Sendable (UInt64?) -> ModuleLinkFrameReceiver.Admission) throws -> ([ModuleLinkMessage], [(UInt64?, Int)], Error?) {
+        let questions = Questions()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers { head, length in
             let token = ModuleLinkMessage.answerToken(head: head)
-            asked.append((token, length))
+            questions.asked.append((token, length))
             return decide(token)
         })
         var wire = wire
@@ -38,7 +38,12 @@ final class ModuleLinkAdmissionTests: XCTestCase {
         var messages: [ModuleLinkMessage] = []
         while let burst = try channel.readInbound(as: [ModuleLinkMessage].self) { messages += burst }
         _ = try? channel.finish()
-        return (messages, asked, failure)
+        return (messages, questions.asked, failure)
+    }
+
+    /// What the admission was asked: by the `EmbeddedChannel`'s handlers, on the test's own thread.
+    private final class Questions: @unchecked Sendable {
+        var asked: [(UInt64?, Int)] = []
     }
 
     func testAHeldFrameArrivesWholeAndOnlyGatheredFramesAreAsked() throws {

@@ -66,7 +66,7 @@ final class ModuleLinkCodecTests: XCTestCase {
         var wire = ByteBuffer()
         for message in messages { wire.writeImmutableBuffer(ModuleLinkCodec.frame(message, allocator: ByteBufferAllocator())) }
         let channel = try channel()
-        channel.pipeline.fireChannelRead(NIOAny(wire))
+        channel.pipeline.fireChannelRead(wire)
         XCTAssertEqual(try channel.readInbound(as: [ModuleLinkMessage].self), messages)
         XCTAssertNil(try channel.readInbound(as: [ModuleLinkMessage].self))
         channel.pipeline.fireChannelReadComplete()

@@ -78,7 +78,8 @@ final class ModuleLinkBurstTests: XCTestCase {
         let link = group.next(), other = group.next()
         let here = RecordingOutput(), there = RecordingOutput(), elsewhere = RecordingOutput()
         let unconnected = Mutex<[String]>([])
-        let answers = ModuleLinkAnswers()
+        // Used on the link's loop, one task at a time, each waited for before the next.
+        nonisolated(unsafe) let answers = ModuleLinkAnswers()
         try link.submit {
             for index in 0..<3 {
                 answers.deliver(on: link, to: here) { here.record("here \(index)") }

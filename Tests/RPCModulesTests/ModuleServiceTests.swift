@@ -346,8 +346,9 @@ final class ModuleServiceTests: XCTestCase {
         let waited = loop.makePromise(of: String?.self)
         let cancelled = loop.makePromise(of: String?.self)
         let slotsWhileRunning = loop.makePromise(of: Int.self)
+        let waitCall = ByteBuffer(string: request("wait_cancel", id: 7))
         loop.execute {
-            router.dispatch(router.parser.parse(ByteBuffer(string: self.request("wait_cancel", id: 7))),
+            router.dispatch(router.parser.parse(waitCall),
                             connection: connection, eventLoop: loop) { waited.succeed($0.map { String(buffer: $0) }) }
             slotsWhileRunning.succeed(service.instance.callsHoldingSlots)
             let cancel = #"{"jsonrpc":"2.0","method":"rpc.cancel","params":{"id":7},"id":8}"#
@@ -378,8 +379,9 @@ final class ModuleServiceTests: XCTestCase {
         let loop = group.next()
         let connection = RPCConnectionInfo(id: 1, peer: .unixSocket(), logger: Logger(label: "t"))
         let inFlight = loop.makePromise(of: Int.self)
+        let waitCall = ByteBuffer(string: request("wait_cancel", id: 1))
         loop.execute {
-            router.dispatch(router.parser.parse(ByteBuffer(string: self.request("wait_cancel", id: 1))),
+            router.dispatch(router.parser.parse(waitCall),
                             connection: connection, eventLoop: loop) { _ in }
             inFlight.succeed(connection.inFlight.count)
             connection.inFlight.cancelAll()

@@ -101,7 +101,7 @@ final class IsolatedPipeline: @unchecked Sendable {
                 left -= 1
                 // The next burst after this one's last reply has been flushed, as a client's next read would be.
                 if left == 0 { return done.succeed(written) }
-                loop.execute { try? self.connection.channel?.writeInbound(self.burst) }
+                loop.execute { _ = try? self.connection.channel?.writeInbound(self.burst) }
             }
             try connection.channel?.writeInbound(burst)
         }.wait()

@@ -2,6 +2,7 @@ import JSONRPC
 import Logging
 import NIOCore
 import NIOPosix
+import RPCProtocol
 import RPCCore
 import RPCLogging
 import RPCMetrics
@@ -35,8 +36,9 @@ final class SocketPing {
             registry: try RPCServiceRegistry(
                 services: [DaemonService(state: RPCServerState(), statistics: statistics)], metrics: statistics.metrics),
             parser: RPCEnvelopeParser(), statistics: statistics)
-        var configuration = RPCServer.Configuration(listen: [])
-        if !idleTimeout { configuration.limits.idleTimeout = nil }
+        var limits = ConnectionLimits()
+        if !idleTimeout { limits.idleTimeout = nil }
+        let configuration = RPCServer.Configuration(listen: [], limits: limits)
         let ledger = PeerLedger(limits: configuration.limits, administrators: RPCPeerSet([]), statistics: statistics)
         let connection = RPCConnectionInfo(
             id: 1, peer: .unixSocket(), logger: Logger(label: "microbench"), peerLog: nil,
