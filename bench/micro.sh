@@ -71,8 +71,9 @@ for spec in envelope envelope-batch reply binding interface ping1 socket-ping1 s
     [[ -n "${MICRO_ONLY:-}" && " $MICRO_ONLY " != *" $name "* ]] && continue
     IFS=: read -r _ per fewer <<< "$spec"
     per=${per:-1}
-    N=$(( ${MICRO_ITERATIONS:-20000} / ${fewer:-1} ))
-    M=$(( ${MICRO_ALLOC_ITERATIONS:-2000} / ${fewer:-1} ))
+    # At least one: a count of fewer iterations than FEWER would divide by zero.
+    N=$(( ${MICRO_ITERATIONS:-20000} / ${fewer:-1} )); (( N > 0 )) || N=1
+    M=$(( ${MICRO_ALLOC_ITERATIONS:-2000} / ${fewer:-1} )); (( M > 0 )) || M=1
     base=$(instructions "$name" 0)
     base_rpcd=$(awk 'NR == 1 { print $2 }' "$work/counts")
     full=$(instructions "$name" "$N")
