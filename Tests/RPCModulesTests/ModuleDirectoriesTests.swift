@@ -18,7 +18,7 @@ final class ModuleDirectoriesTests: XCTestCase {
     }
 
     private func touch(_ path: String) {
-        FileManager.default.createFile(atPath: root.appendingPathComponent(path).path, contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: root.appendingPathComponent(path).path, contents: Data()), "made \(path)")
     }
 
     private func directories(_ names: String...) -> ModuleDirectories {
