@@ -109,25 +109,26 @@ package final class RPCRouter: Sendable {
                 "Unusable message", metadata: [LogField.errorCode: "\(error.code)", LogField.error: "\(error)"])
             clock = eventLoop.now
             return .answered(.error(error, id: nil))
-        case .single(let entry):
-            switch route(entry, registry: registry, connection: connection) {
-            case .answered(let reply):
+        case .single(.invalid(let id, let error)):
+            clock = eventLoop.now
+            return .answered(answerInvalid(id: id, error: error, registry: registry, connection: connection))
+        case .single(.request(let request)):
+            guard let route = route(request, registry: registry, connection: connection) else {
                 clock = eventLoop.now
-                return reply.map { .answered($0) } ?? .nothingToSend
-            case .routed(let route, let request):
-                switch answerAtOnce(
-                    request, route: route, clock: &clock, registry: registry, connection: connection,
-                    eventLoop: eventLoop, output: output)
-                {
-                case .answered(let reply): return .answered(reply)
-                case .nothingToSend: return .nothingToSend
-                case .notYet: break
-                }
-                let context = DispatchContext(
-                    router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
-                context.start(request, route: route, completion: makeCompletion())
-                return .running
+                return refusal(request, registry: registry, connection: connection).map { .answered($0) } ?? .nothingToSend
             }
+            switch answerAtOnce(
+                request, route: route, clock: &clock, registry: registry, connection: connection, eventLoop: eventLoop,
+                output: output)
+            {
+            case .answered(let reply): return .answered(reply)
+            case .nothingToSend: return .nothingToSend
+            case .notYet: break
+            }
+            let context = DispatchContext(
+                router: self, registry: registry, connection: connection, eventLoop: eventLoop, output: output)
+            context.start(request, route: route, completion: makeCompletion())
+            return .running
         case .batch(let entries):
             let collector = BatchCollector(count: entries.count, maxReplySize: maxReplySize, completion: makeCompletion())
             let context = DispatchContext(
@@ -166,34 +167,41 @@ enum ImmediateReply {
 // connection) as parameters rather than in a `DispatchContext`: a call answered at once, nearly every call,
 // then borrows them all and makes no context (a struct of its references costs a retain and a release each).
 extension RPCRouter {
-    fileprivate enum Routing {
-        /// Answered without running anything: invalid, to no method, or refused by the access rules.
-        case answered(RPCReply?)
-        case routed(RPCServiceRegistry.Route, RPCRequest)
+    /// The reply to an entry that is no request: counted, never run.
+    fileprivate func answerInvalid(
+        id: RPCID?, error: RPCError, registry: RPCServiceRegistry, connection: RPCConnectionInfo
+    ) -> RPCReply {
+        connection.account.countCall()
+        registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
+        return .error(error, id: id)
     }
 
-    /// Counts the call for its peer and finds where it goes; answers what cannot go anywhere.
-    fileprivate func route(_ entry: RPCEntry, registry: RPCServiceRegistry, connection: RPCConnectionInfo) -> Routing {
+    /// Counts the call for its peer and finds where it goes; nil when it can go nowhere (no such method, or
+    /// refused by the access rules), and `refusal(_:registry:connection:)` answers it. The request is
+    /// borrowed, not handed back: a request copied out of its message costs an outlined copy of the message's
+    /// enums (bench/README.md, "Issue 39, fourth step").
+    fileprivate func route(
+        _ request: RPCRequest, registry: RPCServiceRegistry, connection: RPCConnectionInfo
+    ) -> RPCServiceRegistry.Route? {
         connection.account.countCall()
-        let request: RPCRequest
-        switch entry {
-        case .invalid(let id, let error):
-            registry.metrics?.invalidMessage.failed(code: error.code, after: nil)
-            return .answered(.error(error, id: id))
-        case .request(let routed):
-            request = routed
-        }
+        guard let route = registry.route(for: request.method),
+              route.allowsAnyPeer || route.access.allows(connection.peer) else { return nil }
+        return route
+    }
+
+    /// The answer to a request `route(_:registry:connection:)` found nowhere to go: no such method, or refused
+    /// by the access rules; counted, and nil for a notification.
+    fileprivate func refusal(
+        _ request: RPCRequest, registry: RPCServiceRegistry, connection: RPCConnectionInfo
+    ) -> RPCReply? {
         guard let route = registry.route(for: request.method) else {
             // Counted under a fixed label: a name a peer made up never becomes a series.
             let error = registry.missingRouteError(for: request.method, administrator: connection.account.isAdministrator)
             registry.metrics?.unknownMethod.failed(code: error.code, after: nil)
-            return .answered(request.id.map { .error(error, id: $0) })
+            return request.id.map { .error(error, id: $0) }
         }
-        guard route.allowsAnyPeer || route.access.allows(connection.peer) else {
-            route.metrics?.refused()
-            return .answered(deny(request, connection: connection))
-        }
-        return .routed(route, request)
+        route.metrics?.refused()
+        return deny(request, connection: connection)
     }
 
     /// The reply to a call whose method answers at once (`RPCServiceRegistry.Route.atOnce`), timed from `clock`,
@@ -204,15 +212,22 @@ extension RPCRouter {
     ) -> ImmediateReply {
         guard let atOnce = route.atOnce else { return .notYet }
         let started = clock
-        let answer = atOnce.answer(request) {
-            RPCCall(
-                request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
-                eventLoop: eventLoop, registry: registry, output: output, pending: nil)
+        let answer: RPCAnswer
+        do {
+            let result = try atOnce.result(request) {
+                RPCCall(
+                    request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+                    eventLoop: eventLoop, registry: registry, output: output, pending: nil)
+            }
+            clock = eventLoop.now
+            let quiet = RPCCallEnding.quietReply(
+                result, after: clock - started, request: request, metrics: route.metrics, callLog: callLog)
+            guard case .notYet = quiet else { return quiet }
+            answer = RPCAnswer(result: result)
+        } catch {
+            clock = eventLoop.now
+            answer = RPCAnswer(failure: error)
         }
-        clock = eventLoop.now
-        let quiet = RPCCallEnding.quietReply(
-            answer, after: clock - started, request: request, metrics: route.metrics, callLog: callLog)
-        guard case .notYet = quiet else { return quiet }
         return ImmediateReply(RPCCallEnding(
             request: request, metrics: route.metrics, connection: connection, statistics: statistics, callLog: callLog
         ).reply(answer, after: clock - started))
@@ -258,10 +273,13 @@ private struct DispatchContext {
 
     /// Runs one entry of a batch; `completion` gets its serialized reply, or nil for a notification.
     func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
-        switch router.route(entry, registry: registry, connection: connection) {
-        case .answered(let reply):
-            completion(reply?.serialized)
-        case .routed(let route, let request):
+        switch entry {
+        case .invalid(let id, let error):
+            completion(router.answerInvalid(id: id, error: error, registry: registry, connection: connection).serialized)
+        case .request(let request):
+            guard let route = router.route(request, registry: registry, connection: connection) else {
+                return completion(router.refusal(request, registry: registry, connection: connection)?.serialized)
+            }
             var clock = eventLoop.now
             switch router.answerAtOnce(
                 request, route: route, clock: &clock, registry: registry, connection: connection, eventLoop: eventLoop,
@@ -287,22 +305,27 @@ struct RPCCallEnding {
     let callLog: RPCCallLogPolicy
 
     func reply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
-        switch Self.quietReply(answer, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
-        case .answered(let reply): reply
-        case .nothingToSend: nil
-        case .notYet: loggedReply(answer, after: elapsed)
+        if case .success(let result) = answer.outcome {
+            switch Self.quietReply(result, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
+            case .answered(let reply): return reply
+            case .nothingToSend: return nil
+            case .notYet: break
+            }
         }
+        return loggedReply(answer, after: elapsed)
     }
 
-    /// `reply(_:after:)` for a call that ends quietly (a success neither slow nor logged, nearly every call),
-    /// counted; `.notYet` (nothing counted) for any other. Static, with what it needs borrowed, so that a call
-    /// answered at once makes no `RPCCallEnding` (five references retained and released) unless it is logged.
+    /// `reply(_:after:)` for a call that succeeded with `result` quietly (neither slow nor logged, nearly every
+    /// call), counted; `.notYet` (nothing counted) for any other. Static, with what it needs borrowed, so that
+    /// a call answered at once makes no `RPCCallEnding` (five references retained and released) and no
+    /// `RPCAnswer` unless it is logged.
     static func quietReply(
-        _ answer: RPCAnswer, after elapsed: TimeAmount, request: RPCRequest, metrics: RPCMethodMetrics?,
+        _ result: ByteBuffer, after elapsed: TimeAmount, request: RPCRequest, metrics: RPCMethodMetrics?,
         callLog: RPCCallLogPolicy
     ) -> ImmediateReply {
-        guard case .success(let result) = answer.outcome, !callLog.logEveryCall,
-              callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true else { return .notYet }
+        guard !callLog.logEveryCall, callLog.slowCallNanoseconds.map({ elapsed.nanoseconds <= $0 }) ?? true else {
+            return .notYet
+        }
         metrics?.succeeded(nanoseconds: elapsed.nanoseconds)
         return ImmediateReply(request.id.map { .result(result, id: $0) })
     }

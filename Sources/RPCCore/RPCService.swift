@@ -43,20 +43,24 @@ package enum RPCAtOnceMethod: Sendable {
     /// The answer to `request`; `call` makes the `RPCCall` for a body that wants one.
     @inlinable
     package func answer(_ request: RPCRequest, call: () -> RPCCall) -> RPCAnswer {
+        do {
+            return RPCAnswer(result: try result(request, call: call))
+        } catch {
+            return RPCAnswer(failure: error)
+        }
+    }
+
+    /// The result of `request`, JSON text, or the error it fails with; `call` makes the `RPCCall` for a body
+    /// that wants one. The router's own way in: a call that succeeds quietly, nearly every call, then makes
+    /// no `RPCAnswer` (bench/README.md, "Issue 39, fourth step").
+    @inlinable
+    package func result(_ request: RPCRequest, call: () -> RPCCall) throws -> ByteBuffer {
         switch self {
         case .constant(let json):
-            do {
-                try RPCCall.requireNoParams(request.params)
-                return RPCAnswer(result: json)
-            } catch {
-                return RPCAnswer(failure: error)
-            }
+            if request.params != nil { try RPCCall.requireNoParams(request.params) }
+            return json
         case .now(let run):
-            do {
-                return RPCAnswer(result: try run(call()))
-            } catch {
-                return RPCAnswer(failure: error)
-            }
+            return try run(call())
         }
     }
 }
