@@ -12,7 +12,8 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
                 1 x 1 for latency; and the same echo writing each frame on its own (--per-frame) at 50 x 16.
                 With --reference, also against the C++ JSON-RPC reference (bench/jsonrpc-reference.cpp: the
                 same protocol work as rpcd.ping), and server CPU per call (utime + stime over the measured
-                window / calls) of rpcd and of it, medians of --rounds rounds, and their ratio
+                window / calls) of rpcd and of it, medians of --rounds rounds, and their ratio (--rounds also
+                applies to the isolation, WebSocket and HTTP rows: each side's median round, runs alternated)
     c-module    sysinfo.hostname (a C module) at 50 x 16 and 50 x 1
     swift-sdk   calc.add (a Swift SDK module) at 50 x 16 and 50 x 1, compared with the C module
     echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
@@ -500,7 +501,8 @@ def main():
     parser.add_argument("--hummingbird", help="the Hummingbird 2 reference server (bench/hummingbird-reference)")
     parser.add_argument("--reference", help="the C++ JSON-RPC reference server (make bench-reference)")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="rounds of rpcd against the C++ reference per shape; medians are printed")
+                        help="rounds of rpcd against the C++ reference per shape, and of the isolation, WebSocket "
+                             "and HTTP rows against theirs; medians are printed")
     args = parser.parse_args()
     want = lambda name: args.only is None or name in args.only  # noqa: E731
 
@@ -538,6 +540,19 @@ def main():
         result.setdefault("server_cpu_window_share", result["server_cpu_share"])
         record[label] = result
         return result
+
+    def paired(label, reference_label, mine, reference, key="calls_per_second"):
+        """`mine` and `reference` (each `round -> result`) run alternately, --rounds rounds, and each side's
+        median round by `key`: the isolation, WebSocket and HTTP rows, whose single rounds scatter by more than
+        the changes they are to show."""
+        results = [(mine(""), reference(""))]
+        for again in range(2, args.rounds + 1):
+            results.append((mine(f" round {again}"), reference(f" round {again}")))
+
+        def median(side):
+            ordered = sorted((pair[side] for pair in results), key=lambda result: result[key])
+            return ordered[(len(ordered) - 1) // 2]
+        rows.append((label, median(0), reference_label, median(1)))
 
     servers = []
     try:
@@ -589,13 +604,17 @@ def main():
             in_process = start_rpcd(args.bin_dir, workdir, handlers=in_process_handlers(workdir))
             servers.append(in_process)
             for shape in ((50, 16), (50, 1), (1, 1)):
-                isolated = run(f"calc.add isolated {shape[0]}x{shape[1]}", rpcd, "calc.add", "[1, 2]", *shape)
-                inside = run(f"calc.add in-process {shape[0]}x{shape[1]}", in_process, "calc.add", "[1, 2]", *shape)
-                rows.append((f"calc.add isolated {shape[0]}x{shape[1]}", isolated, "Isolation=none", inside))
-            params_path = one_mib_params(workdir)
-            isolated = run("echo.echo 1MiB isolated", rpcd, "echo.echo", "@" + params_path, 1, 1)
-            inside = run("echo.echo 1MiB in-process", in_process, "echo.echo", "@" + params_path, 1, 1)
-            rows.append(("echo.echo 1 MiB isolated (MB/s each way)", isolated, "Isolation=none", inside))
+                name = f"{shape[0]}x{shape[1]}"
+                paired(f"calc.add isolated {name}", "Isolation=none",
+                       lambda round, name=name, shape=shape: run(
+                           f"calc.add isolated {name}{round}", rpcd, "calc.add", "[1, 2]", *shape),
+                       lambda round, name=name, shape=shape: run(
+                           f"calc.add in-process {name}{round}", in_process, "calc.add", "[1, 2]", *shape))
+            params = "@" + one_mib_params(workdir)
+            paired("echo.echo 1 MiB isolated (MB/s each way)", "Isolation=none",
+                   lambda round: run(f"echo.echo 1MiB isolated{round}", rpcd, "echo.echo", params, 1, 1),
+                   lambda round: run(f"echo.echo 1MiB in-process{round}", in_process, "echo.echo", params, 1, 1),
+                   key="bytes_per_second")
         if want("metrics"):
             # Both in-process (Isolation=none), so that calc.add's row is rpcd's own path, not a module host's.
             handlers = in_process_handlers(workdir)
@@ -622,12 +641,15 @@ def main():
                 hummingbird = start_hummingbird(args.hummingbird, workdir)
                 servers.append(hummingbird)
                 for connections in (50, 1):
-                    mine = run(f"http ping {connections}", rpcd, "rpcd.ping", "[]", connections, 1, http=True)
-                    ref = run(f"hummingbird {connections}", hummingbird, "rpcd.ping", "[]", connections, 1, http=True)
-                    rows.append((f"rpcd.ping HTTP/1.1 keep-alive, {connections} conn (wrk)", mine, "Hummingbird 2", ref))
-            mine = run("websocket ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, websocket=True)
-            framed = run("framed ping 50x16 (websocket row)", rpcd, "rpcd.ping", "[]", 50, 16)
-            rows.append(("rpcd.ping over WebSocket 50x16", mine, "framed TCP", framed))
+                    paired(f"rpcd.ping HTTP/1.1 keep-alive, {connections} conn (wrk)", "Hummingbird 2",
+                           lambda round, connections=connections: run(
+                               f"http ping {connections}{round}", rpcd, "rpcd.ping", "[]", connections, 1, http=True),
+                           lambda round, connections=connections: run(
+                               f"hummingbird {connections}{round}", hummingbird, "rpcd.ping", "[]", connections, 1,
+                               http=True))
+            paired("rpcd.ping over WebSocket 50x16", "framed TCP",
+                   lambda round: run(f"websocket ping 50x16{round}", rpcd, "rpcd.ping", "[]", 50, 16, websocket=True),
+                   lambda round: run(f"framed ping 50x16 (websocket row){round}", rpcd, "rpcd.ping", "[]", 50, 16))
     finally:
         for server in servers:
             server.stop()

@@ -10,7 +10,8 @@
 #   BENCH_IDLE      idle connections for the RSS-per-connection measurement (default 10000)
 #   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib isolation metrics tls idle
 #                   events http programs (bench/program.py: program handlers and command methods)
-#   BENCH_ROUNDS    rounds of rpcd.ping against the C++ reference per shape (default 1; medians are printed)
+#   BENCH_ROUNDS    rounds of rpcd.ping against the C++ reference per shape, and of the isolation, WebSocket and
+#                   HTTP rows against theirs, alternated (default 1; medians are printed)
 #   SCRATCH_PATH    SwiftPM scratch path for the release build (default .build-release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,11 +37,11 @@ fi
 reference=()
 if [[ -z "${BENCH_ONLY:-}" || " $BENCH_ONLY " == *" ping "* ]]; then
     ${MAKE:-make} --no-print-directory bench-reference >&2
-    reference=(--reference .build/jsonrpc-reference/jsonrpc-reference --rounds "${BENCH_ROUNDS:-1}")
+    reference=(--reference .build/jsonrpc-reference/jsonrpc-reference)
 fi
 if [[ "${only[*]:-}" != "--only none" ]]; then
     python3 bench/bench.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}" \
-        --idle "${BENCH_IDLE:-10000}" "${hummingbird[@]}" "${reference[@]}" "${only[@]}"
+        --idle "${BENCH_IDLE:-10000}" --rounds "${BENCH_ROUNDS:-1}" "${hummingbird[@]}" "${reference[@]}" "${only[@]}"
 fi
 if [[ $programs == yes ]]; then
     python3 bench/program.py "$SCRATCH_PATH/release" --seconds "$SECONDS_PER_RUN" --warmup "${BENCH_WARMUP:-1}"
