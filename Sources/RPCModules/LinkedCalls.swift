@@ -17,9 +17,9 @@ import NIOCore
 /// - **Admission**: only a running host takes calls, at most `maxConcurrency` at once (`MaxConcurrency=`); a
 ///   call holds its slot until the host answers it or its caller cancels. One past `Timeout=` keeps it: the
 ///   host still works on it.
-/// - **Tokens** name calls on the link: a slot of the books and its generation (`TokenSlots`), so a late answer
-///   finds no call, or its own, and a call is found by an index, not a hash. The books are as long as the
-///   most calls on them at once (each charged to its caller's peer while there), and shrink back.
+/// - **Tokens** name calls on the link; they are never reused, so a late answer finds no call, or its own. A
+///   call is found by its token's slot in a ring (`TokenSlots`), not by a hash; the ring grows and shrinks
+///   with the calls on the books, each of them charged to its caller's peer while there.
 /// - **Charges**: a call's peer pays for its copy on the link (`linkCharge`) and for its reply as it arrives
 ///   across reads (`replyCharge`); what a call taken off the books was charged is the supervisor's to give back.
 /// - **A retired host** takes no calls and is stopped once its last call is off the books (`Finished.drained`).

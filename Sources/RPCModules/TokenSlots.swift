@@ -1,68 +1,69 @@
 /// Values kept by token, for a table that takes and gives back entries at a high rate (`LinkedCalls`' calls):
-/// an array of slots, and a token that names a slot (its low 32 bits) and the slot's generation when the value
-/// was put there (its high 32 bits), so that finding a value is an index and a comparison, not a hash.
+/// tokens count up from 1 and are never given twice, and a value sits in a ring of slots at its token modulo
+/// the ring's size, so that finding a value is a mask, an index and a comparison, not a hash.
 ///
-/// - **Stale tokens**: a slot's generation grows each time it is taken or freed, and a slot made again after
-///   it was given back starts above every generation given back, so the token of a value since removed
-///   finds nothing, even once its slot holds another value. (A token could name a new value only after its
-///   slot was taken 2^31 times in between.)
-/// - **Bound**: a new value takes the lowest free slot, so every slot below it is taken; the array ends at
-///   its last value, slots past it given back as they free, and its storage is made smaller once it has
-///   room for four times its slots and more than `keptSlots`. So it never has more slots than the most
-///   values it held at once since the oldest of those it holds was put in, and none once it holds none:
-///   values gather at the front and the array shrinks back to them.
+///     ring of 8:   slot  0    1    2    3    4    5    6    7
+///                 token  –    9    10   3    –    –    –    7        next token: 11 (slot 3 is taken by
+///                                                                    3, so 11 is skipped and 12 given)
+///
+/// - **Tokens**: never reused, so a stale token finds nothing, ever; a number whose slot still holds an older
+///   value (one that stays on the books while newer ones come and go) is skipped, so tokens are increasing
+///   but not always consecutive.
+/// - **Bound**: the ring doubles before more than half its slots are taken, and halves while at most an
+///   eighth are, down to `keptSlots`, which it goes back to whenever it empties: so it has at most four times
+///   the most values it held at once, and, once they are fewer, at most eight times those it holds or
+///   `keptSlots`. (A halving that would put two of the values left in one slot waits until half of them
+///   have gone, or all.)
 ///
 /// Plain value, no locking: its owner's.
 struct TokenSlots<Element> {
     typealias Token = UInt64
 
-    /// Each slot's generation: odd while it holds a value, even while it is free, one more at each change; a
-    /// token carries the odd one, so a free slot matches no token. Apart from the values, so that a look-up or
-    /// a test for a free slot reads a number, not a value.
-    private var generations: [UInt32] = []
+    /// Each slot's token, 0 while it is free. Apart from the values, so that a look-up or a test for a free
+    /// slot reads a number, not a value.
+    private var tokens: [Token] = []
     private var elements: [Element?] = []
-    /// Free slots below the last, as a min-heap: the lowest is taken first. May also name slots given back
-    /// since, or taken again through a second entry; those are skipped when they come up (`takeFree`).
-    private var free: [Int] = []
-    /// Where a slot made again starts: the highest generation of a slot given back (even).
-    private var generationFloor: UInt32 = 0
+    private var nextToken: Token = 1
     /// Values held.
     private(set) var count = 0
-    /// Room the array keeps however few values it holds: a burst of calls that all end (the common case at
-    /// load) would otherwise give its storage back and grow it again, one allocation per doubling.
+    /// A halving found two values that would share a slot of the smaller ring: the next is tried once no
+    /// more than this many are held (half as many), so that a ring kept large by them is not scanned at every
+    /// removal.
+    private var halvingBlockedAt = Int.max
+    /// The ring's smallest size, kept however few values it holds: a burst of calls that all end (the common
+    /// case at load) would otherwise give its storage back and grow it again, one allocation per doubling.
     static var keptSlots: Int { 64 }
 
     init() {}
 
     var isEmpty: Bool { count == 0 }
 
-    /// Slots the array has, taken or free: what the bound is about (for tests).
-    var slotCount: Int { generations.count }
-    /// Slots its storage has room for (for tests).
-    var reservedSlots: Int { elements.capacity }
+    /// Slots the ring has, taken or free: what the bound is about (for tests).
+    var slotCount: Int { tokens.count }
 
     /// Keeps `element`, and returns its token.
     mutating func insert(_ element: consuming Element) -> Token {
-        let index: Int
-        if let lowest = takeFree() {
-            index = lowest
-            elements[index] = element
-        } else {
-            index = generations.count
-            generations.append(generationFloor)
-            elements.append(element)
+        if tokens.isEmpty {
+            resize(to: Self.keptSlots)
+        } else if 2 * (count + 1) > tokens.count {
+            resize(to: 2 * tokens.count)
         }
-        generations[index] &+= 1
+        let mask = tokens.count - 1
+        var token = nextToken
+        while tokens[Int(truncatingIfNeeded: token) & mask] != 0 { token += 1 }
+        nextToken = token + 1
+        let index = Int(truncatingIfNeeded: token) & mask
+        tokens[index] = token
+        elements[index] = element
         count += 1
-        return Token(generations[index]) << 32 | Token(index)
+        return token
     }
 
     /// Where the value `token` names is; nil when it names none (removed since, or never given).
     func index(of token: Token) -> Int? {
-        let index = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
-        guard index < generations.count, generations[index] == UInt32(truncatingIfNeeded: token >> 32),
-              token >> 32 & 1 == 1 else { return nil }
-        return index
+        guard token != 0, !tokens.isEmpty else { return nil }
+        let index = Int(truncatingIfNeeded: token) & (tokens.count - 1)
+        return tokens[index] == token ? index : nil
     }
 
     /// The value at `index`, which `index(of:)` found and nothing has removed since.
@@ -74,12 +75,12 @@ struct TokenSlots<Element> {
     /// Removes the value at `index` (as for the subscript) and returns it.
     mutating func remove(at index: Int) -> Element {
         let element = elements[index].take()!
-        generations[index] &+= 1
+        tokens[index] = 0
         count -= 1
-        if index == generations.count - 1 {
-            trimFreeTail()
-        } else {
-            pushFree(index)
+        if count == 0 {
+            if tokens.count > Self.keptSlots { resize(to: Self.keptSlots) }
+        } else if 8 * count <= tokens.count, tokens.count > Self.keptSlots, count <= halvingBlockedAt {
+            halve()
         }
         return element
     }
@@ -88,96 +89,43 @@ struct TokenSlots<Element> {
     mutating func removeAll() -> [(token: Token, element: Element)] {
         var all: [(token: Token, element: Element)] = []
         all.reserveCapacity(count)
-        for index in generations.indices {
-            // An odd generation was taken: the next even one is where a slot made again starts.
-            let generation = generations[index]
-            generationFloor = max(generationFloor, generation &+ generation & 1)
-            guard let element = elements[index].take() else { continue }
-            all.append((Token(generation) << 32 | Token(index), element))
+        for index in tokens.indices where tokens[index] != 0 {
+            all.append((tokens[index], elements[index].take()!))
+            tokens[index] = 0
         }
-        let keep = elements.capacity <= Self.keptSlots
-        generations.removeAll(keepingCapacity: keep)
-        elements.removeAll(keepingCapacity: keep)
-        free.removeAll(keepingCapacity: true)
         count = 0
+        if tokens.count > Self.keptSlots { resize(to: Self.keptSlots) }
         return all
     }
 
-    // MARK: Free slots
+    // MARK: The ring's size
 
-    /// The lowest free slot, if any below the last: entries for slots given back since, or taken through a
-    /// second entry, are dropped on the way.
-    private mutating func takeFree() -> Int? {
-        while let lowest = free.first {
-            let last = free.removeLast()
-            if !free.isEmpty {
-                free[0] = last
-                siftDown(0)
+    /// Moves the values into a ring of `size` slots (a power of two, with room for them at their tokens).
+    private mutating func resize(to size: Int) {
+        var newTokens = [Token](repeating: 0, count: size)
+        var newElements = [Element?](repeating: nil, count: size)
+        for index in tokens.indices where tokens[index] != 0 {
+            let moved = Int(truncatingIfNeeded: tokens[index]) & (size - 1)
+            newTokens[moved] = tokens[index]
+            newElements[moved] = elements[index].take()
+        }
+        tokens = newTokens
+        elements = newElements
+        halvingBlockedAt = Int.max
+    }
+
+    /// Halves the ring, unless two of its values would share a slot of the smaller one.
+    private mutating func halve() {
+        let mask = tokens.count / 2 - 1
+        var taken = [Bool](repeating: false, count: tokens.count / 2)
+        for token in tokens where token != 0 {
+            let index = Int(truncatingIfNeeded: token) & mask
+            guard !taken[index] else {
+                halvingBlockedAt = count / 2
+                return
             }
-            if lowest < generations.count, generations[lowest] & 1 == 0 { return lowest }
+            taken[index] = true
         }
-        return nil
-    }
-
-    private mutating func pushFree(_ index: Int) {
-        free.append(index)
-        var child = free.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard free[child] < free[parent] else { break }
-            free.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1
-            guard left < free.count else { return }
-            let right = left + 1
-            let lower = right < free.count && free[right] < free[left] ? right : left
-            guard free[lower] < free[parent] else { return }
-            free.swapAt(lower, parent)
-            parent = lower
-        }
-    }
-
-    /// The last slot is free: it and the free slots before it are given back, and the storage with them once
-    /// it has room for four times its slots and more than `keptSlots`. The heap's entries for them are
-    /// dropped when they come up, or at once when they are most of it.
-    private mutating func trimFreeTail() {
-        var end = generations.count
-        while end > 0, generations[end - 1] & 1 == 0 {
-            end -= 1
-            generationFloor = max(generationFloor, generations[end])
-        }
-        generations.removeSubrange(end..<generations.count)
-        elements.removeSubrange(end..<elements.count)
-        if generations.isEmpty {
-            // The common case, between bursts: the room is kept, unless it is more than a few slots.
-            free.removeAll(keepingCapacity: true)
-            if elements.capacity > Self.keptSlots {
-                generations = []
-                elements = []
-            }
-            return
-        }
-        if elements.capacity > max(4 * elements.count, Self.keptSlots) {
-            generations = Self.copy(generations)
-            elements = Self.copy(elements)
-        }
-        if free.count > 2 * (generations.count - count) + Self.keptSlots {
-            // The free slots in order are a heap already.
-            free = generations.indices.filter { generations[$0] & 1 == 0 }
-        }
-    }
-
-    /// `array` in storage for twice its count.
-    private static func copy<Value>(_ array: [Value]) -> [Value] {
-        var fewer: [Value] = []
-        fewer.reserveCapacity(2 * array.count)
-        fewer.append(contentsOf: array)
-        return fewer
+        resize(to: tokens.count / 2)
     }
 }

@@ -78,8 +78,7 @@ final class LinkedCallsTests: XCTestCase {
         XCTAssertNil(calls.answered(first), "answered once")
         XCTAssertEqual(calls.slotsTaken, 1)
         let third = sent(&calls, "c")
-        XCTAssertNotEqual(third, first, "a token is not given again while its call could still be answered late")
-        XCTAssertNil(calls.answered(first), "the first call's token does not find the third")
+        XCTAssertGreaterThan(third, second, "tokens are never reused")
     }
 
     func testACancelledCallFreesItsSlotAtOnceAndItsLateAnswerIsDropped() throws {
@@ -200,7 +199,7 @@ final class LinkedCallsTests: XCTestCase {
         XCTAssertTrue(calls.hostStarting())
         calls.hostReady(on: "link 2")
         let next = sent(&calls, "c", on: "link 2")
-        XCTAssertFalse([waiting, cancelled].contains(next), "the next host's calls have tokens of their own")
+        XCTAssertGreaterThan(next, cancelled, "the next host's calls have tokens of their own")
     }
 
     func testARetiredHostIsStoppedOnceItsLastCallIsOffTheBooks() throws {
