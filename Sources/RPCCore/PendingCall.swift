@@ -42,9 +42,14 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
         connection.inFlight.add(id, self)
     }
 
-    /// See `RPCCall.onCancel`. On the connection's event loop.
+    /// See `RPCCall.onCancel(_:)`. On the connection's event loop.
     func onCancel(_ handler: @escaping () -> Void) {
         if let runNow = update({ $0.onCancel(handler) }) { runNow() }
+    }
+
+    /// See `RPCCall.onCancel(tell:token:)`. On the connection's event loop.
+    func onCancel(tell target: any RPCCancellationTarget, token: UInt64) {
+        if update({ $0.onCancel(tell: target, token: token) }) { target.callCancelled(token: token) }
     }
 
     /// Answers the call -32011 unless it was answered already, then tells the service. On the connection's
@@ -55,7 +60,7 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
         ended(registered: cancellation.registered)
         // Not a failure of the service: not logged beyond `cancelled`'s debug line, not counted as an error.
         cancellation.completion(request.id.map { RPCReply.error(.callCancelled, id: $0).serialized })
-        for handler in cancellation.handlers { handler() }
+        cancellation.handlers.run()
     }
 
     private func finish(_ outcome: RPCOutcome, _ cause: (any Error)?) {
@@ -99,11 +104,38 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
 package struct PendingCallState {
     private enum Phase {
         /// `completion` waits for the reply; `cancelHandlers` is what the service asked to run on
-        /// cancellation (nil, no allocation, for the many that ask nothing); `registered`: in the connection's
-        /// in-flight table.
-        case running(completion: (ByteBuffer?) -> Void, cancelHandlers: [() -> Void]?, registered: Bool)
+        /// cancellation; `registered`: in the connection's in-flight table.
+        case running(completion: (ByteBuffer?) -> Void, cancelHandlers: CancelHandlers, registered: Bool)
         case answered
         case cancelled
+    }
+
+    /// What a service asked to be told when its call is cancelled.
+    package enum CancelHandlers {
+        /// Nothing: most calls, which answer before anyone could cancel them. No allocation.
+        case nothing
+        /// A service that knows the call by its own token (`RPCCancellationTarget`): no allocation either.
+        case target(any RPCCancellationTarget, token: UInt64)
+        /// Closures, in the order they were registered.
+        case closures([() -> Void])
+
+        /// Tells them, in order.
+        package func run() {
+            switch self {
+            case .nothing: break
+            case .target(let target, let token): target.callCancelled(token: token)
+            case .closures(let handlers): for handler in handlers { handler() }
+            }
+        }
+
+        /// These and then `handler`.
+        fileprivate func adding(_ handler: @escaping () -> Void) -> CancelHandlers {
+            switch self {
+            case .nothing: .closures([handler])
+            case .target(let target, let token): .closures([{ target.callCancelled(token: token) }, handler])
+            case .closures(let handlers): .closures(handlers + [handler])
+            }
+        }
     }
 
     /// What to do with an answer from the service.
@@ -121,7 +153,7 @@ package struct PendingCallState {
     package struct Cancellation {
         package let completion: (ByteBuffer?) -> Void
         package let registered: Bool
-        package let handlers: [() -> Void]
+        package let handlers: CancelHandlers
     }
 
     private var phase: Phase
@@ -134,7 +166,7 @@ package struct PendingCallState {
     }
 
     package init(completion: @escaping (ByteBuffer?) -> Void) {
-        phase = .running(completion: completion, cancelHandlers: nil, registered: false)
+        phase = .running(completion: completion, cancelHandlers: .nothing, registered: false)
     }
 
     /// The service returned from `handle` with the call unanswered: true once, when the call is to be put in
@@ -154,9 +186,28 @@ package struct PendingCallState {
         case .answered:
             return nil
         case .running(let completion, let handlers, let registered):
-            let handlers = (handlers ?? []) + [handler]
-            phase = .running(completion: completion, cancelHandlers: handlers, registered: registered)
+            phase = .running(completion: completion, cancelHandlers: handlers.adding(handler), registered: registered)
             return nil
+        }
+    }
+
+    /// The service asks for `target` to be told `token` on cancellation: true when it is to be told now (the
+    /// call is cancelled already); kept while the call runs; dropped once it was answered. A service's first
+    /// such request is kept as it is, with no allocation; a later handler joins it in a list.
+    package mutating func onCancel(tell target: any RPCCancellationTarget, token: UInt64) -> Bool {
+        switch phase {
+        case .cancelled:
+            return true
+        case .answered:
+            return false
+        case .running(let completion, .nothing, let registered):
+            let tell = CancelHandlers.target(target, token: token)
+            phase = .running(completion: completion, cancelHandlers: tell, registered: registered)
+            return false
+        case .running(let completion, let handlers, let registered):
+            let tell = handlers.adding { target.callCancelled(token: token) }
+            phase = .running(completion: completion, cancelHandlers: tell, registered: registered)
+            return false
         }
     }
 
@@ -164,7 +215,7 @@ package struct PendingCallState {
     package mutating func cancel() -> Cancellation? {
         guard case .running(let completion, let handlers, let registered) = phase else { return nil }
         phase = .cancelled
-        return Cancellation(completion: completion, registered: registered, handlers: handlers ?? [])
+        return Cancellation(completion: completion, registered: registered, handlers: handlers)
     }
 
     /// The service answered the call.

@@ -126,6 +126,13 @@ package final class RPCCall: Sendable {
         pending?.onCancel(handler)
     }
 
+    /// `onCancel(_:)` for a service that knows its calls by tokens of its own: `target` is told `token` if the
+    /// caller gives up on this call, under the same rules. Keeps the two beside the call's state instead of
+    /// a closure made for the call (`RPCCancellationTarget`).
+    package func onCancel(tell target: any RPCCancellationTarget, token: UInt64) {
+        pending?.onCancel(tell: target, token: token)
+    }
+
     package var params: ByteBuffer? { request.params }
     package var isNotification: Bool { request.isNotification }
 

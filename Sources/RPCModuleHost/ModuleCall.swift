@@ -30,4 +30,12 @@ package protocol ModuleCallAnswer: Sendable {
     func succeed(rawJSON: ByteBuffer)
     /// The call failed; an error that is not an `RPCError` reaches the caller as -32603.
     func fail(_ error: any Error)
+    /// The module answered a call whose caller was answered already (it gave up, or `Timeout=` passed): the
+    /// answer is dropped, but whoever keeps the call on its books until the module is done with it learns
+    /// that it is. Default: nothing.
+    func moduleFinishedAbandonedCall()
+}
+
+extension ModuleCallAnswer {
+    package func moduleFinishedAbandonedCall() {}
 }

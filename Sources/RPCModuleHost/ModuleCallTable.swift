@@ -23,6 +23,18 @@ final class ModuleCallTable: Sendable {
         calls.insert(call)
     }
 
+    /// `register` for a call its caller knows by `key` (`ModuleInstance.enter(_:answer:key:)`); nil when a call
+    /// with that key is open already.
+    func register(_ call: PendingModuleCall, key: UInt64) -> UInt? {
+        calls.insert(call, key: key)
+    }
+
+    /// The open call registered with `key`, and its token; nil when none is (answered already, or never given).
+    func call(forKey key: UInt64) -> (call: PendingModuleCall, token: UInt)? {
+        let token = calls.token(forKey: key)
+        return calls.value(for: token).map { ($0, token) }
+    }
+
     /// A module's answer: completes the call unless it already timed out; always releases the module's slot.
     func complete(_ handle: OpaquePointer?, _ outcome: ModuleOutcome?, invalidResult: Bool = false) {
         guard let call = calls.remove(UInt(handle: handle)) else {
@@ -118,7 +130,7 @@ final class PendingModuleCall: Sendable {
             instance.logger.debug(
                 cancelled.load(ordering: .acquiring) ? "Answer to a cancelled call dropped" : "Late answer after timeout dropped",
                 metadata: [LogField.method: "\(method)"])
-            return
+            return answer.moduleFinishedAbandonedCall()
         }
         switch outcome {
         case .success(let result): answer.succeed(rawJSON: result)

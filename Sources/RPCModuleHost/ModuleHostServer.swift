@@ -44,8 +44,6 @@ final class ModuleHostServer: ChannelInboundHandler {
     private let pool: WorkerPool
     /// What `main` applied before any thread started; a failure is the start's failure.
     private let sandbox: Result<ModuleHostSandbox.Outcome, ModuleHostSandboxError>
-    /// What to run when rpcd cancels a call, by token; touched from the threads modules answer on.
-    private let cancellations = CallCancellations()
 
     /// What the host runs.
     private let kind: ModuleHostKind
@@ -89,7 +87,7 @@ final class ModuleHostServer: ChannelInboundHandler {
             }
         case .cancel(let token):
             switch state {
-            case .serving: cancellations.remove(token)?()
+            case .serving(let service, _): service.cancel(key: token)
             case .servingProgram(let program, _): program.cancel(token: token)
             case .servingCommands(let runner): runner.cancel(token: token)
             case .awaitingStart, .startingProgram, .stopped: outOfStep(context)
@@ -263,10 +261,8 @@ final class ModuleHostServer: ChannelInboundHandler {
         let call = ModuleCall(
             methodIndex: method, name: service.methodNames[method],
             params: params, eventLoop: outbox.eventLoop)
-        service.enter(call, answer: LinkAnswer(token: token, outbox: outbox, cancellations: cancellations)) {
-            [cancellations] cancel in
-            cancellations.register(token, cancel)
-        }
+        // rpcd's token names the call in the instance too: a cancellation finds it by that (`cancel(key:)`).
+        service.enter(call, answer: LinkAnswer(token: token, outbox: outbox), key: token)
     }
 }
 
@@ -274,36 +270,21 @@ final class ModuleHostServer: ChannelInboundHandler {
 private struct LinkAnswer: ModuleCallAnswer {
     let token: UInt64
     let outbox: ModuleLinkOutbox
-    let cancellations: CallCancellations
 
     func succeed(rawJSON: ByteBuffer) {
-        _ = cancellations.remove(token)
         outbox.send(.result(token: token, json: rawJSON))
     }
 
     func fail(_ error: any Error) {
-        _ = cancellations.remove(token)
         let error = RPCError(from: error)
         outbox.send(.error(token: token, code: Int64(error.code), message: error.message, data: error.data.map(\.linkBuffer)))
     }
-}
 
-/// The cancellation each open call registered (`ModuleInstance.enter`), by token: registered and run on the
-/// host's event loop, removed by whichever thread answers the call.
-private final class CallCancellations: Sendable {
-    /// The handlers run on the event loop they were registered on; the box only carries them there.
-    private struct Handler: @unchecked Sendable {
-        let run: () -> Void
-    }
-
-    private let handlers = Mutex<[UInt64: Handler]>([:])
-
-    func register(_ token: UInt64, _ handler: @escaping () -> Void) {
-        handlers.withLock { $0[token] = Handler(run: handler) }
-    }
-
-    func remove(_ token: UInt64) -> (() -> Void)? {
-        handlers.withLock { $0.removeValue(forKey: token) }?.run
+    /// rpcd keeps a call it gave up on (cancelled, or past `Timeout=`) on its books until the host is done
+    /// with it, and a timed-out one in its `MaxConcurrency=` slot: the module's answer is dropped here, but
+    /// rpcd is told the call is over, in the fewest bytes (it drops whatever comes).
+    func moduleFinishedAbandonedCall() {
+        fail(RPCError.callCancelled)
     }
 }
 

@@ -84,15 +84,40 @@ package final class ModuleInstance: Sendable {
     }
 
     /// Runs `call` in the module and hands its outcome to `answer`, once; `onCancel` registers what runs when
-    /// the caller gives up: the router's cancellation for a call routed in rpcd (`ModuleService`), the link's
-    /// in a module host process (`ModuleHostServer`).
+    /// the caller gives up (the router's cancellation, for a call routed in rpcd: `ModuleService`).
     package func enter(_ call: ModuleCall, answer: any ModuleCallAnswer, onCancel: (@escaping () -> Void) -> Void) {
+        guard let (pending, token) = admit(call, answer: answer, key: nil) else { return }
+        onCancel { [self] in cancel(pending, token: token) }
+        run(call, pending, token: token)
+    }
+
+    /// Runs `call` as `enter(_:answer:onCancel:)` does, for a caller that knows it by `key` (the link's token of
+    /// the call, in a module host: `ModuleHostServer`) and names it by that key if it gives up
+    /// (`cancel(key:)`): nothing is registered per call for a cancellation that nearly never comes. A key must
+    /// not be reused while its call is open: such a call is refused (-32603).
+    package func enter(_ call: ModuleCall, answer: any ModuleCallAnswer, key: UInt64) {
+        guard let (pending, token) = admit(call, answer: answer, key: key) else { return }
+        run(call, pending, token: token)
+    }
+
+    /// The caller of the call entered with `key` gave up: as `enter(_:answer:onCancel:)`'s registered
+    /// cancellation. Nothing happens when no such call is open (the module answered it already).
+    package func cancel(key: UInt64) {
+        guard let (pending, token) = ModuleCallTable.shared.call(forKey: key) else { return }
+        cancel(pending, token: token)
+    }
+
+    /// Admits `call`, or answers it at once (params that do not bind, no slot under `MaxConcurrency=`, a retired
+    /// instance): the call's state and its token, registered (under `key`'s token, when given), its
+    /// `Timeout=` armed.
+    private func admit(_ call: ModuleCall, answer: any ModuleCallAnswer, key: UInt64?) -> (PendingModuleCall, UInt)? {
         // RPCD_METHOD_BIND_PARAMS: wrong params are answered here, before they take a slot or reach the module.
         let bound: BoundCallParams?
         do {
             bound = try bind(call)
         } catch {
-            return answer.fail(error as? RPCError ?? RPCError.internalError)
+            answer.fail(error as? RPCError ?? RPCError.internalError)
+            return nil
         }
         let admitted = state.withLock { state -> Bool in
             guard !state.deinitialized, state.admitted < configuration.maxConcurrency else { return false }
@@ -102,19 +127,41 @@ package final class ModuleInstance: Sendable {
         }
         guard admitted else {
             let deinitialized = state.withLock { $0.deinitialized }
-            return answer.fail(deinitialized ? RPCError.serviceUnavailable(descriptor.name) : RPCError.serviceBusy(descriptor.name))
+            answer.fail(deinitialized ? RPCError.serviceUnavailable(descriptor.name) : RPCError.serviceBusy(descriptor.name))
+            return nil
         }
         let pending = PendingModuleCall(answer: answer, instance: self, method: call.name, boundParams: bound)
-        let token = ModuleCallTable.shared.register(pending)
+        let token: UInt
+        if let key {
+            guard let keyed = ModuleCallTable.shared.register(pending, key: key) else {
+                logger.error(
+                    "A call came with the key of a call still open; refused", metadata: [LogField.method: "\(call.name)"])
+                moduleCallFinished(releasingSlot: true)
+                answer.fail(RPCError.internalError)
+                return nil
+            }
+            token = keyed
+        } else {
+            token = ModuleCallTable.shared.register(pending)
+        }
         if let timeout = configuration.timeout {
             pending.armTimeout(on: call.eventLoop, after: timeout) { [self] in tellModuleCancelled(token) }
         }
-        onCancel { [self] in
-            guard pending.cancel() else { return }
-            tellModuleCancelled(token)
-        }
+        return (pending, token)
+    }
+
+    /// The caller of `pending` gave up: its slot is free, and the module is told unless it has answered.
+    private func cancel(_ pending: PendingModuleCall, token: UInt) {
+        guard pending.cancel() else { return }
+        tellModuleCancelled(token)
+    }
+
+    /// Hands `call`, admitted as `token`, to the module: on the calling thread, or on the worker pool for a
+    /// method with `RPCD_METHOD_MAY_BLOCK`.
+    private func run(_ call: ModuleCall, _ pending: PendingModuleCall, token: UInt) {
         let index = call.methodIndex
         let params = call.params
+        let bound = pending.boundParams
         let callModule: @Sendable () -> Void = { [instance, image] in
             let handle = OpaquePointer(bitPattern: token)
             if let bound {

@@ -28,6 +28,28 @@ final class OpaqueHandleTable<Value: Sendable>: Sendable {
         }
     }
 
+    /// Registers `value` under the token of `key`, a number its caller names it by and never reuses while
+    /// it is registered (the link's token of a call, in a module host); nil when that token is taken. The
+    /// token is as unguessable as `insert`'s, and whoever holds `key` finds it again (`token(forKey:)`) with
+    /// nothing kept per value to map one to the other.
+    func insert(_ value: Value, key: UInt64) -> UInt? {
+        let token = token(forKey: key)
+        return entries.withLock { entries in
+            guard entries[token] == nil else { return nil }
+            entries[token] = value
+            return token
+        }
+    }
+
+    /// The token `insert(_:key:)` gives `key`: the key through SipHash, apart from `insert`'s counter by a
+    /// marker, and never 0.
+    func token(forKey key: UInt64) -> UInt {
+        var hasher = Hasher()
+        hasher.combine(key)
+        hasher.combine(true)
+        return max(UInt(bitPattern: hasher.finalize()), 1)
+    }
+
     func value(for token: UInt) -> Value? {
         entries.withLock { $0[token] }
     }

@@ -97,16 +97,21 @@ package enum ModuleLinkMessage: Equatable, Sendable {
         case .startFailed(let reason):
             buffer.writeInteger(Kind.startFailed.rawValue)
             buffer.writeString(reason)
-        // The fixed fields of a message in one write (one capacity check, not one per field): calls and
-        // answers are most of a link's messages.
+        // The fixed fields of a message stored in place, in one reservation: calls and answers are most of a
+        // link's messages, and ByteBuffer's integer writes copy each through a generic path.
         case .call(let token, let method, let params):
-            buffer.writeMultipleIntegers(Kind.call.rawValue, token, method, UInt8(params == nil ? 0 : 1))
+            Self.writeFixed(.call, token, to: &buffer, extra: 5) { bytes in
+                bytes.storeBytes(of: method.bigEndian, toByteOffset: 9, as: UInt32.self)
+                bytes.storeBytes(of: params == nil ? 0 : 1, toByteOffset: 13, as: UInt8.self)
+            }
         case .cancel(let token):
-            buffer.writeMultipleIntegers(Kind.cancel.rawValue, token)
+            Self.writeFixed(.cancel, token, to: &buffer)
         case .result(let token, _):
-            buffer.writeMultipleIntegers(Kind.result.rawValue, token)
+            Self.writeFixed(.result, token, to: &buffer)
         case .error(let token, let code, let message, _):
-            buffer.writeMultipleIntegers(Kind.error.rawValue, token, code)
+            Self.writeFixed(.error, token, to: &buffer, extra: 8) { bytes in
+                bytes.storeBytes(of: code.bigEndian, toByteOffset: 9, as: Int64.self)
+            }
             Self.writeText(message, to: &buffer)
         case .log(let level, let message, let fields):
             buffer.writeInteger(Kind.log.rawValue)
@@ -191,6 +196,20 @@ package enum ModuleLinkMessage: Equatable, Sendable {
             self = .pong(sequence)
         }
         guard frame.readableBytes == 0 else { throw ModuleLinkError("message has bytes left over") }
+    }
+
+    /// Appends `kind` and `token` (big-endian, as `readMultipleIntegers` reads them), then the `extra` bytes
+    /// `rest` stores at offset 9 on, in one reservation of the buffer.
+    private static func writeFixed(
+        _ kind: Kind, _ token: UInt64, to buffer: inout ByteBuffer, extra: Int = 0,
+        _ rest: (UnsafeMutableRawBufferPointer) -> Void = { _ in }
+    ) {
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 9 + extra) { bytes in
+            bytes.storeBytes(of: kind.rawValue, as: UInt8.self)
+            bytes.storeBytes(of: token.bigEndian, toByteOffset: 1, as: UInt64.self)
+            rest(bytes)
+            return 9 + extra
+        }
     }
 
     private static func writeText(_ text: String, to buffer: inout ByteBuffer) {

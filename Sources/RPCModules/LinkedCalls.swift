@@ -17,7 +17,9 @@ import NIOCore
 /// - **Admission**: only a running host takes calls, at most `maxConcurrency` at once (`MaxConcurrency=`); a
 ///   call holds its slot until the host answers it or its caller cancels. One past `Timeout=` keeps it: the
 ///   host still works on it.
-/// - **Tokens** name calls on the link; they are never reused, so a late answer finds no call, or its own.
+/// - **Tokens** name calls on the link; they are never reused, so a late answer finds no call, or its own. A
+///   call is found by its token's slot in a ring (`TokenSlots`), not by a hash; the ring grows and shrinks
+///   with the calls on the books, each of them charged to its caller's peer while there.
 /// - **Charges**: a call's peer pays for its copy on the link (`linkCharge`) and for its reply as it arrives
 ///   across reads (`replyCharge`); what a call taken off the books was charged is the supervisor's to give back.
 /// - **A retired host** takes no calls and is stopped once its last call is off the books (`Finished.drained`).
@@ -105,8 +107,7 @@ struct LinkedCalls<Caller, Link> {
     /// `MaxConcurrency=`.
     let maxConcurrency: Int
     private(set) var phase = Phase.starting
-    private var calls: [UInt64: Call] = [:]
-    private var nextToken: UInt64 = 1
+    private var calls = TokenSlots<Call>()
     /// Calls holding a slot.
     private(set) var slotsTaken = 0
 
@@ -136,31 +137,28 @@ struct LinkedCalls<Caller, Link> {
         }
         guard slotsTaken < maxConcurrency else { return .busy }
         slotsTaken += 1
-        let token = nextToken
-        nextToken += 1
-        calls[token] = Call(caller: caller, linkCharge: linkCharge)
-        return .send(token: token, on: link)
+        return .send(token: calls.insert(Call(caller: caller, linkCharge: linkCharge)), on: link)
     }
 
     /// Call `token`'s `Timeout=` was scheduled after its admission: kept, or false when the call is off the
     /// books already (the host answered first), and the timer is to be cancelled.
     mutating func timerStarted(_ timer: Scheduled<Void>, for token: UInt64) -> Bool {
-        guard let index = calls.index(forKey: token) else { return false }
-        calls.values[index].timer = timer
+        guard let index = calls.index(of: token) else { return false }
+        calls[index].timer = timer
         return true
     }
 
     /// The caller of call `token` gave up (the router answered it -32011): its slot is free at once, and the
     /// host is told. Nil when the caller was answered already, or the call is off the books.
     mutating func callerCancelled(_ token: UInt64) -> Abandonment? {
-        guard let index = calls.index(forKey: token), !calls.values[index].callerAnswered else { return nil }
-        calls.values[index].callerAnswered = true
-        if calls.values[index].holdsSlot {
-            calls.values[index].holdsSlot = false
+        guard let index = calls.index(of: token), !calls[index].callerAnswered else { return nil }
+        calls[index].callerAnswered = true
+        if calls[index].holdsSlot {
+            calls[index].holdsSlot = false
             slotsTaken -= 1
         }
-        let timer = calls.values[index].timer
-        calls.values[index].timer = nil
+        let timer = calls[index].timer
+        calls[index].timer = nil
         return Abandonment(timer: timer, cancelOn: link)
     }
 
@@ -168,20 +166,20 @@ struct LinkedCalls<Caller, Link> {
     /// but the call keeps its slot until the host answers. Nil when the caller was answered already, or the
     /// call is off the books.
     mutating func timedOut(_ token: UInt64) -> (caller: Caller, cancelOn: Link?)? {
-        guard let index = calls.index(forKey: token), !calls.values[index].callerAnswered else { return nil }
-        calls.values[index].callerAnswered = true
-        calls.values[index].timer = nil
-        return (calls.values[index].caller, link)
+        guard let index = calls.index(of: token), !calls[index].callerAnswered else { return nil }
+        calls[index].callerAnswered = true
+        calls[index].timer = nil
+        return (calls[index].caller, link)
     }
 
     /// A reply to call `token`, `length` bytes, is about to be gathered across reads; `charge` asks the
     /// caller's peer to take it (asked only while the caller waits).
     mutating func replyArriving(_ token: UInt64, length: Int, charge: (Caller) -> ReplyCharge) -> ReplyArrival {
-        guard let index = calls.index(forKey: token) else { return .skip(nil) }
-        guard !calls.values[index].callerAnswered else { return .skip(takeOff(at: index)) }
-        switch charge(calls.values[index].caller) {
+        guard let index = calls.index(of: token) else { return .skip(nil) }
+        guard !calls[index].callerAnswered else { return .skip(takeOff(at: index)) }
+        switch charge(calls[index].caller) {
         case .charged:
-            calls.values[index].replyCharge += length
+            calls[index].replyCharge += length
             return .hold
         case .callerLeft:
             return .skip(takeOff(at: index))
@@ -192,12 +190,12 @@ struct LinkedCalls<Caller, Link> {
 
     /// The host answered call `token`: the call is taken off the books. Nil when no such call is on them.
     mutating func answered(_ token: UInt64) -> Finished? {
-        guard let index = calls.index(forKey: token) else { return nil }
+        guard let index = calls.index(of: token) else { return nil }
         return takeOff(at: index)
     }
 
-    private mutating func takeOff(at index: [UInt64: Call].Index) -> Finished {
-        let call = calls.remove(at: index).value
+    private mutating func takeOff(at index: Int) -> Finished {
+        let call = calls.remove(at: index)
         if call.holdsSlot { slotsTaken -= 1 }
         guard case .retired = phase else { return Finished(call: call, drained: false) }
         return Finished(call: call, drained: calls.isEmpty)
@@ -225,10 +223,8 @@ struct LinkedCalls<Caller, Link> {
     /// callers still wait. The phase is the supervisor's to set next (`waitsToRestart`, `failed`), unless the
     /// host was retired.
     mutating func hostEnded() -> [UInt64: Call] {
-        let ended = calls
-        calls = [:]
         slotsTaken = 0
-        return ended
+        return Dictionary(uniqueKeysWithValues: calls.removeAll().map { ($0.token, $0.element) })
     }
 
     /// A new host starts after the backoff.

@@ -28,7 +28,7 @@ import Glibc
 /// with its host) and the host's phase that decides it are `LinkedCalls`' to say, one event per acquisition of
 /// the lock; this class does what it says: answers callers, sends on the link, gives charges back, starts and
 /// stops hosts. Thread-safe.
-final class ModuleHostSupervisor: Sendable {
+final class ModuleHostSupervisor: RPCCancellationTarget {
     let configuration: HandlerConfiguration
     let modulePath: String
     private let start: ModuleHostStart
@@ -154,12 +154,13 @@ final class ModuleHostSupervisor: Sendable {
             let task = call.eventLoop.scheduleTask(in: timeout.timeAmount) { self.timedOut(token, after: timeout) }
             if !state.withLock({ $0.calls.timerStarted(task, for: token) }) { task.cancel() }
         }
-        call.onCancel { self.cancelled(token) }
+        // Told by token only if the caller gives up, which nearly no call does: no closure per call.
+        call.onCancel(tell: self, token: token)
         outbox.send(.call(token: token, method: UInt32(call.methodIndex), params: call.params))
     }
 
     /// The caller gave up (the router answered it -32011): its slot is free, and the host is told.
-    private func cancelled(_ token: UInt64) {
+    func callCancelled(token: UInt64) {
         guard let abandonment = state.withLock({ $0.calls.callerCancelled(token) }) else { return }
         abandonment.timer?.cancel()
         abandonment.cancelOn?.send(.cancel(token: token))

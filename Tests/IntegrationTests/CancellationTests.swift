@@ -68,6 +68,25 @@ final class CancellationTests: XCTestCase {
         await client.close()
     }
 
+    /// `Timeout=` on an isolated handler: the caller gets -32003 and the module is told, and stops; the call
+    /// keeps the only slot until the module is done with it, then gives it back. The host tells rpcd that the
+    /// module is done although it drops the module's answer (it once dropped it without a word, and the slot
+    /// stayed taken until the host ended).
+    func testATimedOutCallGivesItsSlotBackOnceTheModuleStops() async throws {
+        try handlers.write("echo", "[Handler]\nModule=echo\nMaxConcurrency=1\nTimeout=200ms\n")
+        let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))
+        let client = try await RPCClient.connect(to: try XCTUnwrap(daemon.tcpEndpoint))
+        do {
+            _ = try await client.call("echo.sleep", params: [60_000])
+            XCTFail("the call should time out")
+        } catch {
+            guard case .remote(let remote) = error else { return XCTFail("not answered by the daemon: \(error)") }
+            XCTAssertEqual(remote.code, RPCError.Code.timeout)
+        }
+        try await waitUntil("the slot to be free again") { !(await isBusy(client)) }
+        await client.close()
+    }
+
     /// rpcctl call --timeout gives up after that long and the daemon hears of it.
     func testRpcctlTimeoutCancelsTheCall() async throws {
         let daemon = try DaemonProcess(DaemonOptions(handlers: handlers))

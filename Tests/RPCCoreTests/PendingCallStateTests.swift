@@ -43,7 +43,7 @@ final class PendingCallStateTests: XCTestCase {
         XCTAssertTrue(state.register())
         guard let cancellation = state.cancel() else { return XCTFail("a running call was not cancelled") }
         XCTAssertTrue(cancellation.registered)
-        for handler in cancellation.handlers { handler() }
+        cancellation.handlers.run()
         XCTAssertEqual(ran, ["first", "second"])
         XCTAssertNil(state.cancel(), "cancelled twice")
         guard case .dropAfterCancellation = state.answer() else {
@@ -66,6 +66,34 @@ final class PendingCallStateTests: XCTestCase {
 
     func testACancellationWithoutHandlersHasNoneToRun() {
         var state = running()
-        XCTAssertEqual(state.cancel()?.handlers.count, 0)
+        guard case .nothing = state.cancel()?.handlers else { return XCTFail("handlers to run") }
     }
+
+    /// A service that knows its calls by token is told the token, once, under the rules closures follow; a
+    /// closure registered beside it runs after it.
+    func testATargetIsToldItsTokenUnderTheSameRules() {
+        let target = RecordingTarget()
+        var state = running()
+        XCTAssertFalse(state.onCancel(tell: target, token: 7))
+        guard case .target(_, token: 7) = state.cancel()?.handlers else { return XCTFail("not kept as a target") }
+
+        var both = running()
+        XCTAssertFalse(both.onCancel(tell: target, token: 8))
+        XCTAssertNil(both.onCancel { target.callCancelled(token: 9) })
+        both.cancel()?.handlers.run()
+        XCTAssertEqual(target.tokens, [8, 9], "the target first, then the closure")
+        XCTAssertNil(both.cancel(), "cancelled once")
+
+        var cancelled = running()
+        _ = cancelled.cancel()
+        XCTAssertTrue(cancelled.onCancel(tell: target, token: 10), "told at once")
+        var answered = running()
+        _ = answered.answer()
+        XCTAssertFalse(answered.onCancel(tell: target, token: 11), "never after the answer")
+    }
+}
+
+private final class RecordingTarget: RPCCancellationTarget, @unchecked Sendable {
+    var tokens: [UInt64] = []
+    func callCancelled(token: UInt64) { tokens.append(token) }
 }

@@ -13,32 +13,28 @@ import XCTest
 /// in one buffer, and rpcd hands the answers of one read of the link to each connection as one batch.
 final class ModuleLinkBurstTests: XCTestCase {
     func testTheHostAnswersTheCallsOfOneReadWithOneWriteAtTheReadsEnd() throws {
-        let directory = TestModule.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let module = try TestModule.build(into: directory)
-        let pool = WorkerPool(threads: 1)
-        defer { try? pool.syncShutdownGracefully() }
-        let channel = try servingHost(module, pool: pool)
-        let allocator = ByteBufferAllocator()
+        try ModuleHostLink.withTestModule { channel in
+            let allocator = ByteBufferAllocator()
 
-        // 40 calls of `ok` (answered at once, on the host's loop) in one read, then one alone: each read's
-        // answers are written as it ends (`writeInbound` ends with `channelReadComplete`), before the loop runs
-        // any task.
-        for tokens in [1...40, 41...41] {
-            var read = ByteBuffer()
-            for token in tokens {
-                read.writeImmutableBuffer(ModuleLinkCodec.frame(.call(token: UInt64(token), method: 0, params: nil), allocator: allocator))
+            // 40 calls of `ok` (answered at once, on the host's loop) in one read, then one alone: each
+            // read's answers are written as it ends (`writeInbound` ends with `channelReadComplete`), before
+            // the loop runs any task.
+            for tokens in [1...40, 41...41] {
+                var read = ByteBuffer()
+                for token in tokens {
+                    read.writeImmutableBuffer(ModuleLinkCodec.frame(.call(token: UInt64(token), method: 0, params: nil), allocator: allocator))
+                }
+                try channel.writeInbound(read)
+                var written: [ByteBuffer] = []
+                while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
+                XCTAssertEqual(written.count, 1, "one write for the burst's answers, with no task run")
+                XCTAssertEqual(try ModuleHostLink.messages(in: written), tokens.map { .result(token: UInt64($0), json: ByteBuffer(string: "42")) })
             }
-            try channel.writeInbound(read)
-            var written: [ByteBuffer] = []
-            while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
-            XCTAssertEqual(written.count, 1, "one write for the burst's answers, with no task run")
-            XCTAssertEqual(try messages(in: written), tokens.map { .result(token: UInt64($0), json: ByteBuffer(string: "42")) })
+            // Nothing was left for a task to write.
+            channel.embeddedEventLoop.run()
+            XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
+            _ = try? channel.finish()
         }
-        // Nothing was left for a task to write.
-        channel.embeddedEventLoop.run()
-        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
-        _ = try? channel.finish()
     }
 
     func testAnOutboxHeldByAReadWritesWhatWasSentWhenReleasedAndOtherwiseOnTheNextTick() throws {
@@ -50,7 +46,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         outbox.send(.pong(2))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "held until released")
         outbox.release()
-        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(1), .pong(2)])
+        XCTAssertEqual(try ModuleHostLink.messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(1), .pong(2)])
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
 
         // Not held: one task for the burst, as from a worker thread.
@@ -58,7 +54,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         outbox.send(.pong(4))
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
         channel.embeddedEventLoop.run()
-        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(3), .pong(4)])
+        XCTAssertEqual(try ModuleHostLink.messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(3), .pong(4)])
 
         // A task already due drains what a hold adds; the release then writes nothing of its own.
         outbox.send(.pong(5))
@@ -67,7 +63,7 @@ final class ModuleLinkBurstTests: XCTestCase {
         outbox.release()
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
         channel.embeddedEventLoop.run()
-        XCTAssertEqual(try messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(5), .pong(6)])
+        XCTAssertEqual(try ModuleHostLink.messages(in: [try XCTUnwrap(channel.readOutbound(as: ByteBuffer.self))]), [.pong(5), .pong(6)])
         XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self))
         XCTAssertTrue(try channel.finish().isClean)
     }
@@ -108,35 +104,6 @@ final class ModuleLinkBurstTests: XCTestCase {
         }.wait()
         XCTAssertEqual(there.events.suffix(4), ["end", "burst", "next", "end"])
         XCTAssertEqual(here.events.count, 5)
-    }
-
-    /// A host's end of the link on an EmbeddedChannel, serving `module` (its `ready` read and checked).
-    private func servingHost(_ module: String, pool: WorkerPool) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
-        // As rpcd hands a host its module: opened and checked.
-        let file = try ModuleLoader.openTrusted(path: module)
-        defer { close(file) }
-        try channel.pipeline.syncOperations.addHandlers(
-            ModuleLinkCodec.handlers() + [ModuleHostServer(pool: pool, sandbox: .success(.noLandlock), moduleFile: file)])
-        var configuration = HandlerConfiguration(name: "test")
-        configuration.module = module
-        try channel.writeInbound(ModuleLinkCodec.frame(
-            .start(ModuleHostStart(modulePath: module, configuration: configuration).json.linkBuffer),
-            allocator: ByteBufferAllocator()))
-        channel.embeddedEventLoop.run()
-        var written: [ByteBuffer] = []
-        while let buffer = try channel.readOutbound(as: ByteBuffer.self) { written.append(buffer) }
-        XCTAssertTrue(try messages(in: written).contains { if case .ready = $0 { true } else { false } })
-        return channel
-    }
-
-    private func messages(in buffers: [ByteBuffer]) throws -> [ModuleLinkMessage] {
-        let reader = EmbeddedChannel()
-        try reader.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers())
-        for buffer in buffers { try reader.writeInbound(buffer) }
-        var messages: [ModuleLinkMessage] = []
-        while let burst = try reader.readInbound(as: [ModuleLinkMessage].self) { messages += burst }
-        return messages
     }
 }
 
