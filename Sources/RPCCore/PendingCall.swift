@@ -1,4 +1,4 @@
-import JSONRPC
+package import JSONRPC
 import Logging
 package import NIOCore
 import RPCLogging
@@ -12,20 +12,20 @@ import RPCProtocol
 /// service learns of it through the handlers it registered (`RPCCall.onCancel`), and its own answer, when it
 /// comes, is dropped like any second completion.
 final class PendingCall: RPCCompletionSink, @unchecked Sendable {
-    private let request: RPCRequest
     private let eventLoop: any EventLoop
     private let ending: RPCCallEnding
     private let started = NIODeadline.now()
     private var state: PendingCallState
 
-    init(request: RPCRequest, eventLoop: any EventLoop, ending: RPCCallEnding, completion: @escaping (ByteBuffer?) -> Void) {
-        self.request = request
+    init(eventLoop: any EventLoop, ending: RPCCallEnding, completion: @escaping (RPCReply?) -> Void) {
         self.eventLoop = eventLoop
         self.ending = ending
         self.state = PendingCallState(completion: completion)
     }
 
     private var connection: RPCConnectionInfo { ending.connection }
+    /// The call's request, kept once, by its ending (a copy costs a retain and a release per reference in it).
+    private var request: RPCRequest { ending.request }
 
     func complete(_ outcome: RPCOutcome, _ cause: (any Error)?) {
         if eventLoop.inEventLoop {
@@ -59,7 +59,7 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
         ending.cancelled(after: NIODeadline.now() - started)
         ended(registered: cancellation.registered)
         // Not a failure of the service: not logged beyond `cancelled`'s debug line, not counted as an error.
-        cancellation.completion(request.id.map { RPCReply.error(.callCancelled, id: $0).serialized })
+        cancellation.completion(request.id.map { RPCReply.error(.callCancelled, id: $0) })
         cancellation.handlers.run()
     }
 
@@ -67,7 +67,8 @@ final class PendingCall: RPCCompletionSink, @unchecked Sendable {
         switch update({ $0.answer() }) {
         case .reply(let completion, let registered):
             ended(registered: registered)
-            completion(ending.reply(RPCAnswer(outcome, cause: cause), after: NIODeadline.now() - started)?.serialized)
+            // Unserialized: the connection writes it straight into its output buffer.
+            completion(ending.reply(outcome, cause: cause, after: NIODeadline.now() - started))
         case .dropAfterCancellation:
             return
         case .duplicate:
@@ -105,7 +106,7 @@ package struct PendingCallState {
     private enum Phase {
         /// `completion` waits for the reply; `cancelHandlers` is what the service asked to run on
         /// cancellation; `registered`: in the connection's in-flight table.
-        case running(completion: (ByteBuffer?) -> Void, cancelHandlers: CancelHandlers, registered: Bool)
+        case running(completion: (RPCReply?) -> Void, cancelHandlers: CancelHandlers, registered: Bool)
         case answered
         case cancelled
     }
@@ -141,7 +142,7 @@ package struct PendingCallState {
     /// What to do with an answer from the service.
     package enum Answer {
         /// The first: pass the reply to `completion`, and take the call out of the in-flight table if `registered`.
-        case reply(completion: (ByteBuffer?) -> Void, registered: Bool)
+        case reply(completion: (RPCReply?) -> Void, registered: Bool)
         /// The call was cancelled and answered -32011 already: drop it.
         case dropAfterCancellation
         /// The call was answered already: drop it, and say so.
@@ -151,7 +152,7 @@ package struct PendingCallState {
     /// What to do for a cancellation: answer -32011 through `completion`, take the call out of the in-flight
     /// table if `registered`, then run `handlers`.
     package struct Cancellation {
-        package let completion: (ByteBuffer?) -> Void
+        package let completion: (RPCReply?) -> Void
         package let registered: Bool
         package let handlers: CancelHandlers
     }
@@ -165,7 +166,7 @@ package struct PendingCallState {
         self.phase = phase
     }
 
-    package init(completion: @escaping (ByteBuffer?) -> Void) {
+    package init(completion: @escaping (RPCReply?) -> Void) {
         phase = .running(completion: completion, cancelHandlers: .nothing, registered: false)
     }
 

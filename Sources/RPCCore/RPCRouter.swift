@@ -77,7 +77,7 @@ package final class RPCRouter: Sendable {
         var clock = eventLoop.now
         let dispatched = dispatch(
             message, connection: connection, eventLoop: eventLoop, clock: &clock, maxConcurrentCalls: maxConcurrentCalls,
-            output: output, completion: { completion })
+            output: output, completion: { { reply in completion(reply?.serialized) } })
         switch dispatched {
         case .answered(let reply): completion(reply.serialized)
         case .nothingToSend: completion(nil)
@@ -98,7 +98,7 @@ package final class RPCRouter: Sendable {
     package func dispatch(
         _ message: RPCMessage, connection: RPCConnectionInfo, eventLoop: any EventLoop, clock: inout NIODeadline,
         maxConcurrentCalls: Int = .max, output: (any RPCConnectionOutput)? = nil,
-        completion makeCompletion: () -> (ByteBuffer?) -> Void
+        completion makeCompletion: () -> (RPCReply?) -> Void
     ) -> RPCDispatch {
         let registry = registry
         switch message {
@@ -216,7 +216,7 @@ extension RPCRouter {
         do {
             let result = try atOnce.result(request) {
                 RPCCall(
-                    request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+                    request: request, route: route, connection: connection,
                     eventLoop: eventLoop, registry: registry, output: output, pending: nil)
             }
             clock = eventLoop.now
@@ -254,16 +254,16 @@ private struct DispatchContext {
     let output: (any RPCConnectionOutput)?
 
     /// Runs a call that may answer later: `completion` gets its serialized reply, or nil for a notification.
-    func start(_ request: RPCRequest, route: RPCServiceRegistry.Route, completion: @escaping (ByteBuffer?) -> Void) {
+    func start(_ request: RPCRequest, route: RPCServiceRegistry.Route, completion: @escaping (RPCReply?) -> Void) {
         route.metrics?.started()
         let pending = PendingCall(
-            request: request, eventLoop: eventLoop,
+            eventLoop: eventLoop,
             ending: RPCCallEnding(
                 request: request, metrics: route.metrics, connection: connection, statistics: router.statistics,
                 callLog: router.callLog),
             completion: completion)
         let call = RPCCall(
-            request: request, methodIndex: route.methodIndex, method: route.method, connection: connection,
+            request: request, route: route, connection: connection,
             eventLoop: eventLoop, registry: registry, output: output, pending: pending)
         route.service.handle(call, responder: RPCResponder(pending))
         // Only a call still open when `handle` returns can be cancelled (answers from other threads come back
@@ -272,20 +272,20 @@ private struct DispatchContext {
     }
 
     /// Runs one entry of a batch; `completion` gets its serialized reply, or nil for a notification.
-    func run(_ entry: RPCEntry, completion: @escaping (ByteBuffer?) -> Void) {
+    func run(_ entry: RPCEntry, completion: @escaping (RPCReply?) -> Void) {
         switch entry {
         case .invalid(let id, let error):
-            completion(router.answerInvalid(id: id, error: error, registry: registry, connection: connection).serialized)
+            completion(router.answerInvalid(id: id, error: error, registry: registry, connection: connection))
         case .request(let request):
             guard let route = router.route(request, registry: registry, connection: connection) else {
-                return completion(router.refusal(request, registry: registry, connection: connection)?.serialized)
+                return completion(router.refusal(request, registry: registry, connection: connection))
             }
             var clock = eventLoop.now
             switch router.answerAtOnce(
                 request, route: route, clock: &clock, registry: registry, connection: connection, eventLoop: eventLoop,
                 output: output)
             {
-            case .answered(let reply): completion(reply.serialized)
+            case .answered(let reply): completion(reply)
             case .nothingToSend: completion(nil)
             case .notYet: start(request, route: route, completion: completion)
             }
@@ -305,14 +305,19 @@ struct RPCCallEnding {
     let callLog: RPCCallLogPolicy
 
     func reply(_ answer: RPCAnswer, after elapsed: TimeAmount) -> RPCReply? {
-        if case .success(let result) = answer.outcome {
+        reply(answer.outcome, cause: answer.cause, after: elapsed)
+    }
+
+    /// `reply(_:after:)` for an answer in its parts, which makes no `RPCAnswer` unless the call is logged.
+    func reply(_ outcome: RPCOutcome, cause: (any Error)?, after elapsed: TimeAmount) -> RPCReply? {
+        if case .success(let result) = outcome {
             switch Self.quietReply(result, after: elapsed, request: request, metrics: metrics, callLog: callLog) {
             case .answered(let reply): return reply
             case .nothingToSend: return nil
             case .notYet: break
             }
         }
-        return loggedReply(answer, after: elapsed)
+        return loggedReply(RPCAnswer(outcome, cause: cause), after: elapsed)
     }
 
     /// `reply(_:after:)` for a call that succeeded with `result` quietly (neither slow nor logged, nearly every
@@ -428,7 +433,7 @@ private final class BatchRunner {
             let index = next
             next += 1
             running += 1
-            context.run(entries[index]) { reply in self.finished(index, reply) }
+            context.run(entries[index]) { reply in self.finished(index, reply?.serialized) }
         }
     }
 
@@ -451,9 +456,9 @@ private final class BatchCollector {
     private var size = 2
     private var tooLarge = false
     private let maxReplySize: Int
-    private let completion: (ByteBuffer?) -> Void
+    private let completion: (RPCReply?) -> Void
 
-    init(count: Int, maxReplySize: Int, completion: @escaping (ByteBuffer?) -> Void) {
+    init(count: Int, maxReplySize: Int, completion: @escaping (RPCReply?) -> Void) {
         self.replies = Array(repeating: nil, count: count)
         self.outstanding = count
         self.maxReplySize = maxReplySize
@@ -488,7 +493,7 @@ private final class BatchCollector {
         if tooLarge {
             var buffer = ByteBuffer()
             RPCReplyWriter.writeError(.replyTooLarge(limit: maxReplySize), id: nil, into: &buffer)
-            return completion(buffer)
+            return completion(.serialized(buffer))
         }
         let present = replies.compactMap { $0 }
         // A batch of notifications only gets no reply at all, not an empty array.
@@ -496,6 +501,6 @@ private final class BatchCollector {
         var buffer = ByteBuffer()
         buffer.reserveCapacity(present.reduce(2) { $0 + $1.readableBytes + 1 })
         RPCReplyWriter.writeBatch(present, into: &buffer)
-        completion(buffer)
+        completion(.serialized(buffer))
     }
 }

@@ -77,38 +77,33 @@ package protocol RPCServiceStatusReporting: RPCService {
 package final class RPCCall: Sendable {
     /// The request as received; `params` are raw JSON bytes, decoded only by whoever needs them.
     package let request: RPCRequest
-    /// Index of the method in the service descriptor's `methods`.
-    package let methodIndex: Int
-    package let method: RPCMethodDescriptor
+    /// Where the call was routed: its service, method and series.
+    package let route: RPCServiceRegistry.Route
     package let connection: RPCConnectionInfo
     /// The loop of the connection; handlers may schedule work on it but never block it.
     package let eventLoop: any EventLoop
     /// The registry this call was routed through (what `rpc.discover` describes).
     package let registry: RPCServiceRegistry
-    /// The router's state of the call, for cancellation; nil for a call made outside a router (tests).
+    /// The router's state of the call, for cancellation; nil for a call answered at once.
     let pending: PendingCall?
 
     /// The connection's write side for events (what `rpc.subscribe` subscribes); nil where there is no
     /// connection to send them on (a test dispatching without one). Use only on `eventLoop`.
     package let output: (any RPCConnectionOutput)?
 
-    package convenience init(
-        request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
-        eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)? = nil
-    ) {
-        self.init(
-            request: request, methodIndex: methodIndex, method: method, connection: connection, eventLoop: eventLoop,
-            registry: registry, output: output, pending: nil)
-    }
+    /// Index of the method in the service descriptor's `methods`.
+    package var methodIndex: Int { route.methodIndex }
+    /// The method's descriptor, read from the route: a call keeps one reference to it, not a copy of every
+    /// field (bench/README.md, "Issue 39, fourth step").
+    package var method: RPCMethodDescriptor { route.method }
 
     init(
-        request: RPCRequest, methodIndex: Int, method: RPCMethodDescriptor, connection: RPCConnectionInfo,
+        request: RPCRequest, route: RPCServiceRegistry.Route, connection: RPCConnectionInfo,
         eventLoop: any EventLoop, registry: RPCServiceRegistry, output: (any RPCConnectionOutput)?,
         pending: PendingCall?
     ) {
         self.request = request
-        self.methodIndex = methodIndex
-        self.method = method
+        self.route = route
         self.connection = connection
         self.eventLoop = eventLoop
         self.registry = registry

@@ -305,7 +305,7 @@ final class RPCConnectionHandler: ChannelDuplexHandler, RemovableChannelHandler 
         ) {
             { [self] reply in
                 if let reply {
-                    complete(weight: weight, charge: charge, reply: .serialized(reply))
+                    complete(weight: weight, charge: charge, reply: reply)
                 } else {
                     completeWithNothingToSend(weight: weight, charge: charge)
                 }

@@ -1,3 +1,4 @@
+import JSONRPC
 import NIOCore
 import RPCCore
 import XCTest
@@ -8,7 +9,7 @@ final class PendingCallStateTests: XCTestCase {
     private var replies: [ByteBuffer?] = []
 
     private func running() -> PendingCallState {
-        PendingCallState { [self] reply in replies.append(reply) }
+        PendingCallState { [self] reply in replies.append(reply?.serialized) }
     }
 
     func testARunningCallIsRegisteredOnce() {
@@ -22,7 +23,7 @@ final class PendingCallStateTests: XCTestCase {
         XCTAssertTrue(state.register())
         guard case .reply(let completion, let registered) = state.answer() else { return XCTFail("not passed on") }
         XCTAssertTrue(registered)
-        completion(ByteBuffer(string: "r"))
+        completion(.serialized(ByteBuffer(string: "r")))
         XCTAssertEqual(replies, [ByteBuffer(string: "r")])
         guard case .duplicate = state.answer() else { return XCTFail("a second answer is not a duplicate") }
         XCTAssertFalse(state.register(), "an answered call is not put in the in-flight table")
