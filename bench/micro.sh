@@ -28,7 +28,9 @@
 # bench/README.md. Its allocations are rpcd's side only (memcheck does not follow the host). Repeatable to
 # about 1 % on rpcd's side (2 % at worst: how the two processes' reads interleave under callgrind varies) and
 # 0.3 % on the host's. isolated-echo-1mib is one echo.echo of 1 MiB of params the same way (the shipped echo
-# module): the large payload's copies, both ways.
+# module): the large payload's copies, both ways; inprocess-echo-1mib the same with Isolation=none, its reference.
+# Run by hand (`rpcd-microbench isolated-echo-1mib 500`, pinned to one CPU as bench.py pins rpcd and its hosts),
+# these print the CPU time of each process per iteration besides the wall time.
 #
 # Environment: MICRO_ITERATIONS (callgrind, default 20000), MICRO_ALLOC_ITERATIONS (memcheck, default 2000),
 # SCRATCH_PATH (default .build-release), MICRO_ONLY (names separated by spaces: only these).
@@ -66,7 +68,7 @@ printf '%-16s %14s %14s %16s\n' benchmark "instructions" "allocations" "bytes al
 # NAME:CALLS[:FEWER]: the benchmark runs CALLS calls per operation, and the counts are per call; FEWER divides
 # the iterations (isolated16 costs some 50,000 instructions a call, under callgrind's slowdown twice, and
 # isolated-echo-1mib millions).
-for spec in envelope envelope-batch reply binding interface ping1 socket-ping1 socket-ping1-noidle ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16 isolated16:16:10 isolated-echo-1mib:1:1000; do
+for spec in envelope envelope-batch reply binding interface ping1 socket-ping1 socket-ping1-noidle ping16:16 ping16-metrics:16 add16:16 websocket-ping16:16 isolated16:16:10 isolated-echo-1mib:1:1000 inprocess-echo-1mib:1:1000; do
     name=${spec%%:*}
     [[ -n "${MICRO_ONLY:-}" && " $MICRO_ONLY " != *" $name "* ]] && continue
     IFS=: read -r _ per fewer <<< "$spec"

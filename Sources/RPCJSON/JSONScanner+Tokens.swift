@@ -58,10 +58,20 @@ extension JSONScanner {
     }
 
     /// Returns the index of the first byte at or after `start` that is a quote, a backslash, a control
-    /// character or non-ASCII, or `end`. Eight bytes at a time: most string content is plain ASCII.
+    /// character or non-ASCII, or `end`. Most string content is plain ASCII: one word first (text dense with
+    /// escapes or non-ASCII stops there, as before), then sixteen bytes at a time while the run lasts, the block
+    /// that ends it and the tail a word at a time.
     @inline(__always)
     private func skipPlainASCII(from start: Int, end: Int) -> Int {
         var i = start
+        if end &- i >= 8 {
+            let flags = Self.specialBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
+            if flags != 0 { return i &+ flags.trailingZeroBitCount &>> 3 }
+            i &+= 8
+            while end &- i >= 16 && Self.isPlainASCII(bytes.loadUnaligned(fromByteOffset: i, as: SIMD16<UInt8>.self)) {
+                i &+= 16
+            }
+        }
         while end &- i >= 8 {
             let flags = Self.specialBytes(UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)))
             if flags != 0 { return i &+ flags.trailingZeroBitCount &>> 3 }
@@ -89,6 +99,21 @@ extension JSONScanner {
             | ((backslash &- ones) & ~backslash)
             | word
         return special & 0x8080_8080_8080_8080
+    }
+
+    /// Whether none of sixteen string bytes is a quote, a backslash, a control character or non-ASCII: three
+    /// compares and a mask test (SSE2's `pcmpgtb`, `pcmpeqb`, `pmovmskb`), twice the bytes of a `specialBytes`
+    /// word for about the same work. Read as signed, a byte of 0x80 or more is negative, so one signed compare
+    /// against 0x20 finds control characters and non-ASCII alike.
+    @inline(__always)
+    static func isPlainASCII(_ block: SIMD16<UInt8>) -> Bool {
+        // Spelled with concrete types and a bit cast: the generic conversions and literals are not lowered to
+        // vector instructions, and run element by element.
+        let signed = unsafeBitCast(block, to: SIMD16<Int8>.self)
+        let control = signed .< SIMD16<Int8>(repeating: 0x20)
+        let quote = block .== SIMD16<UInt8>(repeating: 0x22)
+        let backslash = block .== SIMD16<UInt8>(repeating: 0x5C)
+        return !any(control .| quote .| backslash)
     }
 
     /// Validates the escape whose backslash is at `i`; returns the index after it.

@@ -10,6 +10,9 @@ import Glibc
 
 /// The `rpcd-module-host` executable's main.
 package enum ModuleHostMain {
+    /// The link to rpcd: the descriptor rpcd hands every host (`ModuleHostProcess.spawn`).
+    static let link: Int32 = 3
+
     /// Serves the link on descriptor 3 until it closes, then exits.
     package static func main() -> Never {
         guard let arguments = ModuleHostArguments(parsing: Array(CommandLine.arguments.dropFirst())) else {
@@ -32,12 +35,12 @@ package enum ModuleHostMain {
             let channel = try ClientBootstrap(group: group)
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers() + [ModuleHostServer(
+                        try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers(descriptor: link) + [ModuleHostServer(
                             pool: pool, sandbox: sandbox, moduleFile: arguments.moduleFile, kind: arguments.kind,
                             handlerSandbox: arguments.sandbox)])
                     }
                 }
-                .withConnectedSocket(3).wait()
+                .withConnectedSocket(link).wait()
             try channel.closeFuture.wait()
             // A program handler's program gets its time to finish once its input closed.
             HandlerProgram.current?.stop()

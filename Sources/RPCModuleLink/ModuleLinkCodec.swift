@@ -50,9 +50,10 @@ package final class ModuleLinkCodec: ChannelDuplexHandler {
     package init() {}
 
     /// The pipeline handlers of one end of a link, before that end's own handler; rpcd's end admits the frames
-    /// it gathers (`ModuleLinkFrameReceiver.Admission`).
-    package static func handlers(admission: ModuleLinkFrameReceiver.Admit? = nil) -> [any ChannelHandler] {
-        [ModuleLinkFrameReceiver(maxFrameSize: maxFrameSize, admission: admission), ModuleLinkCodec()]
+    /// it gathers (`ModuleLinkFrameReceiver.Admission`). `descriptor` is the link's socket, from which a large
+    /// frame's rest is read straight into its buffer (nil: a channel that is no socket, as in tests).
+    package static func handlers(admission: ModuleLinkFrameReceiver.Admit? = nil, descriptor: Int32? = nil) -> [any ChannelHandler] {
+        [ModuleLinkFrameReceiver(maxFrameSize: maxFrameSize, admission: admission, descriptor: descriptor), ModuleLinkCodec()]
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {

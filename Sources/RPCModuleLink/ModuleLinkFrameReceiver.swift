@@ -1,20 +1,28 @@
 package import NIOCore
 import RPCWire
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Cuts a link's byte stream into frames (the wire format of `LengthPrefixedFrameDecoder`, with RPCWire's
 /// `LengthPrefixedFrameCutter`) and hands each frame's payload on as a `ByteBuffer`; the same on both ends of
 /// the link. This handler does the I/O and asks the admission; the cutting is the cutter's.
 ///
 /// A frame that is whole within a read is a slice of that read (no copy). A frame that spans reads is
-/// gathered in a buffer of its own, allocated for the whole frame as soon as its length is known, and each
-/// later read is appended to it in place: every byte of a 1 MiB params or result is copied once on its way
-/// in, and the buffer never grows. (NIO's `ByteToMessageHandler` grows its buffer by doubling, copying the
-/// frame so far at each step.)
+/// gathered in a buffer of its own, allocated for the whole frame as soon as its length is known, and the
+/// buffer never grows. Given the link's socket (`descriptor`), the frame's rest is read from the socket
+/// straight into that buffer, up to the frame's end and no further (`readRest`): most of a 1 MiB params or
+/// result goes from the kernel into its frame's buffer with no copy in between. Without it (a channel that
+/// is no socket), each later read is appended to the buffer in place, every byte copied once more. (NIO's
+/// `ByteToMessageHandler` grows its buffer by doubling, copying the frame so far at each step.)
 ///
-///     read 1: [len 1 MiB|64 KiB of it]  ─► partial: 1 MiB + 4 allocated, 64 KiB copied in
-///     read 2..16: [64 KiB]              ─► appended in place
-///     read 17: [rest|len|frame|len|fr]  ─► rest appended: the frame handed on; the next frame handed on as a
-///                                          slice of read 17; the start of the last copied into a new partial
+///     read 1: [len 1 MiB|64 KiB of it]  ─► partial: 1 MiB + 4 allocated, 64 KiB copied in; then what the
+///                                          socket holds of the frame read into it, until the socket is empty
+///     read 2: [64 KiB of it]            ─► appended in place; the socket read into it again ...
+///     read n: [rest|len|frame|len|fr]   ─► rest appended: the frame handed on; the next frame handed on as a
+///                                          slice of read n; the start of the last copied into a new partial
+///                                          (without the socket, reads 2 to n-1 are 64 KiB appended each)
 ///
 /// An announced length above `maxFrameSize` fires `FrameTooLargeError` before anything of that size is
 /// allocated, and everything after it is dropped (the end's handler closes the link). Frames above
@@ -54,16 +62,22 @@ package final class ModuleLinkFrameReceiver: ChannelInboundHandler {
 
     private var cutter: LengthPrefixedFrameCutter
     private let admit: Admit?
+    /// The link's socket, which the channel reads; nil: frames are gathered from the channel's reads only.
+    private let descriptor: Int32?
 
-    package init(maxFrameSize: Int, admission: Admit? = nil) {
+    /// With `descriptor` (the socket the channel reads), the rest of a frame being gathered is read from it
+    /// straight into the frame's buffer (`readRest`).
+    package init(maxFrameSize: Int, admission: Admit? = nil, descriptor: Int32? = nil) {
         cutter = LengthPrefixedFrameCutter(
             maxFrameSize: maxFrameSize, admissionHeadSize: admission == nil ? nil : ModuleLinkMessage.answerHeadSize)
         self.admit = admission
+        self.descriptor = descriptor
     }
 
     package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var input = unwrapInboundIn(data)
         var handedOn = false
+        var drained = false
         defer { if handedOn { context.fireUserInboundEventTriggered(ReadEnded()) } }
         while true {
             switch cutter.next(from: &input) {
@@ -78,12 +92,44 @@ package final class ModuleLinkFrameReceiver: ChannelInboundHandler {
                     cutter.stop()
                     return context.fireErrorCaught(ModuleLinkError(reason))
                 }
-            case .needMoreData, .stopped:
+            case .needMoreData:
+                // All of `input` is taken: cut on (an empty read) only if the socket gave more of the frame.
+                guard let descriptor, !drained, context.channel.isActive else { return }
+                let (got, filled) = readRest(from: descriptor)
+                drained = !filled
+                guard got else { return }
+            case .stopped:
                 return
             case .tooLarge(let error):
                 return context.fireErrorCaught(error)
             }
         }
+    }
+
+    /// Reads what the link's socket holds of the frame being gathered straight into the frame's buffer, never
+    /// past its end: a large params or result crosses from the kernel into its frame's buffer once, instead of
+    /// into the channel's read buffer (64 KiB at most a read) and from there into the frame's. Its first bytes
+    /// still come through the channel's read, which the admission sees; nothing after the frame is taken, so the
+    /// channel's own reads (and a peer's turns, `ModuleLinkClient`) stay in charge of what comes next. The
+    /// channel is active here, so `descriptor` is still its socket; the end of input or an error is left to the
+    /// channel's next read. Whether bytes came, and whether they filled the room (the socket may hold more).
+    private func readRest(from descriptor: Int32) -> (got: Bool, filled: Bool) {
+        // Changed in place through `frame`, its buffer's only reference: no copy on write.
+        guard var frame = cutter.takeGathered() else { return (false, false) }
+        let missing = frame.missing
+        var result = 0
+        var asked = 0
+        repeat {
+            frame.buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 0) { room in
+                asked = min(missing, room.count)
+                result = read(descriptor, room.baseAddress, asked)
+                return max(0, result)
+            }
+        } while result < 0 && errno == EINTR
+        cutter.putBack(frame.buffer)
+        // 0 is the end of input, less an error (EAGAIN: the rest comes with a later read): the channel's next
+        // read sees either.
+        return (result > 0, result == asked)
     }
 
     package func handlerRemoved(context: ChannelHandlerContext) {

@@ -103,7 +103,7 @@ final class ModuleHostProcess: Sendable {
         ClientBootstrap(group: eventLoop)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers(admission: admission) + [handler()])
+                    try channel.pipeline.syncOperations.addHandlers(ModuleLinkCodec.handlers(admission: admission, descriptor: link) + [handler()])
                 }
             }
             .withConnectedSocket(link)

@@ -68,6 +68,8 @@ package struct LengthPrefixedFrameCutter {
         case awaitingAdmission(ByteBuffer, remaining: Int)
         /// The rest of a skipped frame: this many bytes are dropped as they arrive.
         case skipping(Int)
+        /// The frame being gathered is out (`takeGathered`) until `putBack`.
+        case takenOut
         /// Nothing more is cut.
         case stopped
     }
@@ -134,6 +136,8 @@ package struct LengthPrefixedFrameCutter {
                 }
             case .awaitingAdmission:
                 preconditionFailure("decide(_:) answers .admit before the next read")
+            case .takenOut:
+                preconditionFailure("putBack(_:) returns the frame before the next read")
             case .skipping(let remaining):
                 let dropped = min(remaining, input.readableBytes)
                 input.moveReaderIndex(forwardBy: dropped)
@@ -159,6 +163,32 @@ package struct LengthPrefixedFrameCutter {
         }
     }
 
+    /// Takes out the frame being gathered, so that its next bytes can be read straight into its buffer by a
+    /// caller that can take them from their source without a read buffer of its own (`ModuleLinkFrameReceiver`
+    /// from the link's socket): the buffer, with room for at least part of what the frame lacks, and how many
+    /// bytes it lacks, never to be exceeded, so that nothing after the frame is taken. Until `putBack(_:)`
+    /// returns it, the cutter holds nothing and cuts nothing. Then call `next` with an empty read, which hands
+    /// the frame on once it is whole. Nil unless an admitted frame whose length is known is being gathered.
+    package mutating func takeGathered() -> (buffer: ByteBuffer, missing: Int)? {
+        guard case .gathering(var buffered, admitted: true) = state,
+              let length = buffered.getInteger(at: buffered.readerIndex, as: UInt32.self) else { return nil }
+        let total = LengthPrefixedFrameDecoder.headerSize + Int(length)
+        let missing = total - buffered.readableBytes
+        guard missing > 0 else { return nil }
+        state = .takenOut  // `buffered` is now the storage's only reference: the bytes land in place
+        // Room as `gather` makes it: the whole frame up to `wholeAllocationLimit`, above it twice the capacity.
+        if buffered.writableBytes < min(missing, Self.minimumGather) {
+            buffered.reserveCapacity(room(forFrame: total, holding: buffered.readableBytes, capacity: buffered.capacity))
+        }
+        return (buffered, missing)
+    }
+
+    /// Returns the frame `takeGathered()` took out, with the bytes read into it since (at most the `missing`).
+    package mutating func putBack(_ buffer: ByteBuffer) {
+        guard case .takenOut = state else { preconditionFailure("putBack(_:) answers takeGathered()") }
+        state = .gathering(buffer, admitted: true)
+    }
+
     /// Stops cutting (a refused frame, a deadline passed, the handler removed): drops what is held, and every
     /// later read is `.stopped`.
     package mutating func stop() {
@@ -174,7 +204,7 @@ package struct LengthPrefixedFrameCutter {
     package var heldCapacity: Int {
         switch state {
         case .gathering(let buffered, _), .awaitingAdmission(let buffered, _): buffered.capacity
-        case .atFrameStart, .skipping, .stopped: 0
+        case .atFrameStart, .skipping, .takenOut, .stopped: 0
         }
     }
 
@@ -185,7 +215,7 @@ package struct LengthPrefixedFrameCutter {
             buffered.getInteger(at: buffered.readerIndex, endianness: .big, as: UInt32.self).map {
                 LengthPrefixedFrameDecoder.headerSize + Int($0)
             }
-        case .atFrameStart, .skipping, .stopped: nil
+        case .atFrameStart, .skipping, .takenOut, .stopped: nil
         }
     }
 

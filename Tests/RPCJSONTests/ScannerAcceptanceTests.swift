@@ -84,4 +84,31 @@ final class ScannerAcceptanceTests: XCTestCase {
             XCTAssertEqual(scanDocument(text).map { $0.range }, .success(0..<(position + 2)), text)
         }
     }
+
+    func testSpecialBytesAtEveryPositionOfTheBlockLoop() {
+        // Past a string's first word, runs are read 16 bytes at a time: every kind of special byte, at each
+        // position in and across blocks and in the tail a word at a time, is found where it is.
+        let length = 70
+        for position in 0..<length {
+            let before = [UInt8](repeating: UInt8(ascii: "x"), count: position)
+            let after = [UInt8](repeating: UInt8(ascii: "y"), count: length - position)
+            for control: UInt8 in [0x00, 0x1F] {
+                XCTAssertEqual(
+                    scanError(quoted(before + [control] + after)),
+                    JSONSyntaxError(reason: .controlCharacterInString, offset: 1 + position), "\(control) at \(position)")
+            }
+            XCTAssertEqual(
+                scanError(quoted(before + [0xFF] + after)), JSONSyntaxError(reason: .invalidUTF8, offset: 1 + position),
+                "0xFF at \(position)")
+            // The highest bytes that are not special, and a two-byte sequence: the string is accepted whole.
+            for plain: [UInt8] in [[0x20], [0x7F], [0x21], [0x23], [0x5B], [0x5D], [0xC3, 0xA9]] {
+                let bytes = quoted(before + plain + after)
+                XCTAssertEqual(scanDocument(bytes).map { $0.range }, .success(0..<bytes.count), "\(plain) at \(position)")
+            }
+            let escaped = quoted(before + Array(#"\""#.utf8) + after)
+            XCTAssertEqual(scanDocument(escaped).map { $0.range }, .success(0..<escaped.count), "escape at \(position)")
+            let early = quoted(before) + Array(" ".utf8)
+            XCTAssertEqual(scanDocument(early).map { $0.range }, .success(0..<(position + 2)), "quote at \(position)")
+        }
+    }
 }

@@ -117,6 +117,38 @@ final class ModuleLinkBurstTests: XCTestCase {
         }
     }
 
+    /// Given the link's socket, the receiver reads a large frame's rest from it straight into the frame's
+    /// buffer once the channel's read brought its start, and not a byte after the frame: what follows stays in
+    /// the socket for the channel's next read. Inactive (closed), it reads nothing from the descriptor.
+    func testTheRestOfALargeFrameIsReadFromTheSocket() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends), 0)
+        defer { for end in ends { close(end) } }
+        XCTAssertEqual(fcntl(ends[0], F_SETFL, O_NONBLOCK), 0)
+        let payload = ByteBuffer(bytes: (0..<100_000).map { UInt8(truncatingIfNeeded: $0 / 7) })
+        var wire = ByteBuffer()
+        wire.writeLengthPrefixedFrame(payload)
+        wire.writeLengthPrefixedFrame("after")
+        let start = wire.readSlice(length: 1000)!
+        let rest = wire.readableBytes
+        XCTAssertEqual(wire.withUnsafeReadableBytes { write(ends[1], $0.baseAddress, $0.count) }, rest)
+
+        let inactive = EmbeddedChannel(handler: ModuleLinkFrameReceiver(maxFrameSize: 1 << 20, descriptor: ends[0]))
+        try inactive.writeInbound(start)
+        XCTAssertNil(try inactive.readInbound(as: ByteBuffer.self), "nothing read from the socket")
+        _ = try? inactive.finish()
+
+        let receiver = EmbeddedChannel(handler: ModuleLinkFrameReceiver(maxFrameSize: 1 << 20, descriptor: ends[0]))
+        try receiver.connect(to: SocketAddress(unixDomainSocketPath: "/link")).wait()
+        try receiver.writeInbound(start)
+        XCTAssertEqual(try receiver.readInbound(as: ByteBuffer.self), payload)
+        XCTAssertNil(try receiver.readInbound(as: ByteBuffer.self))
+        var after = [UInt8](repeating: 0, count: 64)
+        XCTAssertEqual(read(ends[0], &after, after.count), 9, "the next frame is left in the socket")
+        XCTAssertEqual(Array(after[4..<9]), Array("after".utf8))
+        XCTAssertTrue(try receiver.finish().isClean)
+    }
+
     func testAFrameAboveTheLimitIsRefusedAsItsLengthArrives() throws {
         let receiver = EmbeddedChannel(handler: ModuleLinkFrameReceiver(maxFrameSize: 1000))
         var read = ByteBuffer()

@@ -104,6 +104,42 @@ final class LengthPrefixedFrameCutterTests: XCTestCase {
         XCTAssertEqual(cutter.heldCapacity, 0)
     }
 
+    /// A frame's rest read straight into its buffer (as `ModuleLinkFrameReceiver` reads a link's socket): the
+    /// frame taken out says what it lacks, its buffer is the one allocated whole and has room for all of it, and
+    /// the frame put back is handed on by the next cut, an empty read; with nothing being gathered, nothing is
+    /// taken out.
+    func testTheRestOfAGatheredFrameIsReadIntoItsBuffer() {
+        var cutter = LengthPrefixedFrameCutter(maxFrameSize: 1 << 20)
+        XCTAssertNil(cutter.takeGathered(), "nothing is gathered")
+        let payload = ByteBuffer(bytes: (0..<50_000).map { UInt8(truncatingIfNeeded: $0) })
+        var wire = ByteBuffer()
+        wire.writeLengthPrefixedFrame(payload)
+        XCTAssertTrue(cut(wire.readSlice(length: 1000)!, with: &cutter).frames.isEmpty)
+        let capacity = cutter.heldCapacity
+        var missing: [Int] = []
+        var frames: [ByteBuffer] = []
+        while frames.isEmpty {
+            guard var frame = cutter.takeGathered() else { return XCTFail("the frame is being gathered") }
+            missing.append(frame.missing)
+            XCTAssertEqual(frame.buffer.capacity, capacity, "the buffer allocated whole")
+            XCTAssertGreaterThanOrEqual(frame.buffer.writableBytes, frame.missing)
+            XCTAssertEqual(cutter.heldCapacity, 0, "held by the caller meanwhile")
+            var part = wire.readSlice(length: min(frame.missing, 20_000))!
+            frame.buffer.writeBuffer(&part)
+            cutter.putBack(frame.buffer)
+            frames = cut(ByteBuffer(), with: &cutter).frames
+        }
+        XCTAssertEqual(missing, [49_004, 29_004, 9_004], "the frame's missing bytes")
+        XCTAssertEqual(frames, [payload])
+        XCTAssertEqual(wire.readableBytes, 0)
+        XCTAssertNil(cutter.takeGathered(), "the frame was handed on")
+        // Put back with nothing read into it, the frame is gathered on from the next read.
+        wire.writeLengthPrefixedFrame(payload)
+        XCTAssertTrue(cut(wire.readSlice(length: 10)!, with: &cutter).frames.isEmpty)
+        cutter.putBack(cutter.takeGathered()!.buffer)
+        XCTAssertEqual(cut(wire, with: &cutter).frames, [payload])
+    }
+
     /// Without whole allocation (and above the limit), the buffer holds what arrived, doubling, never the
     /// length announced: four bytes announcing 64 KiB hold a small buffer.
     func testAboveTheLimitTheBufferGrowsWithWhatArrives() {

@@ -33,21 +33,23 @@ final class IsolatedPipeline: @unchecked Sendable {
     /// Built on `loop`'s thread, and only touched there (an `EmbeddedEventLoop` belongs to its thread).
     private let connection = ConnectionBox()
     private let replies: ReplyCounter
-    /// The module host's process, to wait for its end (its instructions are counted when it exits).
-    private let hostPID: Int32
+    /// The module host's process, to wait for its end (its instructions are counted when it exits); 0 when the
+    /// module runs in this process (`isolated: false`).
+    let hostPID: Int32
 
     /// `calls` calls of `method` with `params` (JSON text) to the shipped `module`, each a `handler`; `hostExecutable`
     /// is `rpcd-module-host`, `modules` a directory holding the module's library. The method's result is
-    /// `result` (JSON text), or its params when nil (an echo).
+    /// `result` (JSON text), or its params when nil (an echo). `isolated: false` runs the module in this process
+    /// (`Isolation=none`), the reference the isolated path is measured against.
     init(
         calls: Int, module: String = "calc", method: String = "calc.add", params: String = #"{"a":1,"b":2}"#,
-        result: String? = "3", hostExecutable: String, modules: String
+        result: String? = "3", isolated: Bool = true, hostExecutable: String, modules: String
     ) throws {
         var template = Array("/tmp/rpcd-microbench-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw RPCBenchError("mkdtemp failed") }
         let directory = String(cString: made)
         let file = fopen(directory + "/calc.conf", "w")
-        fputs("[Handler]\nModule=\(module)\n", file)
+        fputs("[Handler]\nModule=\(module)\n" + (isolated ? "" : "Isolation=none\n"), file)
         fclose(file)
         loop = group.next()
         let statistics = RPCStatistics(metrics: RPCMetrics(enabled: true))

@@ -17,12 +17,15 @@
 // module host running the shipped calc module (`IsolatedPipeline`): its host is rpcd-module-host beside this
 // executable (or MICRO_HOST) and libcalc.so in the same directory (or MICRO_MODULES); it starts even for 0
 // iterations, so that the difference of two runs leaves its start out. isolated-echo-1mib is one echo.echo of
-// 1 MiB of params the same way (libecho.so), for the large payload's copies, system calls and wake-ups.
+// 1 MiB of params the same way (libecho.so), for the large payload's copies, system calls and wake-ups;
+// inprocess-echo-1mib the same with Isolation=none, its reference. These three also print the CPU time each
+// process spent per iteration (user and system: what wall time on a shared machine hides).
 import JSONRPC
 import NIOCore
 import RPCBinding
 import RPCInterface
 import RPCJSON
+import RPCModuleHost
 
 #if canImport(Glibc)
 import Glibc
@@ -116,8 +119,9 @@ let benchmarks: [String: () throws -> Void] = [
 ]
 
 let arguments = CommandLine.arguments
-if arguments.count == 3, ["isolated16", "isolated-echo-1mib"].contains(arguments[1]), let iterations = Int(arguments[2]),
-   iterations >= 0 {
+if arguments.count == 3, ["isolated16", "isolated-echo-1mib", "inprocess-echo-1mib"].contains(arguments[1]),
+   let iterations = Int(arguments[2]), iterations >= 0 {
+    AllocatorTuning.daemon.apply()  // as rpcd does: a 1 MiB buffer is heap, not a mapping of its own each
     func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
     let directory = arguments[0].split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
     let here = directory.isEmpty ? "." : directory
@@ -127,14 +131,18 @@ if arguments.count == 3, ["isolated16", "isolated-echo-1mib"].contains(arguments
         ? try IsolatedPipeline(calls: 16, hostExecutable: host, modules: modules)
         : try IsolatedPipeline(
             calls: 1, module: "echo", method: "echo.echo", params: "[\"" + String(repeating: "x", count: 1 << 20) + "\"]",
-            result: nil, hostExecutable: host, modules: modules)
+            result: nil, isolated: arguments[1] != "inprocess-echo-1mib", hostExecutable: host, modules: modules)
     let clock = ContinuousClock()
+    let (ownBefore, hostBefore) = (cpuSeconds(), cpuSeconds(of: pipeline.hostPID))
     let start = clock.now
     sink &+= try pipeline.run(iterations: iterations)
     let elapsed = clock.now - start
+    let (own, hosts) = (cpuSeconds() - ownBefore, cpuSeconds(of: pipeline.hostPID) - hostBefore)
     pipeline.stop()
     let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+    let each = max(1, iterations)
     print("\(arguments[1]): \(iterations) iterations, \(iterations > 0 ? nanoseconds / Double(iterations) : 0) ns each (sink \(sink % 10))")
+    print("  CPU per iteration: this process \(Int(own * 1e6 / Double(each))) us, module host \(Int(hosts * 1e6 / Double(each))) us")
     exit(0)
 }
 guard arguments.count == 3, let run = benchmarks[arguments[1]], let iterations = Int(arguments[2]), iterations >= 0 else {
@@ -148,3 +156,24 @@ let elapsed = try clock.measure {
 }
 let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
 print("\(arguments[1]): \(iterations) iterations, \(iterations > 0 ? nanoseconds / Double(iterations) : 0) ns each (sink \(sink % 10))")
+
+/// User and system CPU time of this process, in seconds.
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// User and system CPU time of process `pid` (`/proc/PID/stat`, in clock ticks); 0 for pid 0 or one gone.
+func cpuSeconds(of pid: Int32) -> Double {
+    guard pid > 0, let file = fopen("/proc/\(pid)/stat", "r") else { return 0 }
+    defer { fclose(file) }
+    var line = [CChar](repeating: 0, count: 1024)
+    guard fgets(&line, Int32(line.count), file) != nil else { return 0 }
+    let text = String(cString: line)
+    // The fields after the command's closing parenthesis: state is the first, utime the 12th, stime the 13th.
+    guard let close = text.lastIndex(of: ")") else { return 0 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
