@@ -21,7 +21,7 @@
 enum {
     METHOD_OK, METHOD_CRASH, METHOD_ABORT, METHOD_EXIT, METHOD_HANG, METHOD_HANG_BLOCKING, METHOD_ALLOCATE, METHOD_PID,
     METHOD_READ, METHOD_WRITE, METHOD_UNSHARE, METHOD_SOCKETS, METHOD_FORK_ABORT, METHOD_FORK_ORPHAN, METHOD_CALL_BACK, METHOD_FORKS, METHOD_REPLY,
-    METHOD_EMIT, METHOD_STATE_DIRECTORY
+    METHOD_EMIT, METHOD_STATE_DIRECTORY, METHOD_HANGING
 };
 
 static const rpcd_method methods[] = {
@@ -51,7 +51,12 @@ static const rpcd_method methods[] = {
      RPCD_METHOD_READ_ONLY},
     {sizeof(rpcd_method), "state_directory", "host->state_directory: the handler's StateDirectory= path, or null", NULL, 0,
      NULL, RPCD_METHOD_READ_ONLY},
+    {sizeof(rpcd_method), "hanging", "How many calls of hang and hang_blocking the module has entered", NULL, 0, NULL,
+     RPCD_METHOD_READ_ONLY},
 };
+
+/* Calls of hang and hang_blocking entered: a test knows a call is in the module, not waiting for a worker. */
+static long hanging;
 
 static const rpcd_event events[] = {
     {sizeof(rpcd_event), "tick", "A count, emitted by emit", "{\"type\":\"integer\"}"},
@@ -144,7 +149,12 @@ static void faulty_call(void *instance, size_t method, const char *params, size_
         exit(3);
     case METHOD_HANG:
     case METHOD_HANG_BLOCKING:
+        __atomic_fetch_add(&hanging, 1, __ATOMIC_SEQ_CST);
         for (;;) pause();
+    case METHOD_HANGING:
+        snprintf(text, sizeof text, "%ld", __atomic_load_n(&hanging, __ATOMIC_SEQ_CST));
+        reply_text(call, text);
+        break;
     case METHOD_ALLOCATE: {
         size_t mebibytes = 0;
         for (;;) {
