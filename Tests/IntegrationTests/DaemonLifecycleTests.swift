@@ -179,7 +179,7 @@ final class DaemonLifecycleTests: XCTestCase {
         ]
         let fine = try DaemonProcess.runTool("rpcd", arguments)
         XCTAssertEqual(fine.status, 0, fine.stdout + fine.stderr)
-        XCTAssertTrue(fine.stdout.contains("libfaulty.so: faulty 1.0.0, 19 methods"), fine.stdout)
+        XCTAssertTrue(fine.stdout.contains("libfaulty.so: faulty 1.0.0, 20 methods"), fine.stdout)
 
         var environment = ProcessInfo.processInfo.environment
         environment["RPCD_FAULTY_LOAD"] = "crash"
