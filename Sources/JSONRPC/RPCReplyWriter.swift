@@ -35,6 +35,19 @@ package enum RPCReplyWriter {
         return offset + 1
     }
 
+    /// What comes before a result in `writeResult`'s reply: `{"jsonrpc":"2.0","result":`. With
+    /// `writeResultTail`, a large result is written as its own buffer between the two, not copied.
+    package static func writeResultHead(into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)
+    }
+
+    /// What comes after a result in `writeResult`'s reply: `,"id":ID}`.
+    package static func writeResultTail(id: RPCID, into buffer: inout ByteBuffer) {
+        buffer.writeStaticString(#","id":"#)
+        buffer.writeImmutableBuffer(id.rawJSON)
+        buffer.writeInteger(UInt8(ascii: "}"))
+    }
+
     private static func copy(_ text: StaticString, to memory: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
         copy(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount), to: memory, at: offset)
     }

@@ -149,7 +149,9 @@ final class ChargedOutput {
         switch reply {
         case .result(let result, let id) where framing != .messages:
             let length = RPCReplyWriter.resultLength(result, id: id)
-            guard length <= Self.coalescingLimit else { break }
+            guard length <= Self.coalescingLimit else {
+                return writeLarge(result, id: id, length: length, to: context, holding: holding)
+            }
             let bytes = framing.size(payloadLength: length)
             guard charge(bytes, holding: holding) else { return false }
             flushPending = true
@@ -172,6 +174,30 @@ final class ChargedOutput {
             break
         }
         return write(reply.serialized, to: context, force: false, holding: holding)
+    }
+
+    /// A result too large to copy into the output buffer, written as it is between the reply's head (behind the
+    /// frame's header) and its tail: three buffers in one `writev`, with one promise that gives back the whole
+    /// charge, where serializing it first copied it into a buffer of its own (a 1 MiB echo's result).
+    private func writeLarge(
+        _ result: ByteBuffer, id: RPCID, length: Int, to context: ChannelHandlerContext, holding: Int
+    ) -> Bool {
+        let bytes = framing.size(payloadLength: length)
+        guard charge(bytes, holding: holding) else { return false }
+        flushPending = true
+        uncounted += bytes
+        handOverPending(context)
+        var head = context.channel.allocator.buffer(capacity: bytes - length + RPCReplyWriter.resultOverhead)
+        framing.writeHeader(payloadLength: length, into: &head)
+        RPCReplyWriter.writeResultHead(into: &head)
+        var tail = context.channel.allocator.buffer(capacity: RPCReplyWriter.resultOverhead + id.rawJSON.readableBytes)
+        RPCReplyWriter.writeResultTail(id: id, into: &tail)
+        context.write(NIOAny(head), promise: nil)
+        context.write(NIOAny(result), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        context.write(NIOAny(tail), promise: written)
+        written.futureResult.whenComplete { [account] _ in account.release(bytes) }
+        return true
     }
 
     /// Payloads up to this size are copied into the output buffer; larger ones are written as they are.
