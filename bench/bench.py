@@ -13,7 +13,7 @@ epoll client, so the client is not what is measured) runs pinned to CPU 1. Workl
                 With --reference, also against the C++ JSON-RPC reference (bench/jsonrpc-reference.cpp: the
                 same protocol work as rpcd.ping), and server CPU per call (utime + stime over the measured
                 window / calls) of rpcd and of it, medians of --rounds rounds, and their ratio (--rounds also
-                applies to the isolation, WebSocket and HTTP rows: each side's median round, runs alternated)
+                applies to the isolation, metrics, WebSocket and HTTP rows: each side's median round, runs alternated)
     c-module    sysinfo.hostname (a C module) at 50 x 16 and 50 x 1
     swift-sdk   calc.add (a Swift SDK module) at 50 x 16 and 50 x 1, compared with the C module
     echo-1mib   echo.echo with 1 MiB of params on one connection: bytes per second each way
@@ -501,8 +501,8 @@ def main():
     parser.add_argument("--hummingbird", help="the Hummingbird 2 reference server (bench/hummingbird-reference)")
     parser.add_argument("--reference", help="the C++ JSON-RPC reference server (make bench-reference)")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="rounds of rpcd against the C++ reference per shape, and of the isolation, WebSocket "
-                             "and HTTP rows against theirs; medians are printed")
+                        help="rounds of rpcd against the C++ reference per shape, and of the isolation, metrics, "
+                             "WebSocket and HTTP rows against theirs; medians are printed")
     args = parser.parse_args()
     want = lambda name: args.only is None or name in args.only  # noqa: E731
 
@@ -623,9 +623,12 @@ def main():
             servers += [kept, off]
             for method, params in (("rpcd.ping", "[]"), ("calc.add", "[1, 2]")):
                 for shape in ((50, 16), (1, 1)):
-                    on_run = run(f"{method} metrics {shape[0]}x{shape[1]}", kept, method, params, *shape)
-                    off_run = run(f"{method} Metrics=no {shape[0]}x{shape[1]}", off, method, params, *shape)
-                    rows.append((f"{method} {shape[0]}x{shape[1]}, metrics kept", on_run, "Metrics=no", off_run))
+                    name = f"{shape[0]}x{shape[1]}"
+                    paired(f"{method} {name}, metrics kept", "Metrics=no",
+                           lambda round, method=method, params=params, name=name, shape=shape: run(
+                               f"{method} metrics {name}{round}", kept, method, params, *shape),
+                           lambda round, method=method, params=params, name=name, shape=shape: run(
+                               f"{method} Metrics=no {name}{round}", off, method, params, *shape))
         if want("tls"):
             mine = run("tls ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16, tls=True)
             plain = run("plain ping 50x16", rpcd, "rpcd.ping", "[]", 50, 16)

@@ -10,8 +10,8 @@
 #   BENCH_IDLE      idle connections for the RSS-per-connection measurement (default 10000)
 #   BENCH_ONLY      workloads to run (default all): ping c-module swift-sdk echo-1mib isolation metrics tls idle
 #                   events http programs (bench/program.py: program handlers and command methods)
-#   BENCH_ROUNDS    rounds of rpcd.ping against the C++ reference per shape, and of the isolation, WebSocket and
-#                   HTTP rows against theirs, alternated (default 1; medians are printed)
+#   BENCH_ROUNDS    rounds of rpcd.ping against the C++ reference per shape, and of the isolation, metrics,
+#                   WebSocket and HTTP rows against theirs, alternated (default 1; medians are printed)
 #   SCRATCH_PATH    SwiftPM scratch path for the release build (default .build-release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
