@@ -10,6 +10,10 @@ package enum RPCReplyWriter {
     /// What `writeResult` adds to the result and the id: `{"jsonrpc":"2.0","result":` `,"id":` `}`.
     package static let resultOverhead = 33
 
+    /// The text before a result, and between it and the id.
+    private static let resultHead: StaticString = #"{"jsonrpc":"2.0","result":"#
+    private static let idMember: StaticString = #","id":"#
+
     /// `{"jsonrpc":"2.0","result":RESULT,"id":ID}`; `result` must be valid JSON.
     package static func writeResult(_ result: ByteBuffer, id: RPCID, into buffer: inout ByteBuffer) {
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: resultLength(result, id: id)) {
@@ -26,9 +30,9 @@ package enum RPCReplyWriter {
     /// the id's bytes); the bytes written. One pass of copies: each of `ByteBuffer`'s own writes checks the
     /// buffer's uniqueness and room and its storage's exclusive access, five times per reply.
     package static func writeResult(_ result: ByteBuffer, id: RPCID, to memory: UnsafeMutableRawBufferPointer) -> Int {
-        var offset = copy(#"{"jsonrpc":"2.0","result":"#, to: memory, at: 0)
+        var offset = copy(resultHead, to: memory, at: 0)
         offset += result.withUnsafeReadableBytes { copy($0, to: memory, at: offset) }
-        offset += copy(#","id":"#, to: memory, at: offset)
+        offset += copy(idMember, to: memory, at: offset)
         offset += id.rawJSON.withUnsafeReadableBytes { copy($0, to: memory, at: offset) }
         precondition(offset < memory.count, "RPCReplyWriter: the reply outgrew the room made for it")
         memory[offset] = UInt8(ascii: "}")
@@ -38,12 +42,12 @@ package enum RPCReplyWriter {
     /// What comes before a result in `writeResult`'s reply: `{"jsonrpc":"2.0","result":`. With
     /// `writeResultTail`, a large result is written as its own buffer between the two, not copied.
     package static func writeResultHead(into buffer: inout ByteBuffer) {
-        buffer.writeStaticString(#"{"jsonrpc":"2.0","result":"#)
+        buffer.writeStaticString(resultHead)
     }
 
     /// What comes after a result in `writeResult`'s reply: `,"id":ID}`.
     package static func writeResultTail(id: RPCID, into buffer: inout ByteBuffer) {
-        buffer.writeStaticString(#","id":"#)
+        buffer.writeStaticString(idMember)
         buffer.writeImmutableBuffer(id.rawJSON)
         buffer.writeInteger(UInt8(ascii: "}"))
     }

@@ -63,8 +63,8 @@ enum OutputFraming: Sendable {
 /// the buffer was charged. A reply whose length is known before it is written (every result) is serialized
 /// straight into the buffer behind its header, without a buffer of its own. The buffer exists only between a
 /// write and its flush, so an idle connection holds none. A frame larger than `coalescingLimit` is not
-/// copied: the buffer so far goes out first (order is kept), then the frame's header and payload, with a
-/// promise of their own.
+/// copied: the buffer so far goes out first (order is kept), then the frame's header and payload (a result:
+/// the header with the reply's head, the result as it is, the reply's tail), with a promise of their own.
 ///
 /// ```
 /// write(a) write(b) write(c)           flush
